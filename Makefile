@@ -1,0 +1,76 @@
+# kbench: nvcc builds kernels/, gcc builds cli/ and refs/, nvcc links.
+#   make          build ./kbench
+#   make run      install what is missing, build, run configs/default.json, plot
+#   make test     build and run every test (GPU tests only where a GPU is)
+#   make check    kbench check (needs a GPU)
+#   make plot     PNGs from results/*.csv
+
+CUDA    ?= /usr/local/cuda
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA)/bin/nvcc)
+CC      ?= gcc
+# Hopper's own code (sm_90a), Ampere's, and PTX the driver compiles for anything newer.
+GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
+           -gencode arch=compute_80,code=compute_80
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
+NVFLAGS ?= -O3 -std=c++17 -lineinfo
+NVFLAGS += $(GENCODE) -I$(CUDA)/include -MMD -MP
+LDLIBS  := -lcjson -ldl -lm -lpthread
+
+BUILD   := build
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c)
+CU_SRC  := $(wildcard kernels/*.cu)
+LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all run test check plot deps clean FORCE
+all: kbench
+
+$(BUILD)/git.h: FORCE
+	@mkdir -p $(BUILD)
+	@echo "#define KB_GIT \"$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)\"" > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
+$(BUILD)/cli/report.o: CFLAGS += -include $(BUILD)/git.h
+$(BUILD)/cli/report.o: $(BUILD)/git.h
+$(BUILD)/cli/default_config.o: configs/default.json
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+kbench: $(BUILD)/cli/main.o $(LIB_OBJ)
+	$(NVCC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icli -c $< -o $@.o
+	$(NVCC) -o $@ $@.o $(LIB_OBJ) $(LDLIBS) -lcmocka
+
+deps:
+	@scripts/deps.sh
+
+run: deps
+	$(MAKE) kbench
+	./kbench sweep configs/default.json --out-dir results
+	scripts/plot.sh results/default.csv
+
+test: deps
+	$(MAKE) kbench $(TESTS)
+	tests/run.sh $(TESTS)
+
+check: kbench
+	./kbench check
+
+plot:
+	@for f in results/*.csv; do scripts/plot.sh "$$f"; done
+
+clean:
+	rm -rf $(BUILD) kbench
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

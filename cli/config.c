@@ -1,0 +1,248 @@
+/* JSON sweep files (cJSON).
+ *
+ *   {"settings": {harness settings},
+ *    "sweeps": [{"op": "rope", "pass": ["fwd", "bwd"], "seq": [512, 1024], "dtype": "bf16"}]}
+ *
+ * Every array is an axis and a sweep's cases are the cartesian product of its
+ * axes; a scalar is a one-value axis; a string is read like a flag's value
+ * ("512:8192:x2", "all"). An int-list parameter (seqlens) takes an array of
+ * numbers as one value, or an array of such arrays as an axis.
+ */
+#include "kbench.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void errf(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Text of a JSON scalar as a flag would carry it. */
+static int scalar_text(const cJSON *v, char *buf, size_t n)
+{
+    if (cJSON_IsString(v)) { snprintf(buf, n, "%s", v->valuestring); return 0; }
+    if (cJSON_IsBool(v)) { snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false"); return 0; }
+    if (cJSON_IsNumber(v)) { snprintf(buf, n, "%.17g", v->valuedouble); return 0; }
+    return -1;
+}
+
+static const char *json_type(const cJSON *v)
+{
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    if (cJSON_IsNull(v)) return "null";
+    return "a scalar";
+}
+
+/* Append the textual form of a list of ints (an int-list value). */
+static int intlist_text(const cJSON *arr, char *buf, size_t n, const char *key, char *err, size_t errlen)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) {
+        if (!cJSON_IsNumber(e)) { errf(err, errlen, "%s: expected a list of integers", key); return -1; }
+        if (o + 24 >= n) { errf(err, errlen, "%s: list too long", key); return -1; }
+        o += (size_t)snprintf(buf + o, n - o, "%s%.17g", o ? "," : "", e->valuedouble);
+    }
+    if (!o) snprintf(buf, n, "none");
+    return 0;
+}
+
+static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *err, size_t errlen)
+{
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap), item[1 << 14];
+    size_t o = 0;
+    buf[0] = 0;
+    const char *sep = p->type == KB_P_INTLIST ? "/" : ",";
+    if (p->type == KB_P_INTLIST && cJSON_IsArray(v)) {
+        const cJSON *first = cJSON_GetArrayItem(v, 0);
+        if (!first || cJSON_IsNumber(first)) { /* one list */
+            if (intlist_text(v, buf, cap, p->name, err, errlen)) { free(buf); return -1; }
+            *out = buf;
+            return 0;
+        }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) {
+            if (!cJSON_IsArray(e)) { errf(err, errlen, "%s: expected an array of integer arrays", p->name); free(buf); return -1; }
+            if (intlist_text(e, item, sizeof item, p->name, err, errlen)) { free(buf); return -1; }
+            if (o + strlen(item) + 2 >= cap) { errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? sep : "", item);
+        }
+        *out = buf;
+        return 0;
+    }
+    if (cJSON_IsArray(v)) {
+        if (cJSON_GetArraySize(v) == 0) { errf(err, errlen, "%s: empty array (an axis needs at least one value)", p->name); free(buf); return -1; }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) {
+            if (scalar_text(e, item, sizeof item)) {
+                errf(err, errlen, "%s: array elements must be numbers or strings, got %s", p->name, json_type(e));
+                free(buf);
+                return -1;
+            }
+            if (o + strlen(item) + 2 >= cap) { errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? sep : "", item);
+        }
+        *out = buf;
+        return 0;
+    }
+    if (scalar_text(v, buf, cap)) {
+        errf(err, errlen, "%s: expected a number, a string or an array, got %s", p->name, json_type(v));
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    return 0;
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *s = text; s < at && *s; s++) {
+        if (*s == '\n') { (*line)++; *col = 1; }
+        else (*col)++;
+    }
+}
+
+static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(obj)) { errf(err, errlen, "%s: \"settings\" must be an object", name); return -1; }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj) {
+        char text[1024], e2[KB_ERRLEN];
+        if (scalar_text(e, text, sizeof text)) {
+            errf(err, errlen, "%s: settings.%s: expected a scalar, got %s", name, e->string, json_type(e));
+            return -1;
+        }
+        if (kb_opts_set(o, e->string, text, e2, sizeof e2)) {
+            errf(err, errlen, "%s: settings: %s", name, e2);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Expand one sweep object into plan's cases. If check_all_enums, enum
+ * parameters the object leaves out are swept over every choice. */
+int kb_config_sweep(const cJSON *sw, const char *where, int all_enums, kb_case **cases, int *ncases, char *err,
+                    size_t errlen)
+{
+    char e2[KB_ERRLEN];
+    if (!cJSON_IsObject(sw)) { errf(err, errlen, "%s: a sweep must be an object", where); return -1; }
+    const cJSON *opj = cJSON_GetObjectItemCaseSensitive(sw, "op");
+    if (!cJSON_IsString(opj)) { errf(err, errlen, "%s: missing \"op\" (one of the ops in: kbench list)", where); return -1; }
+    const kb_op *op = kb_find_op(opj->valuestring);
+    if (!op) {
+        const char *names[32];
+        for (int i = 0; i < kb_nops; i++) names[i] = kb_ops[i]->name;
+        const char *near = kb_nearest(opj->valuestring, names, kb_nops);
+        errf(err, errlen, "%s: unknown op '%s'%s%s%s", where, opj->valuestring, near ? " (did you mean '" : "",
+             near ? near : "", near ? "'?)" : "");
+        return -1;
+    }
+    kb_sweep s;
+    kb_sweep_init(&s, op);
+    if (all_enums)
+        for (int i = 0; i < op->nparams; i++)
+            if (op->params[i].type == KB_P_ENUM && !cJSON_GetObjectItemCaseSensitive(sw, op->params[i].name))
+                kb_sweep_set(&s, op->params[i].name, "all", e2, sizeof e2);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, sw) {
+        if (!strcmp(e->string, "op") || !strcmp(e->string, "description")) continue;
+        int pi = kb_param_index(op, e->string);
+        if (pi < 0) {
+            kb_sweep_set(&s, e->string, "", e2, sizeof e2); /* builds the suggestion */
+            errf(err, errlen, "%s: %s", where, e2);
+            return -1;
+        }
+        char *text;
+        if (sweep_axis_text(&op->params[pi], e, &text, e2, sizeof e2)) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+        int rc = kb_sweep_set(&s, e->string, text, e2, sizeof e2);
+        free(text);
+        if (rc) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+    }
+    if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+    return 0;
+}
+
+int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int line, col;
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        if (!at) at = text;
+        line_col(text, at, &line, &col);
+        int len = (int)strcspn(at, "\r\n");
+        errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len,
+             *at ? at : "end of file");
+        return -1;
+    }
+    int rc = -1;
+    if (!cJSON_IsObject(root)) { errf(err, errlen, "%s: the top level must be an object with \"sweeps\"", name); goto out; }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, root) {
+        if (strcmp(e->string, "settings") && strcmp(e->string, "sweeps") && strcmp(e->string, "description")) {
+            static const char *const keys[] = {"settings", "sweeps", "description"};
+            const char *near = kb_nearest(e->string, keys, 3);
+            errf(err, errlen, "%s: unknown key '%s'%s%s%s", name, e->string, near ? " (did you mean '" : "",
+                 near ? near : "", near ? "'?)" : " (expected settings, sweeps, description)");
+            goto out;
+        }
+    }
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "settings");
+    if (st && parse_settings(st, &plan->opts, name, err, errlen)) goto out;
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
+    if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0) {
+        errf(err, errlen, "%s: \"sweeps\" must be a non-empty array of sweep objects", name);
+        goto out;
+    }
+    int k = 0;
+    cJSON_ArrayForEach(e, sw) {
+        char where[1100];
+        snprintf(where, sizeof where, "%s: sweeps[%d]", name, k++);
+        if (kb_config_sweep(e, where, 0, &plan->cases, &plan->ncases, err, errlen)) goto out;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n < 0 || n > (64 << 20)) { fclose(f); errf(err, errlen, "%s: not a sweep file (size)", path); return -1; }
+    char *text = malloc((size_t)n + 1);
+    size_t got = fread(text, 1, (size_t)n, f);
+    fclose(f);
+    text[got] = 0;
+    int rc = kb_config_parse(text, path, plan, err, errlen);
+    free(text);
+    return rc;
+}
+
+void kb_plan_seed(kb_plan *plan)
+{
+    for (int i = 0; i < plan->ncases; i++) {
+        kb_rng r;
+        kb_rng_seed(&r, plan->opts.seed * 0x100000001b3ull + (uint64_t)i);
+        plan->cases[i].index = i;
+        plan->cases[i].seed = kb_rng_next(&r);
+    }
+}

@@ -1,0 +1,20 @@
+/* The timer: CUDA events per sample, an L2 flush before each (unless --hot),
+ * batches of samples between host checks, the stopping rule of kb_opts. */
+#ifndef KB_HARNESS_H
+#define KB_HARNESS_H
+#include "kbench.h"
+
+typedef struct kb_timer kb_timer;
+/* One sample's work, launched on stream; 0 or a CUDA error (kb_last_error set). */
+typedef int (*kb_sample_fn)(void *ctx, void *stream);
+
+int kb_timer_create(kb_timer **t, const kb_device *d);
+void kb_timer_destroy(kb_timer *t);
+void *kb_timer_stream(kb_timer *t);
+size_t kb_timer_scratch_bytes(const kb_timer *t);
+/* Warm up, then sample until min_samples and min_time are met and the noise
+ * is under max_noise, or timeout; the whole inside an NVTX range `label`. */
+int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st);
+/* Device-to-device copy rate (bytes read + written) at this byte count, cached. */
+int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps);
+#endif

@@ -1,0 +1,290 @@
+/* kbench: the host-side types every module shares.
+ *
+ * An op is described once (kb_op, in cli/ops/<op>.c): its parameter table
+ * drives flags, JSON keys, validation, `list` and `--help`; its byte/FLOP
+ * model, setup, reference and implementations drive the harness.
+ */
+#ifndef KBENCH_H
+#define KBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KB_VERSION "0.1.0"
+
+/* Exit codes (README documents them). */
+enum { KB_EXIT_OK = 0, KB_EXIT_VERIFY = 1, KB_EXIT_USAGE = 2, KB_EXIT_CUDA = 3, KB_EXIT_REGRESSION = 4 };
+
+#define KB_ERRLEN 512
+
+/* ---- dtypes (dtype.c) ------------------------------------------------- */
+typedef enum { KB_FP32 = 0, KB_FP16 = 1, KB_BF16 = 2, KB_NDTYPES } kb_dtype;
+
+size_t kb_dtype_size(kb_dtype t);
+const char *kb_dtype_name(kb_dtype t);
+uint16_t kb_f32_to_f16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_bf16_to_f32(uint16_t h);
+/* Store v rounded (nearest-even) to dtype t at element i of buf, and return
+ * the value actually stored, so a reference sees exactly what the GPU sees. */
+double kb_store(void *buf, size_t i, double v, kb_dtype t);
+double kb_load(const void *buf, size_t i, kb_dtype t);
+
+/* Seeded random numbers (splitmix64): reproducible inputs per case. */
+typedef struct { uint64_t s; } kb_rng;
+void kb_rng_seed(kb_rng *r, uint64_t seed);
+uint64_t kb_rng_next(kb_rng *r);
+double kb_rng_uniform(kb_rng *r, double lo, double hi); /* [lo, hi) */
+
+/* ---- parameters (params.c) -------------------------------------------- */
+typedef enum { KB_P_INT, KB_P_FLOAT, KB_P_ENUM, KB_P_INTLIST } kb_ptype;
+
+typedef struct {
+    const char *name;    /* JSON key; the flag is --name with '-' for '_' */
+    kb_ptype type;
+    const char *def;     /* default, written as on the command line */
+    double min, max;     /* bounds (ints, floats, each element of a list) */
+    const char *choices; /* enums: "a,b,c"; the value is the index */
+    const char *help;
+} kb_param;
+
+/* One value of one parameter in one case. */
+typedef struct {
+    double num;   /* ints, floats, enum index */
+    int *list;    /* int lists (owned by the sweep; never freed) */
+    int nlist;
+} kb_val;
+
+#define KB_MAX_PARAMS 16
+#define KB_MAX_IMPLS 8
+#define KB_MAX_OUTPUTS 4
+#define KB_MAX_INPUTS 8
+
+struct kb_op;
+
+typedef struct {
+    const struct kb_op *op;
+    kb_val v[KB_MAX_PARAMS];
+    int index;     /* position in its sweep, 0-based */
+    uint64_t seed; /* this case's inputs (kb_plan_seed) */
+} kb_case;
+
+/* ---- an op's state for one case --------------------------------------- */
+/* A device buffer. Outputs carry the reference (double, one per element)
+ * that the harness compares them with; inputs carry nothing else. */
+typedef struct {
+    const char *name;
+    kb_dtype dtype;
+    size_t n;      /* elements */
+    void *dev;     /* device memory */
+    void *host;    /* host copy of inputs (dtype layout) */
+    double *ref;   /* outputs: the CPU reference */
+} kb_buf;
+
+typedef struct {
+    kb_buf in[KB_MAX_INPUTS];
+    int nin;
+    kb_buf out[KB_MAX_OUTPUTS];
+    int nout;
+    void *priv; /* op-specific (e.g. device cu_seqlens), freed by op->teardown */
+} kb_state;
+
+typedef int (*kb_launch_fn)(const kb_case *c, kb_state *st, void *stream);
+
+typedef struct {
+    const char *name;
+    kb_launch_fn launch; /* returns 0 or a cudaError_t */
+    const char *help;
+} kb_impl;
+
+typedef struct {
+    double rel_l2;  /* ||out - ref|| / ||ref|| */
+    double max_abs; /* max |out - ref| / max(1, max |ref|) */
+} kb_tol;
+
+typedef enum { KB_MEMORY_BOUND, KB_COMPUTE_BOUND } kb_bound;
+
+typedef struct kb_op {
+    const char *name;
+    const char *summary;
+    const kb_param *params;
+    int nparams;
+    const kb_impl *impls; /* impls[0] is the baseline for speedups */
+    int nimpls;
+    kb_bound bound;
+    /* Checks beyond each parameter's bounds; 0 or -1 with err filled. */
+    int (*validate)(const kb_case *c, char *err, size_t errlen);
+    double (*bytes)(const kb_case *c);        /* fewest bytes a perfect kernel moves */
+    double (*flops)(const kb_case *c);
+    size_t (*device_bytes)(const kb_case *c); /* device memory the case allocates */
+    /* Fill st: host inputs (from c->seed, quantised), device buffers; 0 or a
+     * cudaError. The harness frees every kb_buf (dev, host, ref) afterwards. */
+    int (*setup)(const kb_case *c, kb_state *st);
+    void (*reference)(const kb_case *c, kb_state *st); /* fills out[].ref */
+    void (*teardown)(const kb_case *c, kb_state *st);  /* st->priv only; may be NULL */
+    kb_tol (*tolerance)(const kb_case *c);
+    /* `kbench check` sweeps, as JSON sweep objects; enum parameters they leave
+     * out are swept over every choice. */
+    const char *const *check_sweeps;
+    int ncheck;
+} kb_op;
+
+/* registry.c */
+extern const kb_op *const kb_ops[];
+extern const int kb_nops;
+const kb_op *kb_find_op(const char *name);
+
+/* params.c */
+int kb_param_index(const kb_op *op, const char *name);
+const char *kb_case_enum(const kb_case *c, const char *name); /* NULL if absent */
+long kb_case_int(const kb_case *c, const char *name);
+double kb_case_float(const kb_case *c, const char *name);
+const kb_val *kb_case_val(const kb_case *c, const char *name);
+kb_dtype kb_case_dtype(const kb_case *c);
+const char *kb_choice(const kb_param *p, int idx, char *buf, size_t n);
+int kb_choice_count(const kb_param *p);
+/* Parse one textual axis ("512,1024", "512:8192:x2", "fwd,bwd", "all") into
+ * values; returns count or -1 with err. */
+int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
+int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen);
+void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
+/* "seq=2048 batch=16 ..." (all parameters) */
+void kb_case_label(const kb_case *c, char *buf, size_t n);
+const char *kb_nearest(const char *word, const char *const *cands, int n); /* or NULL */
+
+/* A sweep: axes per parameter, expanded to cases. */
+typedef struct {
+    const kb_op *op;
+    kb_val *axis[KB_MAX_PARAMS];
+    int naxis[KB_MAX_PARAMS];
+} kb_sweep;
+
+void kb_sweep_init(kb_sweep *s, const kb_op *op); /* every axis = its default */
+int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen);
+long kb_sweep_count(const kb_sweep *s);
+/* Append the sweep's cases (validated) to *cases; -1 with err on the first bad one. */
+int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen);
+
+/* ---- harness options (settings.c) ------------------------------------- */
+typedef struct {
+    char impl[256];     /* comma list of implementations, "" = all */
+    char csv[1024], json[1024], out_dir[1024];
+    uint64_t seed;
+    int hot, no_verify, quiet;
+    int min_samples;
+    double min_time, max_noise, timeout;
+    int warmup;
+} kb_opts;
+
+typedef enum { KB_S_STR, KB_S_INT, KB_S_U64, KB_S_FLOAT, KB_S_BOOL } kb_stype;
+typedef struct {
+    const char *name; /* JSON key; the flag is --name with '-' for '_' */
+    kb_stype type;
+    size_t offset, size;
+    const char *def;
+    double min, max;
+    const char *help;
+} kb_setting;
+
+extern const kb_setting kb_settings[];
+extern const int kb_nsettings;
+void kb_opts_default(kb_opts *o);
+int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_t errlen);
+
+/* ---- config.c: JSON sweeps -------------------------------------------- */
+typedef struct {
+    kb_case *cases;
+    int ncases;
+    kb_opts opts;        /* settings from the file, then flags override */
+} kb_plan;
+
+/* Give every case its own seed from the run's seed (after flags are applied). */
+void kb_plan_seed(kb_plan *plan);
+/* Parse a sweep file's text; name is for messages. 0 or -1 with err. */
+int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen);
+int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen);
+struct cJSON;
+/* One sweep object to cases; all_enums sweeps enum parameters it omits over every choice. */
+int kb_config_sweep(const struct cJSON *sw, const char *where, int all_enums, kb_case **cases, int *ncases,
+                    char *err, size_t errlen);
+extern const char kb_default_config[]; /* configs/default.json, embedded */
+
+/* ---- device.c --------------------------------------------------------- */
+typedef struct {
+    int ok;
+    char name[256];
+    int sm_count, cc_major, cc_minor;
+    size_t l2_bytes, mem_bytes;
+    int sm_clock_mhz, mem_clock_mhz; /* maximum, from the runtime */
+    int cur_sm_clock_mhz, cur_mem_clock_mhz; /* NVML, 0 if unavailable */
+    int driver, runtime;
+    int mem_bus_bits;
+    double copy_gbps; /* measured, 1 GiB */
+} kb_device;
+
+/* 0, or prints one line and returns KB_EXIT_CUDA. */
+int kb_device_open(kb_device *d);
+void kb_device_clocks(kb_device *d); /* refresh NVML current clocks */
+int kb_device_free_mem(size_t *free_b, size_t *total_b);
+
+/* ---- harness.c -------------------------------------------------------- */
+typedef struct {
+    double median, min, max, mean, stddev, noise_pct;
+    int samples;
+} kb_stats;
+
+typedef struct {
+    const kb_case *c;
+    const char *impl;
+    kb_stats st;
+    double bytes, flops, gbps, pct_of_copy, copy_gbps, tflops;
+    double rel_err, max_abs_err;
+    int verified;       /* 1 passed, 0 failed, -1 not checked */
+    double speedup;     /* vs the baseline; 0 when unknown */
+    char error[256];    /* non-empty when the row failed */
+} kb_row;
+
+void kb_stats_compute(const double *ms, int n, kb_stats *st);
+int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, double *maxabs);
+
+/* ---- report.c --------------------------------------------------------- */
+typedef struct kb_report kb_report;
+kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
+                          const kb_device *dev, int argc, char **argv, int quiet, char *err,
+                          size_t errlen);
+void kb_report_row(kb_report *r, const kb_row *row);
+void kb_report_close(kb_report *r);
+void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);
+void kb_csv_row(FILE *f, const kb_row *row, const kb_op *const *ops, int nops);
+void kb_table_header(FILE *f);
+void kb_table_row(FILE *f, const kb_row *row);
+
+/* ---- run.c: a plan on the device -------------------------------------- */
+typedef struct {
+    int argc;
+    char **argv;
+    const char *name; /* default output base name */
+    int check_mode;   /* kbench check: small cases, no timing */
+} kb_run_info;
+int kb_run_plan(kb_plan *plan, const kb_run_info *info);
+int kb_dry_run(const kb_plan *plan, FILE *out);
+int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB */
+
+/* Every CUDA call is checked: KB_CK(call) records "file:line: call: error"
+ * in kb_last_error and returns the error code from the enclosing function. */
+extern char kb_last_error[512];
+void kb_cuda_fail(int err, const char *what, const char *file, int line);
+#define KB_CK(call)                                                   \
+    do {                                                              \
+        int e_ = (int)(call);                                         \
+        if (e_ != 0) { kb_cuda_fail(e_, #call, __FILE__, __LINE__); return e_; } \
+    } while (0)
+int kb_cuda_sticky(int err); /* the context is unusable after this error */
+
+/* util */
+void kb_die_usage(const char *fmt, ...);
+int kb_levenshtein(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,396 @@
+/* kbench: subcommands and flags (getopt_long). */
+#include "kbench.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog = "kbench";
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return KB_EXIT_USAGE;
+}
+
+static void flag_name(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", name);
+    for (char *p = buf; *p; p++)
+        if (*p == '_') *p = '-';
+}
+
+static void print_settings_help(FILE *f)
+{
+    fprintf(f, "Options (also the \"settings\" of a sweep file, with _ for -):\n");
+    for (int i = 0; i < kb_nsettings; i++) {
+        const kb_setting *s = &kb_settings[i];
+        char fl[64], left[96];
+        flag_name(s->name, fl, sizeof fl);
+        const char *arg = s->type == KB_S_BOOL ? "" : s->type == KB_S_STR ? " S" : " N";
+        snprintf(left, sizeof left, "--%s%s", fl, arg);
+        fprintf(f, "  %-22s %s", left, s->help);
+        if (s->type != KB_S_BOOL && s->def[0]) fprintf(f, " [%s]", s->def);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  %-22s %s\n", "--dry-run", "expand and validate the cases, print them with their memory; no GPU");
+    fprintf(f, "  %-22s %s\n", "-h, --help", "this help");
+}
+
+static void print_op_params(FILE *f, const kb_op *op)
+{
+    for (int i = 0; i < op->nparams; i++) {
+        const kb_param *p = &op->params[i];
+        char fl[64], left[128], bounds[96] = "";
+        flag_name(p->name, fl, sizeof fl);
+        if (p->type == KB_P_ENUM) snprintf(left, sizeof left, "--%s {%s}", fl, p->choices);
+        else if (p->type == KB_P_INTLIST) snprintf(left, sizeof left, "--%s LIST", fl);
+        else snprintf(left, sizeof left, "--%s %s", fl, p->type == KB_P_INT ? "N" : "X");
+        if (p->type == KB_P_INT || p->type == KB_P_FLOAT) snprintf(bounds, sizeof bounds, ", %.10g..%.10g", p->min, p->max);
+        fprintf(f, "  %-30s %s [%s%s]\n", left, p->help, p->def[0] ? p->def : "none", bounds);
+    }
+}
+
+static void print_op_help(FILE *f, const kb_op *op)
+{
+    fprintf(f, "usage: %s %s [PARAMETERS] [OPTIONS]\n\n%s %s: %s.\n", prog, op->name, prog, op->name, op->summary);
+    fprintf(f, "\nEvery case runs each implementation: verified against a CPU reference in double\n"
+               "precision (outputs poisoned with NaN first), then timed with CUDA events, L2\n"
+               "flushed before each sample. Results go to the table, CSV and JSON.\n");
+    fprintf(f, "\nParameters (a comma list or a range sweeps: --seq 512,1024,2048  --seq 512:8192:x2\n"
+               "  --batch 1:4:1  --dtype all; cases are the cartesian product) [default, bounds]:\n");
+    print_op_params(f, op);
+    fprintf(f, "\nImplementations (the first is the baseline of the speedup column):\n");
+    for (int i = 0; i < op->nimpls; i++) fprintf(f, "  %-10s %s\n", op->impls[i].name, op->impls[i].help);
+    fprintf(f, "\n");
+    print_settings_help(f);
+    if (!strcmp(op->name, "rope"))
+        fprintf(f, "\nExamples:\n"
+                   "  %s rope --seq 2048 --batch 16 --heads 8 --dim 256 --dtype fp32,bf16,fp16 --pass fwd,bwd\n"
+                   "  %s rope --layout bshd --seq 4096 --batch 2 --heads 32 --dim 128 --dtype bf16\n"
+                   "  %s rope --layout thd --seqlens 100,2048,900 --heads 16 --dim 128 --rotary-dim 64\n",
+                prog, prog, prog);
+}
+
+static void print_main_help(FILE *f)
+{
+    fprintf(f,
+            "usage: %s COMMAND [ARGS]\n\n"
+            "Benchmarks and verifies GPU kernels for LLM building blocks.\n\n"
+            "Commands:\n",
+            prog);
+    for (int i = 0; i < kb_nops; i++) fprintf(f, "  %-18s %s\n", kb_ops[i]->name, kb_ops[i]->summary);
+    fprintf(f,
+            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
+            "sweep [FILE.json]", "run a JSON sweep (no FILE: the built-in configs/default.json)",
+            "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
+            "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
+            "device", "GPU name, SMs, L2, clocks, driver/runtime, measured copy bandwidth",
+            "help [COMMAND]", "help on a command (or: COMMAND --help)");
+    fprintf(f,
+            "\nExamples:\n"
+            "  %s rope --seq 2048 --batch 16 --dtype fp32,bf16 --pass fwd,bwd\n"
+            "  %s sweep configs/rope.json --out-dir results/today\n"
+            "  %s sweep configs/ci.json --dry-run\n"
+            "\nExit codes: 0 ok, 1 a verification failed, 2 usage or config error,\n"
+            "3 CUDA/device error (no GPU, driver too old, out of memory).\n",
+            prog, prog, prog);
+}
+
+/* Flags shared by the run commands, plus an op's parameters. */
+typedef struct {
+    const kb_op *op; /* NULL: settings only */
+    kb_sweep sweep;
+    kb_opts opts;
+    int dry_run;
+    /* settings given as flags, applied after a sweep file's own */
+    const char *set_name[64];
+    const char *set_val[64];
+    int nset;
+    char **pos;
+    int npos;
+} kb_cli;
+
+enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SETTING = 1000, OPT_PARAM = 2000 };
+
+static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
+{
+    struct option opts[KB_MAX_PARAMS + 64];
+    char names[KB_MAX_PARAMS + 64][64];
+    int n = 0;
+    for (int i = 0; i < kb_nsettings; i++) {
+        flag_name(kb_settings[i].name, names[n], 64);
+        opts[n] = (struct option){names[n], kb_settings[i].type == KB_S_BOOL ? no_argument : required_argument, NULL,
+                                  OPT_SETTING + i};
+        n++;
+    }
+    if (cli->op)
+        for (int i = 0; i < cli->op->nparams; i++) {
+            flag_name(cli->op->params[i].name, names[n], 64);
+            opts[n] = (struct option){names[n], required_argument, NULL, OPT_PARAM + i};
+            n++;
+        }
+    opts[n++] = (struct option){"dry-run", no_argument, NULL, OPT_DRY};
+    opts[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    opts[n] = (struct option){0};
+    const char *cands[KB_MAX_PARAMS + 64];
+    for (int i = 0; i < n; i++) cands[i] = opts[i].name;
+
+    opterr = 0;
+    optind = 1;
+    char err[KB_ERRLEN];
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+            if (c == ':') return usage_error(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
+            if (bad[0] == '-' && bad[1] == '-') {
+                char word[128];
+                snprintf(word, sizeof word, "%s", bad + 2);
+                word[strcspn(word, "=")] = 0;
+                /* an exact name that getopt rejected is ambiguous or takes no value */
+                for (int i = 0; i < n; i++)
+                    if (!strcmp(word, cands[i]))
+                        return usage_error(cmd, "option '--%s' takes no value", word);
+                const char *near = kb_nearest(word, cands, n);
+                if (near) return usage_error(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
+                return usage_error(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);
+            }
+            return usage_error(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
+        }
+        if (c == OPT_HELP) {
+            if (cli->op) print_op_help(stdout, cli->op);
+            else return -1; /* caller prints its own help */
+            exit(KB_EXIT_OK);
+        }
+        if (c == OPT_DRY) { cli->dry_run = 1; continue; }
+        if (c >= OPT_PARAM) {
+            if (kb_sweep_set(&cli->sweep, cli->op->params[c - OPT_PARAM].name, optarg, err, sizeof err))
+                return usage_error(cmd, "%s", err);
+            continue;
+        }
+        const kb_setting *s = &kb_settings[c - OPT_SETTING];
+        const char *val = s->type == KB_S_BOOL ? "1" : optarg;
+        if (kb_opts_set(&cli->opts, s->name, val, err, sizeof err)) return usage_error(cmd, "--%s", err);
+        if (cli->nset < 64) {
+            cli->set_name[cli->nset] = s->name;
+            cli->set_val[cli->nset++] = val;
+        }
+    }
+    cli->pos = argv + optind;
+    cli->npos = argc - optind;
+    return 0;
+}
+
+static void apply_flag_settings(const kb_cli *cli, kb_opts *o)
+{
+    char err[KB_ERRLEN];
+    for (int i = 0; i < cli->nset; i++) kb_opts_set(o, cli->set_name[i], cli->set_val[i], err, sizeof err);
+}
+
+static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **full_argv)
+{
+    kb_cli cli;
+    memset(&cli, 0, sizeof cli);
+    cli.op = op;
+    kb_sweep_init(&cli.sweep, op);
+    kb_opts_default(&cli.opts);
+    int rc = parse_flags(op->name, argc, argv, &cli);
+    if (rc) return rc;
+    if (cli.npos) return usage_error(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
+    kb_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.opts = cli.opts;
+    char err[KB_ERRLEN];
+    if (kb_sweep_expand(&cli.sweep, &plan.cases, &plan.ncases, err, sizeof err)) return usage_error(NULL, "%s", err);
+    kb_plan_seed(&plan);
+    if (cli.dry_run) return kb_dry_run(&plan, stdout);
+    kb_run_info info = {full_argc, full_argv, op->name, 0};
+    return kb_run_plan(&plan, &info);
+}
+
+static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
+{
+    kb_cli cli;
+    memset(&cli, 0, sizeof cli);
+    kb_opts_default(&cli.opts);
+    int rc = parse_flags("sweep", argc, argv, &cli);
+    if (rc < 0) {
+        printf("usage: %s sweep [FILE.json] [OPTIONS]\n\n"
+               "Runs a JSON sweep; without FILE, the built-in configs/default.json.\n\n"
+               "  {\"settings\": {\"min_time\": 0.5, \"out_dir\": \"results/run1\"},\n"
+               "   \"sweeps\": [{\"op\": \"rope\", \"pass\": [\"fwd\", \"bwd\"], \"seq\": [512, 1024],\n"
+               "                \"dtype\": \"bf16\", \"seqlens\": [[100, 200], [7]]}]}\n\n"
+               "Every array is an axis and a sweep's cases are the cartesian product; a scalar is a\n"
+               "one-value axis; a string is read like a flag value (\"512:8192:x2\", \"all\"). Keys are\n"
+               "the parameter names of `%s list`. Flags override the file's settings.\n\n",
+               prog, prog);
+        print_settings_help(stdout);
+        return KB_EXIT_OK;
+    }
+    if (rc) return rc;
+    if (cli.npos > 1) return usage_error("sweep", "one sweep file at a time (got '%s' and '%s')", cli.pos[0], cli.pos[1]);
+    kb_plan plan;
+    memset(&plan, 0, sizeof plan);
+    kb_opts_default(&plan.opts);
+    char err[KB_ERRLEN];
+    const char *name = "default";
+    static char base[256];
+    if (cli.npos == 1) {
+        if (kb_config_load(cli.pos[0], &plan, err, sizeof err)) return usage_error(NULL, "%s", err);
+        const char *b = strrchr(cli.pos[0], '/');
+        snprintf(base, sizeof base, "%s", b ? b + 1 : cli.pos[0]);
+        char *dot = strrchr(base, '.');
+        if (dot && dot != base) *dot = 0;
+        name = base;
+    } else if (kb_config_parse(kb_default_config, "configs/default.json (built in)", &plan, err, sizeof err)) {
+        return usage_error(NULL, "%s", err);
+    }
+    apply_flag_settings(&cli, &plan.opts);
+    kb_plan_seed(&plan);
+    if (cli.dry_run) return kb_dry_run(&plan, stdout);
+    kb_run_info info = {full_argc, full_argv, name, 0};
+    return kb_run_plan(&plan, &info);
+}
+
+static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
+{
+    kb_cli cli;
+    memset(&cli, 0, sizeof cli);
+    kb_opts_default(&cli.opts);
+    int rc = parse_flags("check", argc, argv, &cli);
+    if (rc < 0) {
+        printf("usage: %s check [OP...] [--impl LIST] [--seed N] [--dry-run]\n\n"
+               "Verifies every implementation of every op (or the named ones) against the CPU\n"
+               "reference, over every dtype, layout, style and pass, at small and odd shapes\n"
+               "(sizes that are not multiples of the vector width or the block). No timing.\n"
+               "Prints each failure and a closing 'check: N passed, N failed'; exit 1 on any failure.\n",
+               prog);
+        return KB_EXIT_OK;
+    }
+    if (rc) return rc;
+    kb_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.opts = cli.opts;
+    char err[KB_ERRLEN];
+    for (int i = 0; i < kb_nops; i++) {
+        const kb_op *op = kb_ops[i];
+        int want = cli.npos == 0;
+        for (int k = 0; k < cli.npos; k++) want |= !strcmp(cli.pos[k], op->name);
+        if (!want) continue;
+        for (int k = 0; k < op->ncheck; k++) {
+            char json[4096], where[64];
+            snprintf(json, sizeof json, "%.*s\"op\": \"%s\", %s", 1, op->check_sweeps[k], op->name, op->check_sweeps[k] + 1);
+            cJSON *sw = cJSON_Parse(json);
+            snprintf(where, sizeof where, "%s check %d", op->name, k);
+            rc = sw ? kb_config_sweep(sw, where, 1, &plan.cases, &plan.ncases, err, sizeof err) : -1;
+            cJSON_Delete(sw);
+            if (rc) { fprintf(stderr, "kbench: internal: %s\n", sw ? err : where); return KB_EXIT_USAGE; }
+        }
+    }
+    for (int k = 0; k < cli.npos; k++)
+        if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
+    kb_plan_seed(&plan);
+    if (cli.dry_run) return kb_dry_run(&plan, stdout);
+    kb_run_info info = {full_argc, full_argv, "check", 1};
+    return kb_run_plan(&plan, &info);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    int shown = 0;
+    for (int i = 0; i < kb_nops; i++) {
+        const kb_op *op = kb_ops[i];
+        int want = argc == 0;
+        for (int k = 0; k < argc; k++) want |= !strcmp(argv[k], op->name);
+        if (!want) continue;
+        shown++;
+        printf("%s: %s (%s-bound)\n  parameters [default, bounds]:\n", op->name, op->summary,
+               op->bound == KB_MEMORY_BOUND ? "memory" : "compute");
+        for (int p = 0; p < op->nparams; p++) {
+            const kb_param *pp = &op->params[p];
+            char left[128], bounds[96] = "";
+            if (pp->type == KB_P_ENUM) snprintf(left, sizeof left, "%s {%s}", pp->name, pp->choices);
+            else snprintf(left, sizeof left, "%s", pp->name);
+            if (pp->type == KB_P_INT || pp->type == KB_P_FLOAT) snprintf(bounds, sizeof bounds, ", %.10g..%.10g", pp->min, pp->max);
+            printf("    %-28s %s [%s%s]\n", left, pp->help, pp->def[0] ? pp->def : "none", bounds);
+        }
+        printf("  implementations:\n");
+        for (int k = 0; k < op->nimpls; k++)
+            printf("    %-10s %s%s\n", op->impls[k].name, op->impls[k].help, k == 0 ? " (baseline)" : "");
+    }
+    for (int k = 0; k < argc; k++)
+        if (!kb_find_op(argv[k])) return usage_error("list", "unknown op '%s'", argv[k]);
+    return shown ? KB_EXIT_OK : KB_EXIT_USAGE;
+}
+
+static int cmd_device(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        printf("usage: %s device\n\nPrints the GPU, its clocks, driver and runtime, and measures the\n"
+               "device-to-device copy bandwidth at 1 GiB (bytes read + written, median, L2 flushed).\n", prog);
+        return KB_EXIT_OK;
+    }
+    if (argc > 0) return usage_error("device", "unexpected argument '%s'", argv[0]);
+    kb_device d;
+    int rc = kb_device_open(&d);
+    if (rc) return rc;
+    printf("device        %s (compute capability %d.%d)\n", d.name, d.cc_major, d.cc_minor);
+    printf("SMs           %d\n", d.sm_count);
+    printf("L2            %.1f MiB\n", (double)d.l2_bytes / (1 << 20));
+    printf("memory        %.1f GiB, %d-bit bus\n", (double)d.mem_bytes / (1u << 30), d.mem_bus_bits);
+    printf("clocks        SM max %d MHz, memory max %d MHz", d.sm_clock_mhz, d.mem_clock_mhz);
+    if (d.cur_sm_clock_mhz) printf("; now SM %d MHz, memory %d MHz (NVML)", d.cur_sm_clock_mhz, d.cur_mem_clock_mhz);
+    printf("\ndriver        %d.%d\nruntime       %d.%d\n", d.driver / 1000, d.driver % 1000 / 10, d.runtime / 1000,
+           d.runtime % 1000 / 10);
+    fflush(stdout);
+    return kb_device_copy_report(&d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_main_help(stderr);
+        return KB_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            char *sub[] = {argv[0], argv[2], "--help", NULL};
+            return main(3, sub);
+        }
+        print_main_help(stdout);
+        return KB_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("kbench %s\n", KB_VERSION);
+        return KB_EXIT_OK;
+    }
+    const kb_op *op = kb_find_op(cmd);
+    if (op) return cmd_op(op, argc - 1, argv + 1, argc, argv);
+    if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1, argc, argv);
+    if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1, argc, argv);
+    if (!strcmp(cmd, "list")) {
+        if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("usage: %s list [OP...]\n\nOps, their parameters with defaults and bounds, and implementations.\n", prog);
+            return KB_EXIT_OK;
+        }
+        return cmd_list(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "device")) return cmd_device(argc - 2, argv + 2);
+    const char *cands[40];
+    int n = 0;
+    for (int i = 0; i < kb_nops; i++) cands[n++] = kb_ops[i]->name;
+    const char *fixed[] = {"sweep", "check", "list", "device", "help"};
+    for (int i = 0; i < 5; i++) cands[n++] = fixed[i];
+    const char *near = kb_nearest(cmd, cands, n);
+    if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
+    return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
+}

@@ -1,0 +1,237 @@
+/* RoPE forward and backward: the op descriptor. */
+#include "../../kernels/kernels.h"
+#include "../../refs/refs.h"
+#include "../kbench.h"
+
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kb_param params[] = {
+    {"pass", KB_P_ENUM, "fwd", 0, 0, "fwd,bwd", "fwd: out = t*cos + rotate(t)*sin; bwd: dt = R(-theta) dy"},
+    {"dtype", KB_P_ENUM, "bf16", 0, 0, "fp32,fp16,bf16", "element type of t and out (angles and math in fp32)"},
+    {"layout", KB_P_ENUM, "sbhd", 0, 0, "sbhd,bshd,thd", "memory layout: [s,b,h,d], [b,s,h,d] or packed [t,h,d] with cu_seqlens"},
+    {"style", KB_P_ENUM, "neox", 0, 0, "neox,gptj", "neox rotates halves (i, i+rot/2); gptj adjacent pairs (2i, 2i+1)"},
+    {"seq", KB_P_INT, "2048", 1, 1 << 20, NULL, "sequence length (thd: the longest sequence, the angle table's length)"},
+    {"batch", KB_P_INT, "16", 1, 1 << 20, NULL, "batch size (thd: number of sequences)"},
+    {"heads", KB_P_INT, "8", 1, 1 << 16, NULL, "attention heads"},
+    {"dim", KB_P_INT, "256", 1, 8192, NULL, "head dimension"},
+    {"rotary_dim", KB_P_INT, "0", 0, 8192, NULL, "dims rotated, even, <= dim; 0 = all (less than dim: partial rotary, the rest copied)"},
+    {"base", KB_P_FLOAT, "10000", 1.0001, 1e12, NULL, "theta_i = pos * base^(-2i/rotary_dim)"},
+    {"seqlens", KB_P_INTLIST, "", 1, 1 << 20, NULL,
+     "thd: sequence lengths, e.g. 100,2048,7 ('/' between sweep values); default: batch lengths drawn in [1, seq]"},
+};
+enum { P_PASS, P_DTYPE, P_LAYOUT, P_STYLE, P_SEQ, P_BATCH, P_HEADS, P_DIM, P_ROT, P_BASE, P_SEQLENS, NPARAMS };
+
+#define I(c, k) ((long)(c)->v[k].num)
+
+static long rot_dim(const kb_case *c) { return I(c, P_ROT) ? I(c, P_ROT) : I(c, P_DIM); }
+
+/* thd sequence lengths: the given list, or `batch` lengths drawn from the case's seed. */
+static int *seqlens(const kb_case *c, long *nseq)
+{
+    const kb_val *v = &c->v[P_SEQLENS];
+    if (v->nlist) {
+        *nseq = v->nlist;
+        int *l = malloc((size_t)v->nlist * sizeof *l);
+        memcpy(l, v->list, (size_t)v->nlist * sizeof *l);
+        return l;
+    }
+    *nseq = I(c, P_BATCH);
+    int *l = malloc((size_t)*nseq * sizeof *l);
+    kb_rng r;
+    kb_rng_seed(&r, c->seed ^ 0x5e9151ull);
+    for (long i = 0; i < *nseq; i++) l[i] = 1 + (int)(kb_rng_next(&r) % (uint64_t)I(c, P_SEQ));
+    return l;
+}
+
+/* rows of `dim` elements, and the positions the angle table covers */
+static long rows(const kb_case *c, long *positions)
+{
+    if (I(c, P_LAYOUT) == KB_ROPE_THD) {
+        long n, tokens = 0, mx = 0;
+        int *l = seqlens(c, &n);
+        for (long i = 0; i < n; i++) { tokens += l[i]; if (l[i] > mx) mx = l[i]; }
+        free(l);
+        if (positions) *positions = mx;
+        return tokens * I(c, P_HEADS);
+    }
+    if (positions) *positions = I(c, P_SEQ);
+    return I(c, P_SEQ) * I(c, P_BATCH) * I(c, P_HEADS);
+}
+
+static int validate(const kb_case *c, char *err, size_t n)
+{
+    long dim = I(c, P_DIM), rot = rot_dim(c);
+    if (rot > dim) { snprintf(err, n, "rotary_dim %ld is larger than dim %ld", rot, dim); return -1; }
+    if (rot % 2) { snprintf(err, n, "rotary_dim %ld must be even (dims rotate in pairs)%s", rot, I(c, P_ROT) ? "" : "; dim is odd, so give --rotary-dim"); return -1; }
+    const kb_val *sl = &c->v[P_SEQLENS];
+    if (sl->nlist && I(c, P_LAYOUT) != KB_ROPE_THD) { snprintf(err, n, "seqlens applies to layout thd only"); return -1; }
+    for (int i = 0; i < sl->nlist; i++)
+        if (sl->list[i] > I(c, P_SEQ)) {
+            snprintf(err, n, "seqlens[%d] = %d exceeds seq %ld (the angle table's length); raise --seq", i, sl->list[i], I(c, P_SEQ));
+            return -1;
+        }
+    long worst = I(c, P_LAYOUT) == KB_ROPE_THD && !sl->nlist ? I(c, P_SEQ) * I(c, P_BATCH) * I(c, P_HEADS) : 0;
+    long nrows = worst ? worst : rows(c, NULL);
+    if ((double)nrows * (double)dim > 2147483647.0) {
+        snprintf(err, n, "%.0f elements per tensor; kbench rope supports up to 2^31-1", (double)nrows * dim);
+        return -1;
+    }
+    return 0;
+}
+
+static double bytes(const kb_case *c)
+{
+    long pos, r = rows(c, &pos);
+    size_t es = kb_dtype_size(kb_case_dtype(c));
+    return 2.0 * (double)r * (double)I(c, P_DIM) * (double)es + (double)pos * (double)(rot_dim(c) / 2) * 4.0;
+}
+
+static double flops(const kb_case *c)
+{
+    long r = rows(c, NULL);
+    return 3.0 * (double)r * (double)rot_dim(c); /* per pair: 4 mul + 2 add */
+}
+
+static size_t device_bytes(const kb_case *c)
+{
+    long pos, r = rows(c, &pos);
+    size_t es = kb_dtype_size(kb_case_dtype(c));
+    return 2 * (size_t)r * (size_t)I(c, P_DIM) * es + (size_t)pos * (size_t)(rot_dim(c) / 2) * 4 +
+           (size_t)(I(c, P_BATCH) + 2) * 4 * (I(c, P_LAYOUT) == KB_ROPE_THD);
+}
+
+typedef struct {
+    int *cu_host, *cu_dev;
+    long nseq;
+    kb_rope_args args;
+} rope_priv;
+
+static int setup(const kb_case *c, kb_state *st)
+{
+    kb_dtype dt = kb_case_dtype(c);
+    size_t es = kb_dtype_size(dt);
+    long pos, r = rows(c, &pos), dim = I(c, P_DIM), rot = rot_dim(c);
+    size_t n = (size_t)r * (size_t)dim, nang = (size_t)pos * (size_t)(rot / 2);
+    rope_priv *p = calloc(1, sizeof *p);
+    st->priv = p;
+    int bwd = I(c, P_PASS) == 1;
+    kb_buf *x = &st->in[0], *ang = &st->in[1], *y = &st->out[0];
+    st->nin = 2;
+    st->nout = 1;
+    size_t xb = n * es, ab = nang * 4; /* bytes; the +1 keeps zero-size allocations valid */
+    *x = (kb_buf){bwd ? "dy" : "t", dt, n, NULL, malloc(xb + 1), NULL};
+    *ang = (kb_buf){"angles", KB_FP32, nang, NULL, malloc(ab + 1), NULL};
+    *y = (kb_buf){bwd ? "dt" : "out", dt, n, NULL, NULL, NULL};
+    kb_rng rng;
+    kb_rng_seed(&rng, c->seed);
+    for (size_t i = 0; i < n; i++) {
+        double v = kb_rng_uniform(&rng, -1.0, 1.0);
+        if (kb_store(x->host, i, v, dt) == 0.0) kb_store(x->host, i, 0.5, dt); /* never zeros */
+    }
+    ref_rope_angles(ang->host, pos, rot, c->v[P_BASE].num);
+    KB_CK(cudaMalloc(&x->dev, xb + 16));
+    KB_CK(cudaMalloc(&ang->dev, ab + 16));
+    KB_CK(cudaMalloc(&y->dev, xb + 16));
+    KB_CK(cudaMemcpy(x->dev, x->host, xb, cudaMemcpyHostToDevice));
+    KB_CK(cudaMemcpy(ang->dev, ang->host, ab, cudaMemcpyHostToDevice));
+    kb_rope_args *a = &p->args;
+    *a = (kb_rope_args){x->dev, y->dev, ang->dev, NULL, (int)dt, (int)I(c, P_LAYOUT), (int)I(c, P_STYLE), bwd,
+                        (int)I(c, P_SEQ), (int)I(c, P_BATCH), (int)I(c, P_HEADS), (int)dim, (int)rot, 0};
+    if (a->layout == KB_ROPE_THD) {
+        int *l = seqlens(c, &p->nseq);
+        p->cu_host = malloc((size_t)(p->nseq + 1) * sizeof(int));
+        p->cu_host[0] = 0;
+        for (long i = 0; i < p->nseq; i++) p->cu_host[i + 1] = p->cu_host[i] + l[i];
+        free(l);
+        a->batch = (int)p->nseq;
+        a->tokens = p->cu_host[p->nseq];
+        KB_CK(cudaMalloc((void **)&p->cu_dev, (size_t)(p->nseq + 1) * sizeof(int)));
+        KB_CK(cudaMemcpy(p->cu_dev, p->cu_host, (size_t)(p->nseq + 1) * sizeof(int), cudaMemcpyHostToDevice));
+        a->cu_seqlens = p->cu_dev;
+    }
+    return 0;
+}
+
+static void reference(const kb_case *c, kb_state *st)
+{
+    rope_priv *p = st->priv;
+    const kb_rope_args *a = &p->args;
+    kb_buf *x = &st->in[0], *y = &st->out[0];
+    double *in = malloc(x->n * sizeof *in);
+    for (size_t i = 0; i < x->n; i++) in[i] = kb_load(x->host, i, x->dtype);
+    y->ref = malloc(y->n * sizeof *y->ref);
+    ref_rope_args ra = {a->layout, a->style, a->backward, a->seq, a->batch, a->heads, a->dim, a->rot,
+                        p->cu_host, st->in[1].host};
+    (void)c;
+    ref_rope(&ra, in, y->ref);
+    free(in);
+}
+
+static void teardown(const kb_case *c, kb_state *st)
+{
+    (void)c;
+    rope_priv *p = st->priv;
+    if (!p) return;
+    cudaFree(p->cu_dev);
+    free(p->cu_host);
+    free(p);
+    st->priv = NULL;
+}
+
+static kb_tol tolerance(const kb_case *c)
+{
+    /* rounding the output to the dtype dominates: fp16 u = 2^-11, bf16 u = 2^-8 */
+    switch (kb_case_dtype(c)) {
+    case KB_FP16: return (kb_tol){1e-3, 2e-3};
+    case KB_BF16: return (kb_tol){8e-3, 1.6e-2};
+    default: return (kb_tol){1e-5, 2e-5};
+    }
+}
+
+static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_rope_naive(&((rope_priv *)st->priv)->args, stream);
+}
+
+static int launch_opt(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_rope_opt(&((rope_priv *)st->priv)->args, stream);
+}
+
+static const kb_impl impls[] = {
+    {"naive", launch_naive, "one thread per element, cos/sin per element, the formula as written"},
+    {"opt", launch_opt, "16-byte vectors, cos/sin once per position in shared memory, reused over heads"},
+};
+
+/* small and odd shapes: not multiples of the vector width or the block */
+static const char *const checks[] = {
+    "{\"seq\": [1, 7, 33], \"batch\": [1, 3], \"heads\": [1, 5], \"dim\": [2, 6, 130, 256]}",
+    "{\"seq\": 19, \"batch\": 2, \"heads\": 3, \"dim\": [64, 130], \"rotary_dim\": [2, 16, 34, 62]}",
+    "{\"seq\": 9, \"batch\": 2, \"heads\": 2, \"dim\": 7, \"rotary_dim\": [2, 4, 6]}",
+    "{\"layout\": \"thd\", \"seq\": 50, \"heads\": 3, \"dim\": [64, 18], \"seqlens\": [[1], [5, 50, 17], [50, 1, 1, 33]]}",
+    "{\"seq\": 300, \"batch\": 2, \"heads\": 4, \"dim\": 128, \"base\": [10000, 500000]}",
+};
+
+const kb_op kb_op_rope = {
+    .name = "rope",
+    .summary = "rotary position embedding, forward and backward (TransformerEngine's conventions)",
+    .params = params,
+    .nparams = NPARAMS,
+    .impls = impls,
+    .nimpls = 2,
+    .bound = KB_MEMORY_BOUND,
+    .validate = validate,
+    .bytes = bytes,
+    .flops = flops,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .reference = reference,
+    .teardown = teardown,
+    .tolerance = tolerance,
+    .check_sweeps = checks,
+    .ncheck = (int)(sizeof checks / sizeof checks[0]),
+};

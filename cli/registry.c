@@ -1,0 +1,19 @@
+/* The list of ops: adding an op is one line here (and its files in
+ * cli/ops/, kernels/ and refs/). */
+#include "kbench.h"
+
+#include <string.h>
+
+extern const kb_op kb_op_rope;
+
+const kb_op *const kb_ops[] = {
+    &kb_op_rope,
+};
+const int kb_nops = (int)(sizeof kb_ops / sizeof kb_ops[0]);
+
+const kb_op *kb_find_op(const char *name)
+{
+    for (int i = 0; i < kb_nops; i++)
+        if (strcmp(kb_ops[i]->name, name) == 0) return kb_ops[i];
+    return NULL;
+}

@@ -1,0 +1,331 @@
+/* Outputs: the table on stdout, CSV (appended and flushed row by row) and
+ * JSON (rewritten through a temporary file and a rename after every row, so
+ * the file on disk is always whole). */
+#include "kbench.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifndef KB_GIT
+#define KB_GIT "unknown"
+#endif
+
+struct kb_report {
+    FILE *csv;
+    char json_path[1024], json_tmp[1100];
+    cJSON *root, *results;
+    const kb_op *const *ops;
+    int nops, quiet;
+    const kb_case *last_case;
+    FILE *table;
+};
+
+/* Parameter columns: the union over the ops, pass/dtype/layout first. */
+static const char *const fixed_cols[] = {"pass", "dtype", "layout"};
+
+static int is_fixed(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, fixed_cols[i])) return 1;
+    return 0;
+}
+
+static int param_cols(const kb_op *const *ops, int nops, const char **cols)
+{
+    int n = 0;
+    for (int o = 0; o < nops; o++)
+        for (int i = 0; i < ops[o]->nparams; i++) {
+            const char *nm = ops[o]->params[i].name;
+            int seen = is_fixed(nm);
+            for (int k = 0; k < n && !seen; k++) seen = !strcmp(cols[k], nm);
+            if (!seen && n < 64) cols[n++] = nm;
+        }
+    return n;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+    fputc('"', f);
+}
+
+static void case_param(const kb_case *c, const char *name, char *buf, size_t n)
+{
+    buf[0] = 0;
+    int i = kb_param_index(c->op, name);
+    if (i >= 0) kb_format_value(&c->op->params[i], &c->v[i], buf, n);
+}
+
+static const char *const stat_cols =
+    "median_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,bytes,gbps,pct_of_copy,copy_gbps,flops,tflops,"
+    "rel_err,max_abs_err,verified,speedup_vs_baseline,error";
+
+void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
+{
+    const char *cols[64];
+    int n = param_cols(ops, nops, cols);
+    fputs("op,pass,impl,dtype,layout", f);
+    for (int i = 0; i < n; i++) fprintf(f, ",%s", cols[i]);
+    fprintf(f, ",%s\n", stat_cols);
+}
+
+static const char *verdict(int v) { return v == 1 ? "pass" : v == 0 ? "fail" : "skipped"; }
+
+/* numbers: empty when unknown (0 for a rate means not measured) */
+static void num(FILE *f, double v, const char *fmt)
+{
+    fputc(',', f);
+    if (v != 0 && isfinite(v)) fprintf(f, fmt, v);
+}
+
+void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
+{
+    const char *cols[64];
+    int n = param_cols(ops, nops, cols);
+    char v[4096];
+    const kb_case *c = r->c;
+    fputs(c->op->name, f);
+    case_param(c, "pass", v, sizeof v);
+    fprintf(f, ",%s,", v);
+    csv_str(f, r->impl);
+    case_param(c, "dtype", v, sizeof v);
+    fprintf(f, ",%s", v);
+    case_param(c, "layout", v, sizeof v);
+    fprintf(f, ",%s", v);
+    for (int i = 0; i < n; i++) {
+        case_param(c, cols[i], v, sizeof v);
+        fputc(',', f);
+        csv_str(f, v);
+    }
+    int timed = r->st.samples > 0;
+    if (timed) {
+        fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,%d", r->st.median, r->st.min, r->st.max, r->st.mean, r->st.stddev,
+                r->st.noise_pct, r->st.samples);
+    } else {
+        fputs(",,,,,,,", f);
+    }
+    fprintf(f, ",%.0f", r->bytes);
+    num(f, r->gbps, "%.2f");
+    num(f, r->pct_of_copy, "%.2f");
+    num(f, r->copy_gbps, "%.2f");
+    fprintf(f, ",%.0f", r->flops);
+    num(f, r->tflops, "%.4f");
+    if (r->verified >= 0) fprintf(f, ",%.3e,%.3e", r->rel_err, r->max_abs_err);
+    else fputs(",,", f);
+    fprintf(f, ",%s", verdict(r->verified));
+    num(f, r->speedup, "%.3f");
+    fputc(',', f);
+    csv_str(f, r->error);
+    fputc('\n', f);
+}
+
+void kb_table_header(FILE *f)
+{
+    fprintf(f, "  %-10s %10s %9s %6s %8s %9s  %-8s %7s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "rel_err",
+            "verified", "speedup");
+}
+
+void kb_table_row(FILE *f, const kb_row *r)
+{
+    char med[32] = "-", gb[32] = "-", pc[32] = "-", tf[32] = "-", re[32] = "-", sp[32] = "-";
+    if (r->st.samples) {
+        snprintf(med, sizeof med, "%.4f", r->st.median);
+        snprintf(gb, sizeof gb, "%.1f", r->gbps);
+        if (r->pct_of_copy > 0) snprintf(pc, sizeof pc, "%.1f", r->pct_of_copy);
+        snprintf(tf, sizeof tf, "%.3f", r->tflops);
+    }
+    if (r->verified >= 0) snprintf(re, sizeof re, "%.2e", r->rel_err);
+    if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+    fprintf(f, "  %-10s %10s %9s %6s %8s %9s  %-8s %7s", r->impl, med, gb, pc, tf, re,
+            r->verified == 0 ? "FAIL" : verdict(r->verified), sp);
+    if (r->error[0]) fprintf(f, "  %s", r->error);
+    fputc('\n', f);
+    fflush(f);
+}
+
+static void json_write(kb_report *r)
+{
+    if (!r->root) return;
+    char *text = cJSON_Print(r->root);
+    FILE *f = fopen(r->json_tmp, "w");
+    if (f) {
+        fputs(text, f);
+        fputc('\n', f);
+        if (fclose(f) == 0) rename(r->json_tmp, r->json_path);
+    }
+    free(text);
+}
+
+static int ensure_dir_of(const char *path, char *err, size_t errlen)
+{
+    char d[1024];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d) return 0;
+    *slash = 0;
+    for (char *p = d + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        mkdir(d, 0777);
+        *p = '/';
+    }
+    if (mkdir(d, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create directory %s: %s", d, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
+                          const kb_device *dev, int argc, char **argv, int quiet, char *err, size_t errlen)
+{
+    kb_report *r = calloc(1, sizeof *r);
+    r->ops = ops;
+    r->nops = nops;
+    r->quiet = quiet;
+    r->table = stdout;
+    if (csv && *csv) {
+        if (ensure_dir_of(csv, err, errlen)) goto fail;
+        r->csv = fopen(csv, "w");
+        if (!r->csv) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno)); goto fail; }
+        kb_csv_header(r->csv, ops, nops);
+        fflush(r->csv);
+    }
+    if (json && *json) {
+        if (ensure_dir_of(json, err, errlen)) goto fail;
+        snprintf(r->json_path, sizeof r->json_path, "%s", json);
+        snprintf(r->json_tmp, sizeof r->json_tmp, "%s.tmp", json);
+        r->root = cJSON_CreateObject();
+        cJSON *k = cJSON_AddObjectToObject(r->root, "kbench");
+        cJSON_AddStringToObject(k, "version", KB_VERSION);
+        cJSON_AddStringToObject(k, "git_commit", KB_GIT);
+        char cmd[8192];
+        size_t o = 0;
+        cmd[0] = 0;
+        for (int i = 0; i < argc && o < sizeof cmd; i++)
+            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s%s", i ? " " : "", argv[i]);
+        cJSON_AddStringToObject(k, "command_line", cmd);
+        char ts[64];
+        time_t now = time(NULL);
+        strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        cJSON_AddStringToObject(k, "started", ts);
+        cJSON *d = cJSON_AddObjectToObject(r->root, "device");
+        if (dev && dev->ok) {
+            cJSON_AddStringToObject(d, "name", dev->name);
+            char cc[16];
+            snprintf(cc, sizeof cc, "%d.%d", dev->cc_major, dev->cc_minor);
+            cJSON_AddStringToObject(d, "compute_capability", cc);
+            cJSON_AddNumberToObject(d, "sm_count", dev->sm_count);
+            cJSON_AddNumberToObject(d, "l2_bytes", (double)dev->l2_bytes);
+            cJSON_AddNumberToObject(d, "memory_bytes", (double)dev->mem_bytes);
+            cJSON *cl = cJSON_AddObjectToObject(d, "clocks");
+            cJSON_AddNumberToObject(cl, "sm_max_mhz", dev->sm_clock_mhz);
+            cJSON_AddNumberToObject(cl, "mem_max_mhz", dev->mem_clock_mhz);
+            if (dev->cur_sm_clock_mhz) cJSON_AddNumberToObject(cl, "sm_mhz", dev->cur_sm_clock_mhz);
+            if (dev->cur_mem_clock_mhz) cJSON_AddNumberToObject(cl, "mem_mhz", dev->cur_mem_clock_mhz);
+            cJSON_AddNumberToObject(d, "driver", dev->driver);
+            cJSON_AddNumberToObject(d, "runtime", dev->runtime);
+            cJSON_AddNumberToObject(d, "copy_gbps", dev->copy_gbps);
+        }
+        r->results = cJSON_AddArrayToObject(r->root, "results");
+        json_write(r);
+    }
+    return r;
+fail:
+    if (r->csv) fclose(r->csv);
+    free(r);
+    return NULL;
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+void kb_report_row(kb_report *r, const kb_row *row)
+{
+    if (r->csv) {
+        kb_csv_row(r->csv, row, r->ops, r->nops);
+        fflush(r->csv);
+    }
+    if (r->root) {
+        const kb_case *c = row->c;
+        cJSON *o = cJSON_CreateObject();
+        char v[4096];
+        cJSON_AddStringToObject(o, "op", c->op->name);
+        case_param(c, "pass", v, sizeof v);
+        cJSON_AddStringToObject(o, "pass", v);
+        cJSON_AddStringToObject(o, "impl", row->impl);
+        case_param(c, "dtype", v, sizeof v);
+        cJSON_AddStringToObject(o, "dtype", v);
+        cJSON *p = cJSON_AddObjectToObject(o, "params");
+        for (int i = 0; i < c->op->nparams; i++) {
+            const kb_param *pp = &c->op->params[i];
+            if (pp->type == KB_P_ENUM) {
+                kb_format_value(pp, &c->v[i], v, sizeof v);
+                cJSON_AddStringToObject(p, pp->name, v);
+            } else if (pp->type == KB_P_INTLIST) {
+                cJSON *a = cJSON_AddArrayToObject(p, pp->name);
+                for (int k = 0; k < c->v[i].nlist; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(c->v[i].list[k]));
+            } else {
+                cJSON_AddNumberToObject(p, pp->name, c->v[i].num);
+            }
+        }
+        if (row->st.samples) {
+            add_num(o, "median_ms", row->st.median);
+            add_num(o, "min_ms", row->st.min);
+            add_num(o, "max_ms", row->st.max);
+            add_num(o, "mean_ms", row->st.mean);
+            add_num(o, "stddev_ms", row->st.stddev);
+            add_num(o, "noise_pct", row->st.noise_pct);
+        }
+        cJSON_AddNumberToObject(o, "samples", row->st.samples);
+        add_num(o, "bytes", row->bytes);
+        if (row->gbps > 0) add_num(o, "gbps", row->gbps);
+        if (row->pct_of_copy > 0) add_num(o, "pct_of_copy", row->pct_of_copy);
+        if (row->copy_gbps > 0) add_num(o, "copy_gbps", row->copy_gbps);
+        add_num(o, "flops", row->flops);
+        if (row->st.samples) add_num(o, "tflops", row->tflops);
+        if (row->verified >= 0) {
+            add_num(o, "rel_err", row->rel_err);
+            add_num(o, "max_abs_err", row->max_abs_err);
+        }
+        cJSON_AddStringToObject(o, "verified", verdict(row->verified));
+        if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
+        if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
+        cJSON_AddItemToArray(r->results, o);
+        json_write(r);
+    }
+    if (!r->quiet) {
+        if (row->c != r->last_case) {
+            char label[1024];
+            kb_case_label(row->c, label, sizeof label);
+            fprintf(r->table, "\n%s %s\n", row->c->op->name, label);
+            kb_table_header(r->table);
+            r->last_case = row->c;
+        }
+        kb_table_row(r->table, row);
+    }
+}
+
+void kb_report_close(kb_report *r)
+{
+    if (!r) return;
+    if (r->csv) fclose(r->csv);
+    if (r->root) {
+        json_write(r);
+        cJSON_Delete(r->root);
+    }
+    free(r);
+}

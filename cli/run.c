@@ -1,0 +1,354 @@
+/* Running a plan: for each case, setup, reference, then for each
+ * implementation verify (poisoned outputs) and time; one row each. */
+#include "harness.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void human_bytes(double b, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4) { b /= 1024; i++; }
+    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+}
+
+/* Is impl name selected by the --impl filter (comma list)? */
+static int impl_selected(const char *filter, const char *name)
+{
+    if (!filter[0]) return 1;
+    size_t n = strlen(name);
+    for (const char *s = filter; *s;) {
+        size_t l = strcspn(s, ",");
+        if (l == n && !strncmp(s, name, n)) return 1;
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
+static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
+{
+    const char *f = plan->opts.impl;
+    for (const char *s = f; *s;) {
+        size_t l = strcspn(s, ",");
+        int found = 0;
+        const char *names[64];
+        int nn = 0;
+        for (int c = 0; c < plan->ncases && !found; c++) {
+            const kb_op *op = plan->cases[c].op;
+            for (int i = 0; i < op->nimpls; i++) {
+                if (strlen(op->impls[i].name) == l && !strncmp(op->impls[i].name, s, l)) found = 1;
+                if (nn < 64) names[nn++] = op->impls[i].name;
+            }
+        }
+        if (!found) {
+            char w[64];
+            snprintf(w, sizeof w, "%.*s", (int)(l < 63 ? l : 63), s);
+            const char *near = kb_nearest(w, names, nn);
+            snprintf(err, errlen, "--impl: no implementation '%s' in this sweep%s%s%s", w,
+                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : " (see: kbench list)");
+            return -1;
+        }
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
+/* The distinct ops of a plan, in order of appearance. */
+static int plan_ops(const kb_plan *plan, const kb_op **ops)
+{
+    int n = 0;
+    for (int c = 0; c < plan->ncases; c++) {
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= ops[k] == plan->cases[c].op;
+        if (!seen && n < 32) ops[n++] = plan->cases[c].op;
+    }
+    return n;
+}
+
+int kb_dry_run(const kb_plan *plan, FILE *out)
+{
+    char err[KB_ERRLEN];
+    if (check_impl_filter(plan, err, sizeof err)) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return KB_EXIT_USAGE;
+    }
+    double total = 0;
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        char label[1024], mem[32], mv[32];
+        kb_case_label(c, label, sizeof label);
+        double db = (double)c->op->device_bytes(c);
+        human_bytes(db, mem, sizeof mem);
+        human_bytes(c->op->bytes(c), mv, sizeof mv);
+        if (db > total) total = db;
+        fprintf(out, "%4d  %-6s %-70s device %10s  moves %10s\n", i + 1, c->op->name, label, mem, mv);
+    }
+    char mx[32];
+    human_bytes(total, mx, sizeof mx);
+    fprintf(out, "%d cases; the largest needs %s of device memory (plus the L2 flush buffer)\n", plan->ncases, mx);
+    return KB_EXIT_OK;
+}
+
+typedef struct {
+    const kb_impl *impl;
+    const kb_case *c;
+    kb_state *st;
+} launch_ctx;
+
+static int launch_fn(void *ctx, void *stream)
+{
+    launch_ctx *l = ctx;
+    int rc = l->impl->launch(l->c, l->st, stream);
+    if (rc && !kb_last_error[0])
+        snprintf(kb_last_error, sizeof kb_last_error, "%s launch: %s", l->impl->name, cudaGetErrorString((cudaError_t)rc));
+    return rc;
+}
+
+/* Poison, run once, compare every output with the reference. */
+static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream, kb_row *row)
+{
+    kb_tol tol = c->op->tolerance(c);
+    for (int i = 0; i < st->nout; i++)
+        KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
+    launch_ctx l = {impl, c, st};
+    int rc = launch_fn(&l, stream);
+    if (rc) return rc;
+    KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
+    KB_CK(cudaGetLastError());
+    row->verified = 1;
+    row->rel_err = row->max_abs_err = 0;
+    for (int i = 0; i < st->nout; i++) {
+        kb_buf *b = &st->out[i];
+        size_t es = kb_dtype_size(b->dtype);
+        void *h = malloc(b->n * es);
+        double *got = malloc(b->n * sizeof *got);
+        rc = cudaMemcpy(h, b->dev, b->n * es, cudaMemcpyDeviceToHost);
+        if (rc) { free(h); free(got); KB_CK(rc); }
+        for (size_t k = 0; k < b->n; k++) got[k] = kb_load(h, k, b->dtype);
+        double rel, mx;
+        int ok = kb_compare(b, got, tol, &rel, &mx);
+        if (!ok) {
+            row->verified = 0;
+            if (!row->error[0])
+                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e", b->name, rel,
+                         tol.rel_l2, mx);
+        }
+        if (!(rel <= row->rel_err)) row->rel_err = rel;
+        if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
+        free(h);
+        free(got);
+    }
+    return 0;
+}
+
+static void progress(int quiet, int i, int n, const kb_case *c, double t0)
+{
+    if (quiet || !isatty(2)) return;
+    char label[512];
+    kb_case_label(c, label, sizeof label);
+    fprintf(stderr, "\r\033[K[%d/%d %.0fs] %s %.150s", i + 1, n, wall_s() - t0, c->op->name, label);
+    fflush(stderr);
+}
+
+static void progress_done(int quiet)
+{
+    if (!quiet && isatty(2)) fprintf(stderr, "\r\033[K");
+}
+
+int kb_run_plan(kb_plan *plan, const kb_run_info *info)
+{
+    char err[KB_ERRLEN];
+    kb_opts *o = &plan->opts;
+    if (check_impl_filter(plan, err, sizeof err)) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return KB_EXIT_USAGE;
+    }
+    kb_device dev;
+    int rc = kb_device_open(&dev);
+    if (rc) return rc;
+    kb_timer *timer = NULL;
+    if (kb_timer_create(&timer, &dev)) {
+        fprintf(stderr, "kbench: %s\n", kb_last_error);
+        kb_timer_destroy(timer);
+        return KB_EXIT_CUDA;
+    }
+    /* Refuse a case too big for the device before anything is allocated for it. */
+    size_t free_b = 0, total_b = 0;
+    kb_device_free_mem(&free_b, &total_b);
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        size_t need = c->op->device_bytes(c);
+        if (need > free_b) {
+            char label[1024], a[32], b[32];
+            kb_case_label(c, label, sizeof label);
+            human_bytes((double)need, a, sizeof a);
+            human_bytes((double)free_b, b, sizeof b);
+            fprintf(stderr, "kbench: %s %s needs %s (%zu bytes) of device memory; %s (%zu bytes) are free\n",
+                    c->op->name, label, a, need, b, free_b);
+            kb_timer_destroy(timer);
+            return KB_EXIT_USAGE;
+        }
+    }
+    const kb_op *ops[32];
+    int nops = plan_ops(plan, ops);
+    char csv[1100], json[1100];
+    int want_files = !info->check_mode || o->csv[0] || o->json[0];
+    snprintf(csv, sizeof csv, "%s", o->csv);
+    snprintf(json, sizeof json, "%s", o->json);
+    if (want_files && !info->check_mode) {
+        if (!csv[0]) snprintf(csv, sizeof csv, "%s/%s.csv", o->out_dir, info->name);
+        if (!json[0]) snprintf(json, sizeof json, "%s/%s.json", o->out_dir, info->name);
+    }
+    if (!info->check_mode) {
+        int e = kb_copy_gbps(timer, (double)(1u << 30), o, &dev.copy_gbps);
+        if (e) {
+            fprintf(stderr, "kbench: %s\n", kb_last_error);
+            kb_timer_destroy(timer);
+            return KB_EXIT_CUDA;
+        }
+        kb_device_clocks(&dev);
+        if (!o->quiet)
+            printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median)\n", dev.name, dev.sm_count,
+                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps);
+    }
+    kb_report *rep = kb_report_open(csv, json, ops, nops, &dev, info->argc, info->argv, o->quiet || info->check_mode,
+                                    err, sizeof err);
+    if (!rep) {
+        fprintf(stderr, "kbench: %s\n", err);
+        kb_timer_destroy(timer);
+        return KB_EXIT_USAGE;
+    }
+    if (!o->quiet && (csv[0] || json[0]))
+        printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
+
+    int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, fatal = 0;
+    double t0 = wall_s();
+    void *stream = kb_timer_stream(timer);
+    for (int ci = 0; ci < plan->ncases && !fatal; ci++) {
+        kb_case *c = &plan->cases[ci];
+        const kb_op *op = c->op;
+        progress(o->quiet, ci, plan->ncases, c, t0);
+        double bytes = op->bytes(c), flops = op->flops(c), copy = 0;
+        if (!info->check_mode && op->bound == KB_MEMORY_BOUND && kb_copy_gbps(timer, bytes, o, &copy)) {
+            fatal = kb_cuda_sticky(cudaGetLastError());
+            copy = 0;
+        }
+        kb_state st;
+        memset(&st, 0, sizeof st);
+        kb_last_error[0] = 0;
+        int setup_rc = op->setup(c, &st);
+        char setup_err[512] = "";
+        if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
+        if (!setup_rc && !o->no_verify) op->reference(c, &st);
+        double base_ms = 0;
+        for (int ii = 0; ii < op->nimpls && !fatal; ii++) {
+            const kb_impl *impl = &op->impls[ii];
+            if (!impl_selected(o->impl, impl->name)) continue;
+            kb_row row;
+            memset(&row, 0, sizeof row);
+            row.c = c;
+            row.impl = impl->name;
+            row.bytes = bytes;
+            row.flops = flops;
+            row.verified = -1;
+            row.copy_gbps = copy;
+            kb_last_error[0] = 0;
+            if (setup_rc) {
+                snprintf(row.error, sizeof row.error, "%s", setup_err);
+                if (kb_cuda_sticky(setup_rc)) fatal = 1;
+                exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
+                kb_report_row(rep, &row);
+                continue;
+            }
+            char label[1024], nv[1200];
+            kb_case_label(c, label, sizeof label);
+            snprintf(nv, sizeof nv, "%s/%s/%s %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
+                     impl->name, label);
+            int e = 0;
+            if (!o->no_verify) {
+                nvtxRangePushA(nv);
+                e = verify(impl, c, &st, stream, &row);
+                nvtxRangePop();
+                if (!e) {
+                    if (row.verified) npass++;
+                    else { nfail++; if (exit_code == KB_EXIT_OK) exit_code = KB_EXIT_VERIFY; }
+                }
+            }
+            if (!e && !info->check_mode) {
+                launch_ctx l = {impl, c, &st};
+                e = kb_time(timer, launch_fn, &l, o, nv, &row.st);
+                if (!e && row.st.median > 0) {
+                    row.gbps = bytes / (row.st.median * 1e-3) / 1e9;
+                    row.tflops = flops / (row.st.median * 1e-3) / 1e12;
+                    if (copy > 0) row.pct_of_copy = 100.0 * row.gbps / copy;
+                    if (ii == 0) base_ms = row.st.median;
+                    if (base_ms > 0) row.speedup = base_ms / row.st.median;
+                }
+            }
+            if (e) {
+                snprintf(row.error, sizeof row.error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
+                nfail += row.verified != 0; /* a crash counts once */
+                if (kb_cuda_sticky(e)) fatal = 1;
+                exit_code = KB_EXIT_CUDA;
+                cudaGetLastError();
+            }
+            progress_done(o->quiet);
+            kb_report_row(rep, &row);
+            if (info->check_mode && (row.verified == 0 || e)) {
+                fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
+                        impl->name, label, row.error);
+                fflush(stdout);
+            }
+        }
+        if (op->teardown) op->teardown(c, &st);
+        for (int k = 0; k < st.nin; k++) { cudaFree(st.in[k].dev); free(st.in[k].host); }
+        for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); }
+    }
+    progress_done(o->quiet);
+    kb_report_close(rep);
+    kb_timer_destroy(timer);
+    if (fatal) fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
+    if (info->check_mode) printf("check: %d passed, %d failed\n", npass, nfail);
+    else if (!o->quiet && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
+    return exit_code;
+}
+
+int kb_device_copy_report(kb_device *d)
+{
+    kb_timer *t = NULL;
+    kb_opts o;
+    kb_opts_default(&o);
+    if (kb_timer_create(&t, d)) {
+        fprintf(stderr, "kbench: %s\n", kb_last_error);
+        kb_timer_destroy(t);
+        return KB_EXIT_CUDA;
+    }
+    static const double sizes[] = {64.0 * (1 << 20), 256.0 * (1 << 20), 1024.0 * (1 << 20)};
+    printf("copy          device to device, bytes read + written, median, L2 flushed:\n");
+    for (int i = 0; i < 3; i++) {
+        double g;
+        if (kb_copy_gbps(t, sizes[i], &o, &g)) {
+            fprintf(stderr, "kbench: %s\n", kb_last_error);
+            kb_timer_destroy(t);
+            return KB_EXIT_CUDA;
+        }
+        if (g <= 0) { printf("              %6.0f MiB: not enough free memory\n", sizes[i] / (1 << 20)); continue; }
+        printf("              %6.0f MiB: %7.0f GB/s\n", sizes[i] / (1 << 20), g);
+        if (i == 2) d->copy_gbps = g;
+    }
+    kb_timer_destroy(t);
+    return KB_EXIT_OK;
+}

@@ -1,0 +1,31 @@
+/* kbench kernels: extern "C" launchers, one per implementation.
+ * Included from C (cli/ops) and CUDA (kernels/). Each launcher returns 0 or
+ * a cudaError_t (the launch's own error, from cudaGetLastError). */
+#ifndef KB_KERNELS_H
+#define KB_KERNELS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dtype codes match kb_dtype: 0 fp32, 1 fp16, 2 bf16 */
+enum { KB_ROPE_SBHD = 0, KB_ROPE_BSHD = 1, KB_ROPE_THD = 2 };
+enum { KB_ROPE_NEOX = 0, KB_ROPE_GPTJ = 1 };
+
+typedef struct {
+    const void *in;        /* t (forward) or dy (backward), contiguous in `layout` */
+    void *out;             /* out or dt, same shape */
+    const float *angles;   /* [positions][rot/2] angles in radians */
+    const int *cu_seqlens; /* thd: batch+1 prefix sums, device memory */
+    int dtype, layout, style, backward;
+    int seq, batch, heads, dim, rot;
+    long tokens; /* thd: cu_seqlens[batch] */
+} kb_rope_args;
+
+int kb_rope_naive(const kb_rope_args *a, void *stream);
+int kb_rope_opt(const kb_rope_args *a, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

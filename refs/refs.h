@@ -1,0 +1,20 @@
+/* CPU references, in double precision, from the exact (quantised) inputs. */
+#ifndef KB_REFS_H
+#define KB_REFS_H
+
+/* RoPE: layout 0 sbhd [s,b,h,d], 1 bshd [b,s,h,d], 2 thd [t,h,d]; style 0
+ * neox (rotate halves), 1 gptj (rotate adjacent pairs). angles[p*rot/2 + i]
+ * is the angle of pair i at position p. Backward applies R(-theta). */
+typedef struct {
+    int layout, style, backward;
+    long seq, batch, heads, dim, rot;
+    const int *cu_seqlens; /* thd: batch+1 prefix sums */
+    const float *angles;
+} ref_rope_args;
+
+long ref_rope_rows(const ref_rope_args *a); /* head vectors in the tensor */
+void ref_rope(const ref_rope_args *a, const double *in, double *out);
+/* The angle table TransformerEngine builds: theta = p * base^(-2i/rot). */
+void ref_rope_angles(float *angles, long positions, long rot, double base);
+
+#endif
