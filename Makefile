@@ -14,7 +14,7 @@ GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=s
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
-NVFLAGS += $(GENCODE) -I$(CUDA)/include -MMD -MP
+NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
 LDLIBS  := -lcjson -ldl -lm -lpthread
 
 BUILD   := build
@@ -67,8 +67,9 @@ test: deps
 check: kbench
 	./kbench check
 
-plot:
-	@for f in results/*.csv; do scripts/plot.sh "$$f"; done
+plot: deps
+	@for f in results/*.csv; do [ -e "$$f" ] || { echo "make plot: no CSV in results/ (run make run first)"; exit 1; }; \
+	    scripts/plot.sh "$$f" || exit 1; done
 
 clean:
 	rm -rf $(BUILD) kbench

@@ -59,12 +59,23 @@ float kb_f16_to_f32(uint16_t h)
     return u2f(sign | ((e + 112u) << 23) | (m << 13));
 }
 
+/* double -> float rounded to odd: with 24 bits against fp16's 11 and bf16's
+ * 8, a second rounding (nearest-even) from it equals one direct rounding. */
+static float to_float_odd(double v)
+{
+    float f = (float)v;
+    if (!isfinite(v) || (double)f == v) return f;
+    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f); /* truncate toward zero */
+    uint32_t u = f2u(f) | 1u;                                /* sticky bit: inexact */
+    return u2f(u);
+}
+
 double kb_store(void *buf, size_t i, double v, kb_dtype t)
 {
     switch (t) {
     case KB_FP32: ((float *)buf)[i] = (float)v; return ((float *)buf)[i];
-    case KB_FP16: ((uint16_t *)buf)[i] = kb_f32_to_f16((float)v); return kb_f16_to_f32(((uint16_t *)buf)[i]);
-    case KB_BF16: ((uint16_t *)buf)[i] = kb_f32_to_bf16((float)v); return kb_bf16_to_f32(((uint16_t *)buf)[i]);
+    case KB_FP16: ((uint16_t *)buf)[i] = kb_f32_to_f16(to_float_odd(v)); return kb_f16_to_f32(((uint16_t *)buf)[i]);
+    case KB_BF16: ((uint16_t *)buf)[i] = kb_f32_to_bf16(to_float_odd(v)); return kb_bf16_to_f32(((uint16_t *)buf)[i]);
     default: return NAN;
     }
 }

@@ -13,7 +13,9 @@ void kb_timer_destroy(kb_timer *t);
 void *kb_timer_stream(kb_timer *t);
 size_t kb_timer_scratch_bytes(const kb_timer *t);
 /* Warm up, then sample until min_samples and min_time are met and the noise
- * is under max_noise, or timeout; the whole inside an NVTX range `label`. */
+ * (stddev/mean) is under max_noise, or, past twice min_time, the noise has
+ * converged above it (the later half of the samples as noisy as the whole,
+ * within 10%), or timeout; the whole inside an NVTX range `label`. */
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st);
 /* Device-to-device copy rate (bytes read + written) at this byte count, cached. */
 int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps);

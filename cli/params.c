@@ -240,18 +240,21 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
             if (!(len == 0 || (len == 4 && strncmp(s, "none", 4) == 0))) {
                 int lc = 0;
                 const char *e = s;
-                while (e < s + len) {
+                for (;;) {
                     size_t l = strcspn(e, ",/");
                     if (e + l > s + len) l = (size_t)(s + len - e);
                     double x;
-                    if (parse_num(p, e, l, &x, err, errlen)) { free(*vals); *vals = NULL; return -1; }
+                    if (l == 0) { errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); free(*vals); *vals = NULL; return -1; }
+                    if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); free(*vals); *vals = NULL; return -1; }
                     v.list = realloc(v.list, (size_t)(lc + 1) * sizeof(int));
-                    v.list[lc++] = (int)x;
+                    v.list[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
                     e += l;
-                    if (*e == ',') e++;
+                    if (e >= s + len) break;
+                    e++; /* the comma */
                 }
                 v.nlist = lc;
             }
+            if (kb_check_value(p, &v, err, errlen)) { free(v.list); free(*vals); *vals = NULL; return -1; }
             push(vals, &n, &cap, v);
             if (s[len] == 0) break;
             s += len + 1;

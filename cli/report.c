@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef KB_GIT
 #define KB_GIT "unknown"
@@ -157,11 +158,15 @@ static void json_write(kb_report *r)
 {
     if (!r->root) return;
     char *text = cJSON_Print(r->root);
-    FILE *f = fopen(r->json_tmp, "w");
+    /* a regular file is replaced whole (temporary + rename); anything else
+     * (/dev/stdout, a pipe) is written in place */
+    struct stat sb;
+    int special = stat(r->json_path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    FILE *f = fopen(special ? r->json_path : r->json_tmp, "w");
     if (f) {
         fputs(text, f);
         fputc('\n', f);
-        if (fclose(f) == 0) rename(r->json_tmp, r->json_path);
+        if (fclose(f) == 0 && !special) rename(r->json_tmp, r->json_path);
     }
     free(text);
 }
@@ -179,8 +184,9 @@ static int ensure_dir_of(const char *path, char *err, size_t errlen)
         mkdir(d, 0777);
         *p = '/';
     }
-    if (mkdir(d, 0777) && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create directory %s: %s", d, strerror(errno));
+    struct stat sb;
+    if ((mkdir(d, 0777) && errno != EEXIST) || stat(d, &sb) || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot create directory %s: %s", d, errno == EEXIST ? "a file is in the way" : strerror(errno));
         return -1;
     }
     return 0;
@@ -205,6 +211,16 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
         if (ensure_dir_of(json, err, errlen)) goto fail;
         snprintf(r->json_path, sizeof r->json_path, "%s", json);
         snprintf(r->json_tmp, sizeof r->json_tmp, "%s.tmp", json);
+        struct stat sb;
+        int special = stat(json, &sb) == 0 && !S_ISREG(sb.st_mode);
+        const char *target = special ? json : r->json_tmp; /* what json_write will open */
+        FILE *probe = fopen(target, "w");
+        if (!probe) {
+            snprintf(err, errlen, "cannot write %s: %s", target, strerror(errno));
+            goto fail;
+        }
+        fclose(probe);
+        if (!special) remove(target);
         r->root = cJSON_CreateObject();
         cJSON *k = cJSON_AddObjectToObject(r->root, "kbench");
         cJSON_AddStringToObject(k, "version", KB_VERSION);

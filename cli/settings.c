@@ -45,7 +45,7 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
             return 0;
         case KB_S_U64: {
             unsigned long long v = strtoull(text, &end, 0);
-            if (end == text || *end || errno || text[0] == '-') { snprintf(err, errlen, "%s: expected a non-negative integer, got '%s'", name, text); return -1; }
+            if (end == text || *end || errno || strchr(text, '-')) { snprintf(err, errlen, "%s: expected a non-negative integer, got '%s'", name, text); return -1; }
             *(uint64_t *)p = v;
             return 0;
         }

@@ -4,6 +4,8 @@
 #ifndef KB_KERNELS_H
 #define KB_KERNELS_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +23,9 @@ typedef struct {
     int seq, batch, heads, dim, rot;
     long tokens; /* thd: cu_seqlens[batch] */
 } kb_rope_args;
+
+/* harness: read `bytes` of buf (>= 2x L2) so the cache holds nothing of a case */
+int kb_l2_flush(const void *buf, size_t bytes, void *stream);
 
 int kb_rope_naive(const kb_rope_args *a, void *stream);
 int kb_rope_opt(const kb_rope_args *a, void *stream);

@@ -98,8 +98,9 @@ static size_t device_bytes(const kb_case *c)
 {
     long pos, r = rows(c, &pos);
     size_t es = kb_dtype_size(kb_case_dtype(c));
+    long nseq = c->v[P_SEQLENS].nlist ? c->v[P_SEQLENS].nlist : I(c, P_BATCH);
     return 2 * (size_t)r * (size_t)I(c, P_DIM) * es + (size_t)pos * (size_t)(rot_dim(c) / 2) * 4 +
-           (size_t)(I(c, P_BATCH) + 2) * 4 * (I(c, P_LAYOUT) == KB_ROPE_THD);
+           (size_t)(nseq + 1) * 4 * (I(c, P_LAYOUT) == KB_ROPE_THD);
 }
 
 typedef struct {

@@ -1,0 +1,79 @@
+# One kbench plot: GB/s per series against the swept parameter (mode 'line')
+# or one bar per series (mode 'bar', when nothing is swept).
+# scripts/plot.sh sets, through gnuplot -e:
+#   out          the PNG to write
+#   ttl, sub     the title and its second line (the fixed parameters)
+#   mode         'line' or 'bar'
+#   xlab         the x axis label (the swept parameter)
+#   logx         1 for a log2 x axis
+#   xlo, xhi     the x range
+#   xt           comma-separated x tics ('' for automatic)
+#   ymax         the largest GB/s or copy GB/s plotted
+#   n            the number of series, then for each series i = 1..n
+#                (variables f1, t1, k1, c1, f2, ...; read via value()):
+#   f<i>         its data file: x gbps copy_gbps ('?' when missing)
+#   t<i>         its name; k<i> its legend entry ('' for none)
+#   c<i>         its colour (1-based index into colors below)
+#   copyf        the copy ceiling: x copy_gbps ('' for none)
+
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size 1000,600 font 'sans,10'
+} else {
+    set terminal png size 1000,600
+}
+set termoption noenhanced
+set output out
+set datafile missing '?'
+
+colors = '#1f77b4 #d62728 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #17becf #bcbd22 #7f7f7f'
+ptypes = '7 5 9 11 13 15 4 6 8 10'
+col(i) = word(colors, (int(value(sprintf('c%d', i))) - 1) % words(colors) + 1)
+pt(i) = int(word(ptypes, (i - 1) % words(ptypes) + 1))
+fi(i) = value(sprintf('f%d', i))
+ti(i) = value(sprintf('t%d', i))
+ki(i) = value(sprintf('k%d', i))
+
+set title (sub eq '' ? ttl : ttl . "\n" . sub)
+set ylabel 'GB/s'
+set yrange [0:*]
+set grid ytics
+set border 3
+set tics nomirror
+# the legend: right of the plot, or below it when the names are long
+klen = 0
+do for [i=1:n] { klen = (strlen(ki(i)) > klen ? strlen(ki(i)) : klen) }
+if (klen > 28) {
+    set key below left horizontal Left reverse noautotitle samplen 2 spacing 1.2 maxcols 2 height 1
+} else {
+    set key outside right top vertical Left reverse noautotitle samplen 2 spacing 1.2
+}
+
+if (mode eq 'line') {
+    set xlabel xlab
+    set grid xtics
+    if (logx) { set logscale x 2 }
+    set xrange [xlo:xhi]
+    if (xt ne '') { eval sprintf('set xtics (%s)', xt) }
+    cmd = "plot for [i=1:n] fi(i) using 1:2 with linespoints lw 2 pt pt(i) ps 1.2 lc rgb col(i) title ki(i)"
+    if (copyf ne '') {
+        cmd = cmd . ", copyf using 1:2 with linespoints dt 2 lw 2 pt 7 ps 0.5 lc rgb 'black' title 'copy (size-matched)'"
+    }
+    eval cmd
+} else {
+    set xrange [xlo:xhi]
+    tlen = 0
+    do for [i=1:n] { tlen = (strlen(ti(i)) > tlen ? strlen(ti(i)) : tlen) }
+    if (n * tlen > 110) { set xtics () rotate by 30 right } else { set xtics () norotate center }
+    do for [i=1:n] { set xtics add (ti(i) i) }
+    set boxwidth 0.7
+    set style fill solid 0.85 noborder
+    set offsets 0, 0, graph 0.08, 0
+    # (labels: an empty string rather than NaN, which crashes gnuplot 5.4.4)
+    plot for [i=1:n] fi(i) using (i):2 with boxes lc rgb col(i) title ki(i), \
+         for [i=1:n] fi(i) using (i):2:($2 >= 0.12 * ymax ? sprintf('%.0f', $2) : '') \
+             with labels offset 0,-0.9 tc rgb 'white' notitle, \
+         for [i=1:n] fi(i) using (i):2:($2 < 0.12 * ymax ? sprintf('%.0f', $2) : '') \
+             with labels offset 0,0.8 notitle, \
+         for [i=1:n] fi(i) using (i - 0.42):3:(0.84):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' \
+             title (i == 1 ? 'copy (size-matched)' : '')
+}

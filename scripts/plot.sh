@@ -1,0 +1,254 @@
+#!/bin/sh
+# PNG plots of GB/s from a kbench CSV, one per (op, pass):
+#
+#   scripts/plot.sh results/X.csv [OUTDIR]
+#
+# writes OUTDIR/X-<op>-<pass>.png (OUTDIR: the CSV's directory by default)
+# and prints each path. In each (op, pass) group the x axis is the numeric
+# parameter with the most distinct values (the first such column on a tie);
+# one line per impl x dtype x any other parameter that varies; the dashed
+# black line is the size-matched copy bandwidth (copy_gbps) averaged per x.
+# A group where every parameter has a single value gets one bar per series.
+# Rows without GB/s (failed or untimed) are left out.
+#
+# Needs only a POSIX shell, awk and gnuplot (scripts/plot.gp beside this).
+# Exit: 0 ok (or nothing to plot), 1 gnuplot missing or failed,
+#       2 usage, missing file or not a kbench CSV.
+set -u
+
+prog=plot.sh
+die2() { echo "$prog: $*" >&2; exit 2; }
+
+[ $# -ge 1 ] && [ $# -le 2 ] || die2 "usage: scripts/plot.sh RESULTS.csv [OUTDIR]"
+csv=$1
+[ -e "$csv" ] || die2 "$csv: no such file"
+[ -f "$csv" ] && [ -r "$csv" ] || die2 "$csv: not a readable file"
+
+header=$(head -n 1 "$csv" | tr -d '\r')
+case $header in
+op,pass,impl,dtype,layout,*) ;;
+*) die2 "$csv: not a kbench CSV (the header must start with op,pass,impl,dtype,layout)" ;;
+esac
+for col in median_ms gbps copy_gbps; do
+    case ",$header," in
+    *",$col,"*) ;;
+    *) die2 "$csv: not a kbench CSV (no $col column in the header)" ;;
+    esac
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+gp=$here/plot.gp
+[ -f "$gp" ] || { echo "$prog: $gp is missing" >&2; exit 1; }
+if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "$prog: gnuplot not found; install it (Debian: apt-get install gnuplot-nox, or run scripts/deps.sh)" >&2
+    exit 1
+fi
+
+outdir=${2:-$(dirname "$csv")}
+mkdir -p "$outdir" || { echo "$prog: cannot create $outdir" >&2; exit 1; }
+base=$(basename "$csv")
+base=${base%.csv}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+# The awk part: parses the CSV (quoted fields included), and for each
+# (op, pass) group writes the series' data files ($tmp/gK_sN.dat: x gbps copy),
+# the copy ceiling ($tmp/gK_copy.dat: x mean_copy_gbps), the gnuplot
+# assignments ($tmp/gK.args) and a line "K<TAB>png path" in $tmp/manifest.
+awk -v tmp="$tmp" -v outdir="$outdir" -v base="$base" -v prog="$prog" '
+function csvsplit(s, a,    n, i, c, f, q, len) {
+    if (index(s, "\"") == 0) return split(s, a, ",")
+    n = 0; f = ""; q = 0; len = length(s)
+    for (i = 1; i <= len; i++) {
+        c = substr(s, i, 1)
+        if (q) {
+            if (c == "\"") {
+                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
+                else q = 0
+            } else f = f c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { a[++n] = f; f = "" }
+        else f = f c
+    }
+    a[++n] = f
+    return n
+}
+function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+# a string for a single-quoted gnuplot literal
+function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+function fname(s) { gsub(/[^A-Za-z0-9_.+-]/, "_", s); return s }
+function ispow2(x) {
+    if (x < 1 || x != int(x)) return 0
+    while (x > 1 && x % 2 == 0) x /= 2
+    return x == 1
+}
+function fmt(x) { return (x == int(x) && x < 1e15 && x > -1e15) ? sprintf("%d", x) : sprintf("%.6g", x) }
+
+{ sub(/\r$/, "") }
+NR == 1 {
+    nh = csvsplit($0, hdr)
+    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    imed = col["median_ms"]; igb = col["gbps"]; icp = col["copy_gbps"]
+    if (!imed || !igb || !icp || imed < 6) {
+        print prog ": not a kbench CSV (header columns)" > "/dev/stderr"; bad = 1; exit 2
+    }
+    p0 = 5; p1 = imed - 1      # layout and the parameter columns
+    next
+}
+/^[ \t]*$/ { next }
+{
+    n = csvsplit($0, f)
+    if (f[1] == "op" && f[2] == "pass") next          # a repeated header
+    if (n < igb || f[igb] == "" || !isnum(f[igb])) { nskip++; next }
+    k = f[1] SUBSEP f[2]
+    if (!(k in gid)) { gid[k] = ++ng; gop[ng] = f[1]; gpass[ng] = f[2] }
+    nr++
+    rg[nr] = gid[k]; rimpl[nr] = f[3]; rdt[nr] = f[4]
+    for (c = p0; c <= p1; c++) rv[nr, c] = f[c]
+    rgb[nr] = f[igb] + 0
+    rcp[nr] = (icp <= n && isnum(f[icp])) ? f[icp] + 0 : ""
+}
+END {
+    if (bad) exit 2
+    if (nskip) printf "%s: %s: left out %d row(s) without GB/s (failed or untimed)\n", prog, FILENAME, nskip > "/dev/stderr"
+    nplot = 0
+    for (g = 1; g <= ng; g++) {
+        # distinct values per column: dall counts empty as a value, dnum only numbers
+        split("", seen); split("", dall); split("", dnon); split("", nonnum); split("", one)
+        for (r = 1; r <= nr; r++) {
+            if (rg[r] != g) continue
+            for (c = p0; c <= p1; c++) {
+                v = rv[r, c]
+                if (!((c, v) in seen)) {
+                    seen[c, v] = 1; dall[c]++; one[c] = v
+                    if (v != "") dnon[c]++
+                }
+                if (v != "" && !isnum(v)) nonnum[c] = 1
+            }
+        }
+        axis = 0; best = 0
+        for (c = p0; c <= p1; c++)
+            if (dnon[c] > best && !(c in nonnum)) { best = dnon[c]; axis = c }
+        mode = best >= 2 ? "line" : "bar"
+        # fixed parameters go to the title, varying ones to the legend
+        sub_t = ""; nvar = 0
+        for (c = p0; c <= p1; c++) {
+            if (mode == "line" && c == axis) continue
+            if (dall[c] > 1) var[++nvar] = c
+            else if (one[c] != "") sub_t = sub_t (sub_t == "" ? "" : "  ") hdr[c] "=" one[c]
+        }
+        # series: impl x dtype x the varying parameters
+        split("", sid); split("", irank); split("", drank); split("", vrank)
+        ns = 0; ni = 0; nd = 0; nv = 0; nleft = 0
+        for (r = 1; r <= nr; r++) {
+            if (rg[r] != g) continue
+            if (mode == "line" && rv[r, axis] == "") { nleft++; continue }
+            vk = ""; vl = ""
+            for (j = 1; j <= nvar; j++) {
+                c = var[j]; vk = vk SUBSEP rv[r, c]
+                if (rv[r, c] != "") vl = vl " " hdr[c] "=" rv[r, c]
+            }
+            if (!(rimpl[r] in irank)) irank[rimpl[r]] = ++ni
+            if (!(rdt[r] in drank)) drank[rdt[r]] = ++nd
+            if (!(vk in vrank)) vrank[vk] = ++nv
+            sk = rimpl[r] SUBSEP rdt[r] SUBSEP vk
+            if (!(sk in sid)) {
+                sid[sk] = ++ns; np[ns] = 0
+                slab[ns] = rimpl[r] (rdt[r] == "" ? "" : " " rdt[r]) vl
+                simpl[ns] = irank[rimpl[r]]; sname[ns] = rimpl[r]
+                # lines: grouped by impl; bars: comparable bars side by side
+                if (mode == "line") skey[ns] = sprintf("%06d %06d %06d", irank[rimpl[r]], drank[rdt[r]], vrank[vk])
+                else skey[ns] = sprintf("%06d %06d %06d", vrank[vk], drank[rdt[r]], irank[rimpl[r]])
+            }
+            s = sid[sk]; m = ++np[s]
+            px[s, m] = mode == "line" ? rv[r, axis] + 0 : 0
+            py[s, m] = rgb[r]; pc[s, m] = rcp[r]
+        }
+        if (nleft) printf "%s: %s %s: left out %d row(s) with no %s\n", prog, gop[g], gpass[g], nleft, hdr[axis] > "/dev/stderr"
+        if (ns == 0) continue
+        # series order
+        for (i = 1; i <= ns; i++) ord[i] = i
+        for (i = 2; i <= ns; i++) {
+            t = ord[i]
+            for (j = i - 1; j >= 1 && skey[ord[j]] > skey[t]; j--) ord[j + 1] = ord[j]
+            ord[j + 1] = t
+        }
+        split("", xs); split("", csum); split("", ccnt); nx = 0; ymax = 0
+        args = ""
+        for (i = 1; i <= ns; i++) {
+            s = ord[i]
+            # points by x
+            for (a = 2; a <= np[s]; a++) {
+                tx = px[s, a]; ty = py[s, a]; tc = pc[s, a]
+                for (b = a - 1; b >= 1 && px[s, b] > tx; b--) { px[s, b + 1] = px[s, b]; py[s, b + 1] = py[s, b]; pc[s, b + 1] = pc[s, b] }
+                px[s, b + 1] = tx; py[s, b + 1] = ty; pc[s, b + 1] = tc
+            }
+            file = tmp "/g" g "_s" i ".dat"
+            for (a = 1; a <= np[s]; a++) {
+                print fmt(px[s, a]), py[s, a], (pc[s, a] == "" ? "?" : pc[s, a]) > file
+                x = px[s, a]
+                if (!(x in csum)) { xs[++nx] = x; csum[x] = 0; ccnt[x] = 0 }
+                if (pc[s, a] != "") { csum[x] += pc[s, a]; ccnt[x]++; if (pc[s, a] > ymax) ymax = pc[s, a] }
+                if (py[s, a] > ymax) ymax = py[s, a]
+            }
+            close(file)
+            args = args sprintf("f%d=%s; t%d=%s; c%d=%d; ", i, q(file), i, q(slab[s]), i, mode == "line" ? i : simpl[s])
+            # bars are coloured by impl: one legend entry per impl
+            if (mode == "bar") {
+                if (!((g, simpl[s]) in keyed)) { keyed[g, simpl[s]] = 1; kt = sname[s] } else kt = ""
+                args = args sprintf("k%d=%s; ", i, q(kt))
+            } else args = args sprintf("k%d=%s; ", i, q(slab[s]))
+        }
+        # x values: sorted, copy ceiling averaged per x
+        for (a = 2; a <= nx; a++) {
+            t = xs[a]
+            for (b = a - 1; b >= 1 && xs[b] > t; b--) xs[b + 1] = xs[b]
+            xs[b + 1] = t
+        }
+        copyf = ""
+        if (mode == "line") {
+            file = tmp "/g" g "_copy.dat"
+            for (a = 1; a <= nx; a++)
+                if (ccnt[xs[a]]) { print fmt(xs[a]), csum[xs[a]] / ccnt[xs[a]] > file; copyf = file }
+            if (copyf != "") close(file)
+        }
+        logx = 0; xmin = xs[1]; xmax = xs[nx]; xt = ""
+        if (mode == "line") {
+            p2 = 1
+            for (a = 1; a <= nx; a++) if (!ispow2(xs[a])) p2 = 0
+            if (xmin > 0 && (p2 || xmax / xmin > 8)) logx = 1
+            if (logx) { lo = xmin / 1.25; hi = xmax * 1.25 }
+            else { lo = xmin - (xmax - xmin) * 0.05; hi = xmax + (xmax - xmin) * 0.05 }
+            if (nx <= 12) for (a = 1; a <= nx; a++) xt = xt (a > 1 ? ", " : "") fmt(xs[a])
+        } else { lo = 0.4; hi = ns + 0.6 }
+        ttl = "kbench " gop[g] (gpass[g] == "" ? "" : " " gpass[g]) ": GB/s " (mode == "line" ? "vs " hdr[axis] : "per impl")
+        out = outdir "/" base "-" fname(gop[g]) (gpass[g] == "" ? "" : "-" fname(gpass[g])) ".png"
+        args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.10g; xhi=%.10g; xt=%s; ymax=%.10g; copyf=%s",
+                            ns, q(mode), q(out), q(ttl), q(sub_t), q(mode == "line" ? hdr[axis] : ""), logx, lo, hi, q(xt), ymax, q(copyf))
+        print args > (tmp "/g" g ".args"); close(tmp "/g" g ".args")
+        print g "\t" out > (tmp "/manifest")
+        nplot++
+    }
+    if (nplot) close(tmp "/manifest")
+}
+' "$csv" || exit 2
+
+if [ ! -s "$tmp/manifest" ]; then
+    echo "$prog: $csv: nothing to plot (no rows with GB/s)"
+    exit 0
+fi
+
+status=0
+tab=$(printf '\t')
+while IFS=$tab read -r g png; do
+    if gnuplot -e "$(cat "$tmp/g$g.args")" "$gp" 2>"$tmp/err"; then
+        echo "$png"
+    else
+        echo "$prog: gnuplot failed for $png:" >&2
+        cat "$tmp/err" >&2
+        status=1
+    fi
+done <"$tmp/manifest"
+exit $status

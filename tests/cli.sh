@@ -1,0 +1,257 @@
+# CLI tests against $KBENCH, sourced by tests/run.sh (which provides
+# t_pass, t_fail, t_skip and the scratch directory $T).
+#
+# Each cli_* function is one test: it runs kbench, collects what is wrong
+# with `bad`, and reports once at its end with `done_test`.
+
+# ---- helpers -------------------------------------------------------------
+
+# kb ARGS...: run kbench; $rc, $T/out, $T/err
+kb() {
+    "$KBENCH" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+
+problems=()
+bad() { problems+=("$*"); }
+
+done_test() { # NAME
+    if [ ${#problems[@]} -eq 0 ]; then
+        t_pass "cli: $1"
+    else
+        local p
+        t_fail "cli: $1"
+        for p in "${problems[@]}"; do echo "      $p"; done
+        echo "      command: kbench ${last_args[*]}"
+        echo "      stderr: $(head -c 600 "$T/err")"
+    fi
+    problems=()
+}
+
+last_args=()
+run() { last_args=("$@"); kb "$@"; }
+
+nlines() { grep -c '' "$1"; }
+
+expect_rc() { [ "$rc" -eq "$1" ] || bad "exit $rc, want $1"; }
+expect_stderr_lines() { local n; n=$(nlines "$T/err"); [ "$n" -eq "$1" ] || bad "$n lines on stderr, want $1"; }
+expect_err_has() { local s; for s in "$@"; do grep -qF -- "$s" "$T/err" || bad "stderr lacks: $s"; done; }
+expect_out_has() { local s; for s in "$@"; do grep -qF -- "$s" "$T/out" || bad "stdout lacks: $s"; done; }
+
+# usage_error NAME ARGS... -- TEXT...: exit 2, one line on stderr containing each TEXT
+usage_error() {
+    local name=$1; shift
+    local args=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    shift
+    run "${args[@]}"
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "$@"
+    done_test "$name"
+}
+
+# ---- help and listing ----------------------------------------------------
+
+cli_help() {
+    run --help
+    expect_rc 0
+    expect_out_has "usage: kbench" "rope" "sweep" "check" "list" "device"
+    [ -s "$T/err" ] && bad "stderr not empty"
+    done_test "kbench --help exits 0"
+
+    run help rope
+    expect_rc 0
+    expect_out_has "usage: kbench rope" "--seq" "--rotary-dim" "naive" "opt"
+    done_test "kbench help rope exits 0"
+
+    run rope --help
+    expect_rc 0
+    expect_out_has "usage: kbench rope" "--layout {sbhd,bshd,thd}"
+    done_test "kbench rope --help exits 0"
+
+    run
+    expect_rc 2
+    expect_err_has "usage: kbench"
+    done_test "kbench without a command exits 2 with the usage on stderr"
+
+    local v
+    v=$(sed -n 's/^#define KB_VERSION "\(.*\)"/\1/p' cli/kbench.h)
+    run --version
+    expect_rc 0
+    [ "$(cat "$T/out")" = "kbench $v" ] || bad "stdout '$(cat "$T/out")', want 'kbench $v'"
+    done_test "kbench --version prints the version"
+}
+
+cli_list() {
+    run list
+    expect_rc 0
+    expect_out_has "rope:" "implementations:" "naive" "opt"
+    local p
+    for p in pass dtype layout style seq batch heads dim rotary_dim base seqlens; do
+        grep -qE "^ +$p( |$)" "$T/out" || bad "parameter $p not listed"
+    done
+    expect_out_has "{fwd,bwd}" "{fp32,fp16,bf16}" "{sbhd,bshd,thd}" "{neox,gptj}"
+    expect_out_has "[2048, 1..1048576]" # seq: default and bounds
+    done_test "kbench list shows rope and its parameters"
+
+    run list rope
+    expect_rc 0
+    expect_out_has "rope:"
+    done_test "kbench list rope exits 0"
+
+    usage_error "kbench list nope exits 2" list nope -- "unknown op 'nope'"
+}
+
+# ---- usage errors: exit 2, one line naming the problem -------------------
+
+cli_usage_errors() {
+    usage_error "unknown command exits 2" frobnicate -- "unknown command 'frobnicate'"
+    usage_error "misspelt command suggests the op" rop -- "unknown command 'rop'" "did you mean 'rope'"
+    usage_error "unknown flag --sq suggests --seq" rope --sq 16 -- "unknown option '--sq'" "did you mean --seq"
+    usage_error "unknown flag --rotary_dim suggests --rotary-dim" rope --rotary_dim 16 -- "did you mean --rotary-dim"
+    usage_error "unknown flag without a near name" rope --frobnicate -- "unknown option '--frobnicate'"
+    usage_error "sweep --dry-rn suggests --dry-run" sweep --dry-rn -- "did you mean --dry-run"
+    usage_error "flag without its value exits 2" rope --seq -- "'--seq' needs a value"
+    usage_error "a boolean flag given a value exits 2" rope --hot=1 -- "'--hot' takes no value"
+    usage_error "positional argument to an op exits 2" rope 16 -- "unexpected argument '16'"
+    usage_error "out-of-bounds --seq 0 exits 2" rope --seq 0 -- "seq = 0 is out of bounds [1, 1048576]"
+    usage_error "out-of-bounds --dim 9000 exits 2" rope --dim 9000 -- "dim = 9000 is out of bounds"
+    usage_error "out-of-bounds in a range exits 2" rope --seq 1024:4194304:x2 -- "out of bounds"
+    usage_error "non-number --batch exits 2" rope --batch many -- "batch: expected a number, got 'many'"
+    usage_error "bad range exits 2" rope --seq 4096:512:x2 -- "seq: bad range '4096:512:x2'"
+    usage_error "unknown enum value exits 2" rope --dtype fp64 -- "dtype: unknown value 'fp64'"
+    usage_error "odd rotary dim exits 2" rope --dim 8 --rotary-dim 3 -- "rotary_dim 3 must be even"
+    usage_error "odd dim without rotary dim exits 2" rope --dim 7 -- "must be even" "--rotary-dim"
+    usage_error "rotary dim > dim exits 2" rope --dim 8 --rotary-dim 16 -- "rotary_dim 16 is larger than dim 8"
+    usage_error "seqlens without thd exits 2" rope --seqlens 3,4 -- "seqlens applies to layout thd only"
+    usage_error "seqlens beyond seq exits 2" rope --layout thd --seq 16 --seqlens 3,17 -- "seqlens[1] = 17 exceeds seq 16"
+    usage_error "bad setting value exits 2" rope --min-samples 0 -- "min_samples = 0 is out of bounds"
+    usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
+    usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
+}
+
+# ---- sweep files ---------------------------------------------------------
+
+cli_json_errors() {
+    local f="$T/bad.json"
+    local line3='    {"op": "rope", "seq": [512 1024]}'
+    printf '{\n  "sweeps": [\n%s\n  ]\n}\n' "$line3" >"$f"
+    local pre=${line3%%1024*}
+    usage_error "JSON syntax error names FILE:LINE:COL" sweep "$f" --dry-run -- "$f:3:$((${#pre} + 1)):" "JSON syntax error"
+
+    printf '{"sweps": [{"op": "rope"}]}\n' >"$f"
+    usage_error "unknown JSON key exits 2" sweep "$f" --dry-run -- "unknown key 'sweps'" "did you mean 'sweeps'"
+
+    printf '{"sweeps": [{"op": "rope", "sq": 16}]}\n' >"$f"
+    usage_error "unknown JSON parameter suggests" sweep "$f" --dry-run -- "sweeps[0]" "no parameter 'sq'" "did you mean 'seq'"
+
+    printf '{"sweeps": [{"op": "ropes"}]}\n' >"$f"
+    usage_error "unknown JSON op suggests" sweep "$f" --dry-run -- "unknown op 'ropes'" "did you mean 'rope'"
+
+    printf '{"settings": {"min_tme": 1}, "sweeps": [{"op": "rope"}]}\n' >"$f"
+    usage_error "unknown JSON setting suggests" sweep "$f" --dry-run -- "min_tme" "did you mean 'min_time'"
+
+    printf '{"sweeps": [{"op": "rope", "dim": 8, "rotary_dim": 16}]}\n' >"$f"
+    usage_error "invalid JSON case exits 2" sweep "$f" --dry-run -- "rotary_dim 16 is larger than dim 8"
+
+    usage_error "missing sweep file exits 2" sweep "$T/none.json" --dry-run -- "$T/none.json" "No such file"
+    usage_error "two sweep files exit 2" sweep a.json b.json -- "one sweep file at a time"
+}
+
+cli_dry_runs() {
+    local f n
+    for f in configs/*.json; do
+        [ -e "$f" ] || continue
+        run sweep "$f" --dry-run
+        expect_rc 0
+        [ -s "$T/err" ] && bad "stderr not empty"
+        tail -n 1 "$T/out" | grep -qE '^[1-9][0-9]* cases; ' || bad "no closing 'N cases' line"
+        done_test "kbench sweep $f --dry-run exits 0"
+    done
+
+    run sweep --dry-run
+    expect_rc 0
+    tail -n 1 "$T/out" | grep -qE '^[1-9][0-9]* cases; ' || bad "no closing 'N cases' line"
+    done_test "kbench sweep --dry-run (built-in default) exits 0"
+
+    run check --dry-run
+    expect_rc 0
+    [ -s "$T/err" ] && bad "stderr not empty"
+    tail -n 1 "$T/out" | grep -qE '^[1-9][0-9]* cases; ' || bad "no closing 'N cases' line"
+    done_test "kbench check --dry-run exits 0"
+
+    # the case count is the product of the axes: 2 seq x 3 dtypes x 2 passes
+    run rope --seq 16,32 --dtype all --pass fwd,bwd --batch 1 --dry-run
+    expect_rc 0
+    n=$(grep -cE '^ *[0-9]+  rope ' "$T/out")
+    [ "$n" -eq 12 ] || bad "$n case lines, want 12"
+    tail -n 1 "$T/out" | grep -q '^12 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
+    done_test "kbench rope --dry-run expands the cartesian product"
+
+    # flags override a sweep file's settings; a bad flag value is still refused
+    printf '{"settings": {"impl": "nope"}, "sweeps": [{"op": "rope", "seq": 16}]}\n' >"$T/s.json"
+    run sweep "$T/s.json" --impl naive --dry-run
+    expect_rc 0
+    done_test "flags override the sweep file's settings"
+}
+
+# ---- the GPU, or its absence ---------------------------------------------
+
+cli_device() {
+    run device
+    local drc=$rc
+    if [ "$drc" -eq 3 ]; then
+        expect_stderr_lines 1
+        done_test "kbench device exits 3 with one line on stderr (no GPU)"
+
+        run rope --seq 16 --batch 1 --out-dir "$T/res"
+        expect_rc 3
+        expect_stderr_lines 1
+        [ -e "$T/res" ] && bad "wrote $T/res without a GPU"
+        done_test "kbench rope exits 3 with one line on stderr (no GPU)"
+
+        run check
+        expect_rc 3
+        expect_stderr_lines 1
+        done_test "kbench check exits 3 with one line on stderr (no GPU)"
+
+        t_skip "cli: kbench check passes on the GPU"
+        t_skip "cli: kbench rope writes CSV and JSON on the GPU"
+        echo "GPU tests skipped: no GPU (kbench device exits 3)"
+    elif [ "$drc" -eq 0 ]; then
+        expect_out_has "device" "SMs" "copy"
+        done_test "kbench device exits 0 (GPU)"
+        t_skip "cli: kbench rope exits 3 with one line on stderr (no GPU)"
+        t_skip "cli: kbench check exits 3 with one line on stderr (no GPU)"
+
+        run check
+        expect_rc 0
+        tail -n 1 "$T/out" | grep -qE '^check: [1-9][0-9]* passed, 0 failed$' || bad "closing line: $(tail -n 1 "$T/out")"
+        done_test "kbench check passes on the GPU"
+
+        run rope --seq 16,32 --batch 1 --heads 2 --dim 64 --min-samples 3 --min-time 0 --warmup 1 \
+            --max-noise 100 --timeout 2 --quiet --out-dir "$T/res" # stop at 3 samples: tiny kernels are noisy
+        expect_rc 0
+        [ -s "$T/res/rope.csv" ] || bad "no $T/res/rope.csv"
+        [ -s "$T/res/rope.json" ] || bad "no $T/res/rope.json"
+        if [ -s "$T/res/rope.csv" ]; then
+            # header + 2 cases x 2 implementations, all verified
+            [ "$(nlines "$T/res/rope.csv")" -eq 5 ] || bad "$(nlines "$T/res/rope.csv") CSV lines, want 5"
+            [ "$(tail -n +2 "$T/res/rope.csv" | grep -c ',pass,')" -eq 4 ] || bad "not every row verified"
+        fi
+        done_test "kbench rope writes CSV and JSON on the GPU"
+    else
+        bad "kbench device exits $drc (want 0 with a GPU, 3 without)"
+        done_test "kbench device exits 0 or 3"
+    fi
+}
+
+cli_run_all() {
+    cli_help
+    cli_list
+    cli_usage_errors
+    cli_json_errors
+    cli_dry_runs
+    cli_device
+}

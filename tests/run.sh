@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Run the unit-test binaries given as arguments (cmocka), then the CLI tests
+# of tests/cli.sh against ./kbench (or $KBENCH).
+#
+#   tests/run.sh build/tests/test_dtype build/tests/test_refs ...
+#
+# Counts every cmocka test and every CLI test; ends with
+#   tests: N passed, M failed, K skipped
+# and exits 1 if anything failed.
+set -u
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bins=()
+for b in "$@"; do
+    case $b in /*) bins+=("$b") ;; *) bins+=("$PWD/$b") ;; esac
+done
+cd "$root" || exit 2
+KBENCH=${KBENCH:-./kbench}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/kbench-tests.XXXXXX") || exit 2
+trap 'rm -rf "$T"' EXIT
+
+npass=0
+nfail=0
+nskip=0
+failures=()
+t_pass() { npass=$((npass + 1)); echo "PASS $1"; }
+t_fail() { nfail=$((nfail + 1)); failures+=("$1"); echo "FAIL $1"; }
+t_skip() { nskip=$((nskip + 1)); echo "SKIP $1"; }
+
+# the number N in the first line of $2 that reads "[ $1 ] N test(s)"
+cmocka_count() {
+    grep -oE "\[ +$1 +\] [0-9]+ test\(s\)" "$2" | head -n 1 | grep -oE '[0-9]+' | head -n 1
+}
+
+unbuf=()
+command -v stdbuf >/dev/null 2>&1 && unbuf=(stdbuf -oL -eL) # keep cmocka's stdout and stderr in order
+
+# ---- unit tests ----------------------------------------------------------
+for b in "${bins[@]}"; do
+    name=$(basename "$b")
+    echo
+    echo "=== $name"
+    if [ ! -x "$b" ]; then
+        t_fail "$name: not built"
+        continue
+    fi
+    log="$T/$name.log"
+    (cd "$root" && timeout 120 "${unbuf[@]}" "$b") 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(cmocka_count PASSED "$log")
+    f=$(cmocka_count FAILED "$log")
+    s=$(cmocka_count SKIPPED "$log")
+    p=${p:-0} f=${f:-0} s=${s:-0}
+    npass=$((npass + p))
+    nskip=$((nskip + s))
+    if [ "$f" -gt 0 ]; then
+        nfail=$((nfail + f))
+        while read -r t; do failures+=("$name: $t"); done < <(grep -oE '^\[  FAILED  \] [A-Za-z_][A-Za-z0-9_]*$' "$log" | awk '{print $NF}' | sort -u)
+    fi
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        # crashed, timed out, or failed in a way cmocka did not count
+        t_fail "$name: exit status $rc without a failure count"
+    elif [ "$rc" -eq 0 ] && [ "$f" -gt 0 ]; then
+        t_fail "$name: exit status 0 despite $f failed test(s)"
+    elif [ -z "$(cmocka_count PASSED "$log")" ] && [ "$rc" -eq 0 ]; then
+        t_pass "$name (no cmocka summary; counted by exit status)"
+    fi
+done
+
+# ---- CLI tests -----------------------------------------------------------
+echo
+echo "=== cli ($KBENCH)"
+if [ ! -x "$KBENCH" ]; then
+    t_fail "cli: $KBENCH is not built (make kbench)"
+else
+    # shellcheck source=tests/cli.sh
+    . "$root/tests/cli.sh"
+    cli_run_all
+fi
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "failed:"
+    for f in "${failures[@]}"; do echo "  $f"; done
+fi
+echo "tests: $npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" -eq 0 ]

@@ -1,0 +1,441 @@
+/* report.c (CSV, JSON) and the harness's statistics and comparison. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kbench.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Split one CSV line (RFC 4180 quoting) into fields; returns the count. */
+static int csv_split(const char *line, char fields[][512], int max)
+{
+    int n = 0;
+    const char *s = line;
+    for (;;) {
+        char *o = n < max ? fields[n] : NULL;
+        size_t k = 0;
+        if (*s == '"') {
+            s++;
+            for (;;) {
+                if (!*s) fail_msg("unterminated quote in: %s", line);
+                if (*s == '"' && s[1] == '"') { if (o && k < 511) o[k++] = '"'; s += 2; continue; }
+                if (*s == '"') { s++; break; }
+                if (o && k < 511) o[k++] = *s;
+                s++;
+            }
+            if (*s && *s != ',' && *s != '\n') fail_msg("text after a closing quote in: %s", line);
+        } else {
+            while (*s && *s != ',' && *s != '\n') {
+                if (*s == '"') fail_msg("a bare quote in: %s", line);
+                if (o && k < 511) o[k++] = *s;
+                s++;
+            }
+        }
+        if (o) o[k] = 0;
+        n++;
+        if (*s != ',') break;
+        s++;
+    }
+    return n;
+}
+
+static int col(char fields[][512], int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(fields[i], name)) return i;
+    fail_msg("no column %s", name);
+    return -1;
+}
+
+static kb_case *make_cases(int *n)
+{
+    kb_sweep s;
+    kb_sweep_init(&s, kb_find_op("rope"));
+    char err[KB_ERRLEN];
+    assert_int_equal(kb_sweep_set(&s, "pass", "fwd,bwd", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "layout", "thd", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "seq", "16", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "seqlens", "3,4", err, sizeof err), 0);
+    kb_case *cases = NULL;
+    *n = 0;
+    assert_int_equal(kb_sweep_expand(&s, &cases, n, err, sizeof err), 0);
+    assert_int_equal(*n, 2);
+    return cases;
+}
+
+/* a timed, verified row and an untimed failed one */
+static void make_rows(const kb_case *cases, kb_row *r)
+{
+    memset(r, 0, 2 * sizeof *r);
+    r[0].c = &cases[0];
+    r[0].impl = "naive";
+    double ms[] = {0.125, 0.25, 0.5};
+    kb_stats_compute(ms, 3, &r[0].st);
+    r[0].bytes = 1024;
+    r[0].flops = 96;
+    r[0].gbps = 4.0;
+    r[0].pct_of_copy = 12.5;
+    r[0].copy_gbps = 32;
+    r[0].tflops = 1e-6;
+    r[0].rel_err = 1e-7;
+    r[0].max_abs_err = 2e-7;
+    r[0].verified = 1;
+    r[0].speedup = 1.0;
+    r[1].c = &cases[1];
+    r[1].impl = "opt";
+    r[1].bytes = 2048;
+    r[1].verified = 0;
+    r[1].rel_err = NAN;
+    r[1].max_abs_err = INFINITY;
+    snprintf(r[1].error, sizeof r[1].error, "dt: bad, \"very\" bad\nsecond line");
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = malloc((size_t)n + 1);
+    size_t got = fread(t, 1, (size_t)n, f);
+    t[got] = 0;
+    fclose(f);
+    return t;
+}
+
+static cJSON *read_json(const char *path)
+{
+    char *t = slurp(path);
+    if (!t) fail_msg("cannot read %s", path);
+    cJSON *j = cJSON_Parse(t);
+    if (!j) fail_msg("%s is not valid JSON:\n%s", path, t);
+    free(t);
+    return j;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+static void test_csv(void **state)
+{
+    (void)state;
+    int n;
+    kb_case *cases = make_cases(&n);
+    kb_row rows[2];
+    make_rows(cases, rows);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    kb_csv_header(f, kb_ops, kb_nops);
+    kb_csv_row(f, &rows[0], kb_ops, kb_nops);
+    kb_csv_row(f, &rows[1], kb_ops, kb_nops);
+    rewind(f);
+    char line[3][8192];
+    for (int i = 0; i < 3; i++) assert_non_null(fgets(line[i], sizeof line[i], f));
+    char extra[16];
+    assert_null(fgets(extra, sizeof extra, f)); /* one line per row, the newline in the error flattened */
+    fclose(f);
+
+    static char h[64][512], v[64][512];
+    int nh = csv_split(line[0], h, 64);
+    /* fixed columns first, then every other parameter in table order */
+    const char *first[] = {"op", "pass", "impl", "dtype", "layout"};
+    for (int i = 0; i < 5; i++) assert_string_equal(h[i], first[i]);
+    const kb_op *op = kb_find_op("rope");
+    int k = 5;
+    for (int i = 0; i < op->nparams; i++) {
+        const char *nm = op->params[i].name;
+        if (!strcmp(nm, "pass") || !strcmp(nm, "dtype") || !strcmp(nm, "layout")) continue;
+        assert_string_equal(h[k], nm);
+        k++;
+    }
+    const char *stats[] = {"median_ms", "min_ms", "max_ms", "mean_ms", "stddev_ms", "noise_pct",
+                           "samples", "bytes", "gbps", "pct_of_copy"};
+    for (int i = 0; i < 10; i++) assert_string_equal(h[k + i], stats[i]);
+    int sp = col(h, nh, "speedup_vs_baseline");
+    assert_true(sp > k + 9);
+    for (const char *const *c = (const char *const[]){"copy_gbps", "flops", "tflops", "rel_err", "max_abs_err", "verified", NULL}; *c; c++)
+        assert_true(col(h, nh, *c) > k + 9);
+    for (int i = 0; i < nh; i++)
+        for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
+
+    /* row 0 */
+    int nv = csv_split(line[1], v, 64);
+    assert_int_equal(nv, nh);
+    assert_string_equal(v[col(h, nh, "op")], "rope");
+    assert_string_equal(v[col(h, nh, "pass")], "fwd");
+    assert_string_equal(v[col(h, nh, "impl")], "naive");
+    assert_string_equal(v[col(h, nh, "dtype")], "bf16");
+    assert_string_equal(v[col(h, nh, "layout")], "thd");
+    assert_string_equal(v[col(h, nh, "seq")], "16");
+    assert_string_equal(v[col(h, nh, "heads")], "8");
+    assert_string_equal(v[col(h, nh, "style")], "neox");
+    assert_true(strtod(v[col(h, nh, "base")], NULL) == 10000);
+    assert_string_equal(v[col(h, nh, "seqlens")], "3+4");
+    assert_true(strtod(v[col(h, nh, "median_ms")], NULL) == 0.25);
+    assert_true(strtod(v[col(h, nh, "min_ms")], NULL) == 0.125);
+    assert_true(strtod(v[col(h, nh, "max_ms")], NULL) == 0.5);
+    assert_int_equal(atoi(v[col(h, nh, "samples")]), 3);
+    assert_true(strtod(v[col(h, nh, "bytes")], NULL) == 1024);
+    assert_true(strtod(v[col(h, nh, "gbps")], NULL) == 4.0);
+    assert_true(strtod(v[col(h, nh, "pct_of_copy")], NULL) == 12.5);
+    assert_true(fabs(strtod(v[col(h, nh, "rel_err")], NULL) - 1e-7) < 1e-10);
+    assert_string_equal(v[col(h, nh, "verified")], "pass");
+    assert_true(strtod(v[sp], NULL) == 1.0);
+    assert_string_equal(v[col(h, nh, "error")], "");
+
+    /* row 1: untimed, failed, an error with a comma and quotes */
+    nv = csv_split(line[2], v, 64);
+    assert_int_equal(nv, nh);
+    assert_string_equal(v[col(h, nh, "pass")], "bwd");
+    assert_string_equal(v[col(h, nh, "impl")], "opt");
+    assert_string_equal(v[col(h, nh, "median_ms")], "");
+    assert_string_equal(v[col(h, nh, "samples")], "");
+    assert_string_equal(v[col(h, nh, "gbps")], "");
+    assert_string_equal(v[sp], "");
+    assert_string_equal(v[col(h, nh, "verified")], "fail");
+    assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
+    free(cases);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static int results_len(const cJSON *j)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "results");
+    assert_true(cJSON_IsArray(r));
+    return cJSON_GetArraySize(r);
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsString(v)) fail_msg("%s is not a string", k);
+    return v->valuestring;
+}
+
+static void test_json_report(void **state)
+{
+    (void)state;
+    int n;
+    kb_case *cases = make_cases(&n);
+    kb_row rows[2];
+    make_rows(cases, rows);
+    char dir[] = "/tmp/kbench-report-XXXXXX", csv[256], json[256], tmp[300], sub[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(csv, sizeof csv, "%s/out.csv", dir);
+    snprintf(json, sizeof json, "%s/sub/out.json", dir); /* a directory to create */
+    snprintf(tmp, sizeof tmp, "%s.tmp", json);
+    char *argv[] = {"kbench", "rope", "--seq", "16"};
+    char err[KB_ERRLEN] = "";
+    kb_report *r = kb_report_open(csv, json, kb_ops, kb_nops, NULL, 4, argv, 1, err, sizeof err);
+    if (!r) fail_msg("kb_report_open: %s", err);
+
+    cJSON *j = read_json(json); /* whole from the start */
+    assert_int_equal(results_len(j), 0);
+    cJSON_Delete(j);
+
+    kb_report_row(r, &rows[0]);
+    j = read_json(json); /* whole after the first row, before close */
+    assert_int_equal(results_len(j), 1);
+    assert_int_equal(access(tmp, F_OK), -1); /* renamed away */
+    cJSON_Delete(j);
+
+    kb_report_row(r, &rows[1]);
+    j = read_json(json);
+    assert_int_equal(results_len(j), 2);
+    cJSON_Delete(j);
+    kb_report_close(r);
+
+    j = read_json(json);
+    const cJSON *kb = cJSON_GetObjectItemCaseSensitive(j, "kbench");
+    assert_true(cJSON_IsObject(kb));
+    assert_string_equal(jstr(kb, "version"), KB_VERSION);
+    assert_string_equal(jstr(kb, "command_line"), "kbench rope --seq 16");
+    assert_true(strlen(jstr(kb, "git_commit")) > 0);
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "device")));
+    assert_int_equal(results_len(j), 2);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "results");
+    const cJSON *a = cJSON_GetArrayItem(res, 0), *b = cJSON_GetArrayItem(res, 1);
+    assert_string_equal(jstr(a, "op"), "rope");
+    assert_string_equal(jstr(a, "pass"), "fwd");
+    assert_string_equal(jstr(a, "impl"), "naive");
+    assert_string_equal(jstr(a, "dtype"), "bf16");
+    const cJSON *pa = cJSON_GetObjectItemCaseSensitive(a, "params");
+    assert_true(cJSON_IsObject(pa));
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(pa, "seq");
+    assert_true(cJSON_IsNumber(seq) && seq->valuedouble == 16);
+    assert_string_equal(jstr(pa, "layout"), "thd");
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(pa, "seqlens");
+    assert_true(cJSON_IsArray(sl) && cJSON_GetArraySize(sl) == 2);
+    assert_true(cJSON_GetArrayItem(sl, 1)->valuedouble == 4);
+    const cJSON *med = cJSON_GetObjectItemCaseSensitive(a, "median_ms");
+    assert_true(cJSON_IsNumber(med) && med->valuedouble == 0.25);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "samples")->valuedouble == 3);
+    assert_string_equal(jstr(a, "verified"), "pass");
+    assert_null(cJSON_GetObjectItemCaseSensitive(a, "error"));
+
+    assert_string_equal(jstr(b, "pass"), "bwd");
+    assert_string_equal(jstr(b, "impl"), "opt");
+    assert_string_equal(jstr(b, "verified"), "fail");
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "median_ms")); /* not timed */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "rel_err"))); /* NaN is null */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "max_abs_err")));
+    assert_non_null(strstr(jstr(b, "error"), "\"very\" bad"));
+    cJSON_Delete(j);
+    assert_int_equal(access(tmp, F_OK), -1);
+
+    /* the CSV beside it: a header and the two rows */
+    char *t = slurp(csv);
+    assert_non_null(t);
+    int lines = 0;
+    for (char *p = t; *p; p++) lines += *p == '\n';
+    assert_int_equal(lines, 3);
+    assert_true(strncmp(t, "op,pass,impl,dtype,layout,", 26) == 0);
+    free(t);
+
+    unlink(csv);
+    unlink(json);
+    rmdir(sub);
+    rmdir(dir);
+    free(cases);
+}
+
+static void test_report_open_errors(void **state)
+{
+    (void)state;
+    char err[KB_ERRLEN] = "";
+    char dir[] = "/tmp/kbench-report-XXXXXX", path[256], blocker[256];
+    assert_non_null(mkdtemp(dir));
+    /* a file where the output directory should be */
+    snprintf(blocker, sizeof blocker, "%s/file", dir);
+    FILE *f = fopen(blocker, "w");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/file/out.csv", dir);
+    kb_report *r = kb_report_open(path, NULL, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    assert_null(r);
+    assert_true(strlen(err) > 0);
+    /* the same for the JSON file: refused at open, not lost silently at every row */
+    err[0] = 0;
+    snprintf(path, sizeof path, "%s/file/out.json", dir);
+    r = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    if (r) {
+        kb_report_close(r);
+        unlink(blocker);
+        rmdir(dir);
+        fail_msg("kb_report_open accepted the unwritable JSON path %s", path);
+    }
+    assert_true(strlen(err) > 0);
+    /* no outputs at all is fine (kbench check) */
+    r = kb_report_open(NULL, NULL, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    assert_non_null(r);
+    kb_report_close(r);
+    unlink(blocker);
+    rmdir(dir);
+}
+
+/* ---- statistics and comparison ------------------------------------------ */
+
+static void test_stats(void **state)
+{
+    (void)state;
+    kb_stats st;
+    double odd[] = {3, 1, 2};
+    kb_stats_compute(odd, 3, &st);
+    assert_int_equal(st.samples, 3);
+    assert_true(st.median == 2 && st.min == 1 && st.max == 3 && st.mean == 2);
+    assert_true(fabs(st.stddev - 1.0) < 1e-12); /* sample stddev: sqrt(2 / (3-1)) */
+    assert_true(fabs(st.noise_pct - 50.0) < 1e-9);
+    assert_true(odd[0] == 3 && odd[1] == 1 && odd[2] == 2); /* the input is not sorted in place */
+
+    double even[] = {4, 1, 3, 2};
+    kb_stats_compute(even, 4, &st);
+    assert_true(st.median == 2.5 && st.mean == 2.5 && st.min == 1 && st.max == 4);
+    assert_true(fabs(st.stddev - sqrt(5.0 / 3.0)) < 1e-12);
+    assert_true(fabs(st.noise_pct - 100.0 * sqrt(5.0 / 3.0) / 2.5) < 1e-9);
+
+    double many[101];
+    for (int i = 0; i < 101; i++) many[i] = (i * 37) % 101; /* 0..100 shuffled */
+    kb_stats_compute(many, 101, &st);
+    assert_true(st.median == 50 && st.min == 0 && st.max == 100 && st.mean == 50);
+
+    double one[] = {0.7};
+    kb_stats_compute(one, 1, &st);
+    assert_true(st.median == 0.7 && st.stddev == 0 && st.noise_pct == 0 && st.samples == 1);
+    double same[] = {2, 2, 2, 2};
+    kb_stats_compute(same, 4, &st);
+    assert_true(st.stddev == 0 && st.noise_pct == 0);
+    kb_stats_compute(NULL, 0, &st);
+    assert_int_equal(st.samples, 0);
+    assert_true(st.median == 0 && st.mean == 0);
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    double ref[4] = {1, -2, 3, 0.5}, got[4];
+    kb_buf b = {"out", KB_FP32, 4, NULL, NULL, ref};
+    kb_tol tol = {1e-3, 1e-3};
+    double rel, mx;
+    memcpy(got, ref, sizeof got);
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    assert_true(rel == 0 && mx == 0);
+
+    got[2] = 3 + 1e-4; /* inside both tolerances */
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    double norm = sqrt(1 + 4 + 9 + 0.25);
+    assert_true(fabs(rel - 1e-4 / norm) < 1e-12);
+    assert_true(fabs(mx - 1e-4) < 1e-12);
+
+    got[2] = 3 + 0.05; /* above both */
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 0);
+    assert_true(fabs(rel - 0.05 / norm) < 1e-12);
+
+    /* max_abs is relative to max(1, max|ref|): 0.02 is inside 1e-2 * 3 */
+    got[2] = 3 + 0.02;
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1, 1e-2}, &rel, &mx), 1);
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1, 5e-3}, &rel, &mx), 0);
+    /* the rel_l2 bound alone fails it */
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e-3, 1}, &rel, &mx), 0);
+
+    memcpy(got, ref, sizeof got);
+    got[1] = NAN; /* an unwritten (poisoned) element */
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    got[1] = INFINITY;
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    got[1] = -2;
+    got[3] = NAN;
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    assert_true(isnan(mx) || isinf(mx) || isnan(rel));
+
+    /* an all-zero reference: the absolute error counts */
+    double z[3] = {0, 0, 0}, g[3] = {0, 0, 1e-6};
+    kb_buf bz = {"out", KB_FP32, 3, NULL, NULL, z};
+    assert_int_equal(kb_compare(&bz, g, (kb_tol){1e-5, 1e-5}, &rel, &mx), 1);
+    g[2] = 1e-3;
+    assert_int_equal(kb_compare(&bz, g, (kb_tol){1e-5, 1e-5}, &rel, &mx), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_json_report),
+        cmocka_unit_test(test_report_open_errors),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_compare),
+    };
+    return cmocka_run_group_tests_name("report", tests, NULL, NULL);
+}
