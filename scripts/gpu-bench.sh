@@ -11,5 +11,5 @@ mkdir -p "$out"
 ./kbench rope --layout bshd --seq 4096 --batch 2 --heads 32 --dim 128 --dtype bf16 --pass fwd,bwd \
     --csv "$out/bench-rope-bshd.csv" --json "$out/bench-rope-bshd.json" | tee "$out/bench-rope-bshd.txt"
 if [ -f .peers/peers.py ]; then
-    PYTHONUNBUFFERED=1 python3 .peers/peers.py --only copy,rope --quick --out "$out/bench-peers.json" 2>&1 | tail -n 14
+    PYTHONUNBUFFERED=1 python3 .peers/peers.py --only copy,rope --out "$out/bench-peers.json" 2>&1 | tail -n 14
 fi
