@@ -12,10 +12,10 @@ CC      ?= gcc
 GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
            -gencode arch=compute_80,code=compute_80
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
+CFLAGS  += -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
-LDLIBS  := -lcjson -ldl -lm -lpthread
+LDLIBS  := -lcjson -lgomp -ldl -lm -lpthread
 
 BUILD   := build
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c)

@@ -92,12 +92,32 @@ double kb_load(const void *buf, size_t i, kb_dtype t)
 
 void kb_rng_seed(kb_rng *r, uint64_t seed) { r->s = seed ^ 0x9e3779b97f4a7c15ull; }
 
-uint64_t kb_rng_next(kb_rng *r)
+static uint64_t mix(uint64_t z)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+uint64_t kb_rng_next(kb_rng *r) { return mix(r->s += 0x9e3779b97f4a7c15ull); }
+
+/* splitmix64 is counter-based: draw k of a seed's stream is mix(s0 + k*gamma),
+ * so any element can be drawn on its own, in parallel. */
+void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, double hi)
+{
+    const uint64_t s0 = seed ^ 0x9e3779b97f4a7c15ull;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = mix(s0 + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+        double v = lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
+        if (kb_store(buf, i, v, t) == 0.0) kb_store(buf, i, 0.5 * (lo + hi) + 0.25 * (hi - lo), t); /* never zeros */
+    }
+}
+
+void kb_load_all(const void *buf, size_t n, kb_dtype t, double *out)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) out[i] = kb_load(buf, i, t);
 }
 
 double kb_rng_uniform(kb_rng *r, double lo, double hi)

@@ -70,15 +70,17 @@ int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, doub
 {
     double num = 0, den = 0, mx = 0, mref = 0;
     int bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : num, den) reduction(max : mx, mref) reduction(| : bad)
     for (size_t i = 0; i < b->n; i++) {
         double r = b->ref[i], g = got[i];
-        if (!isfinite(g) && isfinite(r)) bad = 1; /* NaN poison left: unwritten */
         double d = fabs(g - r);
-        if (!(d <= mx)) mx = d; /* catches NaN */
+        if (!isfinite(g) || !isfinite(d)) bad = 1; /* NaN poison left: unwritten */
+        else if (d > mx) mx = d;
         num += (g - r) * (g - r);
         den += r * r;
         if (fabs(r) > mref) mref = fabs(r);
     }
+    if (bad) mx = NAN;
     *rel = den > 0 ? sqrt(num / den) : sqrt(num);
     *maxabs = mx;
     if (bad || !isfinite(*rel) || !isfinite(mx)) return 0;

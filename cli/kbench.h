@@ -37,6 +37,10 @@ typedef struct { uint64_t s; } kb_rng;
 void kb_rng_seed(kb_rng *r, uint64_t seed);
 uint64_t kb_rng_next(kb_rng *r);
 double kb_rng_uniform(kb_rng *r, double lo, double hi); /* [lo, hi) */
+/* n seeded uniform values in [lo, hi), quantised to t, never zero (the same
+ * values as kb_rng_uniform's stream for that seed, drawn in parallel). */
+void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, double hi);
+void kb_load_all(const void *buf, size_t n, kb_dtype t, double *out); /* to double, in parallel */
 
 /* ---- parameters (params.c) -------------------------------------------- */
 typedef enum { KB_P_INT, KB_P_FLOAT, KB_P_ENUM, KB_P_INTLIST } kb_ptype;

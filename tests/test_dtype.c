@@ -286,6 +286,28 @@ static void test_store_rounds_once(void **state)
 
 /* ---- rng ---------------------------------------------------------------- */
 
+/* kb_fill_uniform draws the same stream as kb_rng_uniform, quantised, in
+ * [lo, hi), and never stores a zero. */
+static void test_fill_uniform(void **state)
+{
+    (void)state;
+    enum { N = 10000 };
+    static float f[N];
+    static uint16_t h[N];
+    kb_fill_uniform(f, N, KB_FP32, 99, -1.0, 1.0);
+    kb_fill_uniform(h, N, KB_BF16, 99, -1.0, 1.0);
+    kb_rng r;
+    kb_rng_seed(&r, 99);
+    for (int i = 0; i < N; i++) {
+        double v = kb_rng_uniform(&r, -1.0, 1.0);
+        float q = (float)v;
+        if (q == 0.0f) continue;
+        assert_true(f[i] == q);
+        assert_true(f[i] >= -1.0f && f[i] < 1.0f);
+        assert_true(kb_bf16_to_f32(h[i]) != 0.0f);
+    }
+}
+
 static void test_rng(void **state)
 {
     (void)state;
@@ -340,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_store_load),
         cmocka_unit_test(test_store_rounds_once),
         cmocka_unit_test(test_rng),
+        cmocka_unit_test(test_fill_uniform),
     };
     return cmocka_run_group_tests_name("dtype", tests, NULL, NULL);
 }

@@ -125,12 +125,7 @@ static int setup(const kb_case *c, kb_state *st)
     *x = (kb_buf){bwd ? "dy" : "t", dt, n, NULL, malloc(xb + 1), NULL};
     *ang = (kb_buf){"angles", KB_FP32, nang, NULL, malloc(ab + 1), NULL};
     *y = (kb_buf){bwd ? "dt" : "out", dt, n, NULL, NULL, NULL};
-    kb_rng rng;
-    kb_rng_seed(&rng, c->seed);
-    for (size_t i = 0; i < n; i++) {
-        double v = kb_rng_uniform(&rng, -1.0, 1.0);
-        if (kb_store(x->host, i, v, dt) == 0.0) kb_store(x->host, i, 0.5, dt); /* never zeros */
-    }
+    kb_fill_uniform(x->host, n, dt, c->seed, -1.0, 1.0);
     ref_rope_angles(ang->host, pos, rot, c->v[P_BASE].num);
     KB_CK(cudaMalloc(&x->dev, xb + 16));
     KB_CK(cudaMalloc(&ang->dev, ab + 16));
@@ -161,7 +156,7 @@ static void reference(const kb_case *c, kb_state *st)
     const kb_rope_args *a = &p->args;
     kb_buf *x = &st->in[0], *y = &st->out[0];
     double *in = malloc(x->n * sizeof *in);
-    for (size_t i = 0; i < x->n; i++) in[i] = kb_load(x->host, i, x->dtype);
+    kb_load_all(x->host, x->n, x->dtype, in);
     y->ref = malloc(y->n * sizeof *y->ref);
     ref_rope_args ra = {a->layout, a->style, a->backward, a->seq, a->batch, a->heads, a->dim, a->rot,
                         p->cu_host, st->in[1].host};
