@@ -55,19 +55,22 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
 deps:
 	@scripts/deps.sh
 
-run: deps
+run:
+	@scripts/deps.sh build plot
 	$(MAKE) kbench
 	./kbench sweep configs/default.json --out-dir results
 	scripts/plot.sh results/default.csv
 
-test: deps
+test:
+	@scripts/deps.sh build test
 	$(MAKE) kbench $(TESTS)
 	tests/run.sh $(TESTS)
 
 check: kbench
 	./kbench check
 
-plot: deps
+plot:
+	@scripts/deps.sh plot
 	@for f in results/*.csv; do [ -e "$$f" ] || { echo "make plot: no CSV in results/ (run make run first)"; exit 1; }; \
 	    scripts/plot.sh "$$f" || exit 1; done
 

@@ -10,16 +10,29 @@
 # installed here. Silent when everything is present; exits 1 when something
 # is still missing afterwards.
 #
-#   scripts/deps.sh          (run by `make run` and `make test`)
+#   scripts/deps.sh [WHAT...]   WHAT: build (cJSON, nvcc), test (cmocka),
+#                               plot (gnuplot); default: all of them.
+#   `make test` asks for build and test, `make run` and `make plot` for build and plot.
 set -u
+
+want_build=0 want_test=0 want_plot=0
+[ $# -eq 0 ] && set -- build test plot
+for w in "$@"; do
+    case $w in
+    build) want_build=1 ;;
+    test) want_test=1 ;;
+    plot) want_plot=1 ;;
+    *) echo "deps: unknown part '$w' (build, test, plot)" >&2; exit 2 ;;
+    esac
+done
 
 CUDA=${CUDA:-/usr/local/cuda}
 
 missing_pkgs() {
     local m=()
-    [ -f /usr/include/cjson/cJSON.h ] || m+=(libcjson-dev)
-    [ -f /usr/include/cmocka.h ] || m+=(libcmocka-dev)
-    gnuplot --version >/dev/null 2>&1 || m+=(gnuplot-nox)
+    [ $want_build = 0 ] || [ -f /usr/include/cjson/cJSON.h ] || m+=(libcjson-dev)
+    [ $want_test = 0 ] || [ -f /usr/include/cmocka.h ] || m+=(libcmocka-dev)
+    [ $want_plot = 0 ] || gnuplot --version >/dev/null 2>&1 || m+=(gnuplot-nox)
     echo "${m[*]:-}"
 }
 
@@ -58,7 +71,7 @@ if [ -n "$pkgs" ]; then
     fi
 fi
 
-if ! have_nvcc; then
+if [ $want_build = 1 ] && ! have_nvcc; then
     cat >&2 <<EOF
 deps: nvcc (the CUDA toolkit) not found: not on PATH and not at $CUDA/bin/nvcc.
       This script cannot install it. Install the CUDA Toolkit from NVIDIA:
