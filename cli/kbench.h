@@ -101,6 +101,10 @@ typedef struct {
     const char *name;
     kb_launch_fn launch; /* returns 0 or a cudaError_t */
     const char *help;
+    /* `kbench check` runs every implementation twice and requires the same
+     * output bits; one that may differ run to run (floating-point atomics)
+     * says so here, and its rows skip that test. */
+    int nondeterministic;
 } kb_impl;
 
 typedef struct {
@@ -128,7 +132,7 @@ typedef struct kb_op {
     int (*setup)(const kb_case *c, kb_state *st);
     void (*reference)(const kb_case *c, kb_state *st); /* fills out[].ref */
     void (*teardown)(const kb_case *c, kb_state *st);  /* st->priv only; may be NULL */
-    kb_tol (*tolerance)(const kb_case *c);
+    kb_tol (*tolerance)(const kb_case *c, int out); /* for out[out] */
     /* `kbench check` sweeps, as JSON sweep objects; enum parameters they leave
      * out are swept over every choice. */
     const char *const *check_sweeps;

@@ -117,10 +117,9 @@ static int launch_fn(void *ctx, void *stream)
     return rc;
 }
 
-/* Poison, run once, compare every output with the reference. */
-static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream, kb_row *row)
+/* Poison the outputs and run once. */
+static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream)
 {
-    kb_tol tol = c->op->tolerance(c);
     for (int i = 0; i < st->nout; i++)
         KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
     launch_ctx l = {impl, c, st};
@@ -128,29 +127,65 @@ static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *str
     if (rc) return rc;
     KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
     KB_CK(cudaGetLastError());
+    return 0;
+}
+
+static void free_all(void **h, int n)
+{
+    for (int i = 0; i < n; i++) free(h[i]);
+}
+
+/* Poison, run once, compare every output with the reference (its own
+ * tolerance). With `repeat` (kbench check), run again and require the same
+ * bits, unless the implementation declares itself nondeterministic. */
+static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream, int repeat, kb_row *row)
+{
+    void *h[KB_MAX_OUTPUTS] = {0};
+    int rc = poisoned_run(impl, c, st, stream);
+    if (rc) return rc;
     row->verified = 1;
     row->rel_err = row->max_abs_err = 0;
     for (int i = 0; i < st->nout; i++) {
         kb_buf *b = &st->out[i];
         size_t es = kb_dtype_size(b->dtype);
-        void *h = malloc(b->n * es);
-        double *got = malloc(b->n * sizeof *got);
-        rc = cudaMemcpy(h, b->dev, b->n * es, cudaMemcpyDeviceToHost);
-        if (rc) { free(h); free(got); KB_CK(rc); }
-        kb_load_all(h, b->n, b->dtype, got);
+        h[i] = malloc(b->n * es + 1);
+        rc = cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost);
+        if (rc) { free_all(h, st->nout); KB_CK(rc); }
+        double *got = malloc(b->n * sizeof *got + 1);
+        kb_load_all(h[i], b->n, b->dtype, got);
+        kb_tol tol = c->op->tolerance(c, i);
         double rel, mx;
         int ok = kb_compare(b, got, tol, &rel, &mx);
         if (!ok) {
             row->verified = 0;
             if (!row->error[0])
-                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e", b->name, rel,
-                         tol.rel_l2, mx);
+                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e (tol %.1e)", b->name,
+                         rel, tol.rel_l2, mx, tol.max_abs);
         }
         if (!(rel <= row->rel_err)) row->rel_err = rel;
         if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
-        free(h);
         free(got);
     }
+    if (repeat && !impl->nondeterministic) {
+        rc = poisoned_run(impl, c, st, stream);
+        for (int i = 0; i < st->nout && !rc; i++) {
+            kb_buf *b = &st->out[i];
+            size_t es = kb_dtype_size(b->dtype), diff = 0;
+            unsigned char *again = malloc(b->n * es + 1);
+            rc = cudaMemcpy(again, b->dev, b->n * es, cudaMemcpyDeviceToHost);
+            if (rc) { free(again); break; }
+            for (size_t k = 0; k < b->n; k++) diff += memcmp(again + k * es, (unsigned char *)h[i] + k * es, es) != 0;
+            free(again);
+            if (diff) {
+                row->verified = 0;
+                if (!row->error[0])
+                    snprintf(row->error, sizeof row->error, "%s: a second run differs in %zu of %zu elements (not deterministic)",
+                             b->name, diff, b->n);
+            }
+        }
+        if (rc) { free_all(h, st->nout); KB_CK(rc); }
+    }
+    free_all(h, st->nout);
     return 0;
 }
 
@@ -280,7 +315,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             int e = 0;
             if (!o->no_verify) {
                 nvtxRangePushA(nv);
-                e = verify(impl, c, &st, stream, &row);
+                e = verify(impl, c, &st, stream, info->check_mode, &row);
                 nvtxRangePop();
                 if (!e) {
                     if (row.verified) npass++;
