@@ -81,6 +81,7 @@ int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, doub
         if (fabs(r) > mref) mref = fabs(r);
     }
     if (bad) mx = NAN;
+    den = den > b->scale * b->scale ? den : b->scale * b->scale;
     *rel = den > 0 ? sqrt(num / den) : sqrt(num);
     *maxabs = mx;
     if (bad || !isfinite(*rel) || !isfinite(mx)) return 0;

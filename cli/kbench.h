@@ -85,6 +85,10 @@ typedef struct {
     void *dev;     /* device memory */
     void *host;    /* host copy of inputs (dtype layout) */
     double *ref;   /* outputs: the CPU reference */
+    /* outputs: the L2 norm of the terms the result is a sum of, where they can
+     * cancel (a gradient that is nearly 0): fp32 arithmetic errs relative to
+     * the terms, so rel_l2 divides by max(||ref||, scale). 0: ||ref||. */
+    double scale;
 } kb_buf;
 
 typedef struct {

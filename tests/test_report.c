@@ -152,14 +152,17 @@ static void test_csv(void **state)
     /* fixed columns first, then every other parameter in table order */
     const char *first[] = {"op", "pass", "impl", "dtype", "layout"};
     for (int i = 0; i < 5; i++) assert_string_equal(h[i], first[i]);
-    const kb_op *op = kb_find_op("rope");
+    /* the union of every op's parameters, each once, in registry order */
     int k = 5;
-    for (int i = 0; i < op->nparams; i++) {
-        const char *nm = op->params[i].name;
-        if (!strcmp(nm, "pass") || !strcmp(nm, "dtype") || !strcmp(nm, "layout")) continue;
-        assert_string_equal(h[k], nm);
-        k++;
-    }
+    for (int o = 0; o < kb_nops; o++)
+        for (int i = 0; i < kb_ops[o]->nparams; i++) {
+            const char *nm = kb_ops[o]->params[i].name;
+            int seen = !strcmp(nm, "pass") || !strcmp(nm, "dtype") || !strcmp(nm, "layout");
+            for (int j = 5; j < k && !seen; j++) seen = !strcmp(h[j], nm);
+            if (seen) continue;
+            assert_string_equal(h[k], nm);
+            k++;
+        }
     const char *stats[] = {"median_ms", "min_ms", "max_ms", "mean_ms", "stddev_ms", "noise_pct",
                            "samples", "bytes", "gbps", "pct_of_copy"};
     for (int i = 0; i < 10; i++) assert_string_equal(h[k + i], stats[i]);
@@ -409,6 +412,21 @@ static void test_compare(void **state)
     assert_int_equal(kb_compare(&b, got, (kb_tol){1, 5e-3}, &rel, &mx), 0);
     /* the rel_l2 bound alone fails it */
     assert_int_equal(kb_compare(&b, got, (kb_tol){1e-3, 1}, &rel, &mx), 0);
+
+    /* a result that cancels to ~0: relative to its terms' size (scale), not to itself */
+    double zero[2] = {0, 1e-9}, near[2] = {2e-6, 1e-9};
+    kb_buf zb = {"dx", KB_FP32, 2, NULL, NULL, zero};
+    assert_int_equal(kb_compare(&zb, near, (kb_tol){1e-5, 1}, &rel, &mx), 0);
+    zb.scale = 1.0;
+    assert_int_equal(kb_compare(&zb, near, (kb_tol){1e-5, 1}, &rel, &mx), 1);
+    assert_true(fabs(rel - 2e-6) < 1e-15);
+    zb.scale = 0.1; /* an error of 2e-5 of the terms fails */
+    assert_int_equal(kb_compare(&zb, near, (kb_tol){1e-5, 1}, &rel, &mx), 0);
+    /* a scale below ||ref|| changes nothing */
+    b.scale = 1e-3;
+    got[2] = 3 + 1e-4;
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    assert_true(fabs(rel - 1e-4 / norm) < 1e-12);
 
     memcpy(got, ref, sizeof got);
     got[1] = NAN; /* an unwritten (poisoned) element */
