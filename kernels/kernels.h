@@ -30,6 +30,26 @@ int kb_l2_flush(const void *buf, size_t bytes, void *stream);
 int kb_rope_naive(const kb_rope_args *a, void *stream);
 int kb_rope_opt(const kb_rope_args *a, void *stream);
 
+/* LayerNorm (rms = 0) and RMSNorm (rms = 1) over rows of `cols` elements,
+ * statistics and sums in fp32. */
+typedef struct {
+    const void *x;             /* [rows, cols] */
+    const void *dy;            /* backward: [rows, cols] */
+    const void *gamma, *beta;  /* [cols], same dtype as x; NULL: 1 and 0 */
+    void *y;                   /* forward: y; backward: dx */
+    float *mean, *rstd;        /* [rows]: forward writes, backward reads; mean NULL for RMSNorm */
+    float *dgamma, *dbeta;     /* backward: [cols] column sums, NULL when not wanted */
+    void *work;                /* opt backward: per-block partial sums (kb_norm_work_bytes) */
+    int dtype, rms, backward;
+    long rows, cols;
+    float eps;
+} kb_norm_args;
+
+int kb_norm_naive(const kb_norm_args *a, void *stream);
+int kb_norm_opt(const kb_norm_args *a, void *stream);
+/* Workspace the opt backward needs for these arguments (0 for the forward). */
+size_t kb_norm_work_bytes(const kb_norm_args *a);
+
 #ifdef __cplusplus
 }
 #endif

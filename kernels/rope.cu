@@ -11,18 +11,14 @@
 
 #include <type_traits>
 
+#include "common.cuh"
 #include "kernels.h"
 
 namespace {
 
-template <typename T> __device__ __forceinline__ float to_f(T x);
-template <> __device__ __forceinline__ float to_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ float to_f<__half>(__half x) { return __half2float(x); }
-template <> __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ __forceinline__ T from_f(float x);
-template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+using kb::from_f;
+using kb::to_f;
+using kb::Vec;
 
 // Sequence of token t in a thd batch: the last i with cu[i] <= t.
 __device__ __forceinline__ int thd_sequence(const int *__restrict__ cu, int batch, long t)
@@ -99,10 +95,6 @@ __global__ void rope_naive_kernel(const T *__restrict__ in, T *__restrict__ out,
 #endif
 constexpr int THREADS = 256;
 constexpr int TABLE = 4096; // float2 entries of shared cos/sin per block (32 KiB)
-
-template <typename T, int V> struct alignas(sizeof(T) * V) Vec {
-    T v[V];
-};
 
 // Two adjacent elements as float2, and back; packed conversions for 16-bit types.
 template <typename T, int V> __device__ __forceinline__ float2 get2(const Vec<T, V> &x, int m)

@@ -17,4 +17,15 @@ void ref_rope(const ref_rope_args *a, const double *in, double *out);
 /* The angle table TransformerEngine builds: theta = p * base^(-2i/rot). */
 void ref_rope_angles(float *angles, long positions, long rot, double base);
 
+/* LayerNorm (rms = 0) and RMSNorm (rms = 1) over rows of `cols` elements.
+ * gamma, beta may be NULL (1 and 0); y, mean, rstd may be NULL (not wanted;
+ * RMSNorm's mean is 0). */
+void ref_norm_fwd(int rms, long rows, long cols, double eps, const double *x, const double *gamma,
+                  const double *beta, double *y, double *mean, double *rstd);
+/* Backward from the saved statistics (mean unused by RMSNorm): dx, and the
+ * column sums dgamma = sum over rows of dy*x^, dbeta = sum of dy (each may be NULL).
+ * Returns the L2 norm of the terms dx is a sum of (kb_buf.scale). */
+double ref_norm_bwd(int rms, long rows, long cols, const double *x, const double *dy, const double *gamma,
+                    const double *mean, const double *rstd, double *dx, double *dgamma, double *dbeta);
+
 #endif

@@ -1,0 +1,326 @@
+/* LayerNorm and RMSNorm, forward and backward: two op descriptors over one
+ * parameter table, one reference (refs/norm.c) and one kernel source
+ * (kernels/norm.cu). */
+#include "../../kernels/kernels.h"
+#include "../../refs/refs.h"
+#include "../kbench.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kb_param params[] = {
+    {"pass", KB_P_ENUM, "fwd", 0, 0, "fwd,bwd",
+     "fwd: y, mean, rstd from x; bwd: dx, dgamma, dbeta from dy, x, gamma and the saved mean, rstd (RMSNorm: no mean, no beta)"},
+    {"dtype", KB_P_ENUM, "bf16", 0, 0, "fp32,fp16,bf16", "element type of x, y, dy, dx, gamma, beta (statistics and sums in fp32)"},
+    {"rows", KB_P_INT, "4096", 1, 1 << 28, NULL, "rows of x (tokens); each row is normalised on its own"},
+    {"cols", KB_P_INT, "4096", 1, 1 << 20, NULL, "elements per row (the hidden size), the dimension normalised"},
+    {"eps", KB_P_FLOAT, "1e-5", 0, 1, NULL, "added to the variance (RMSNorm: the mean square) before the square root"},
+    {"affine", KB_P_ENUM, "on", 0, 0, "on,none",
+     "on: y = xhat*gamma + beta (RMSNorm: xhat*gamma) and the backward sums dgamma (and dbeta); none: y = xhat"},
+};
+enum { P_PASS, P_DTYPE, P_ROWS, P_COLS, P_EPS, P_AFFINE, NPARAMS };
+
+#define I(c, k) ((long)(c)->v[k].num)
+
+static int is_rms(const kb_case *c) { return strcmp(c->op->name, "rmsnorm") == 0; }
+static int is_bwd(const kb_case *c) { return I(c, P_PASS) == 1; }
+static int affine(const kb_case *c) { return I(c, P_AFFINE) == 0; }
+
+/* The outputs, in order: forward y, mean (LayerNorm), rstd; backward dx,
+ * dgamma and dbeta (LayerNorm) when affine. */
+enum { O_Y, O_MEAN, O_RSTD, O_DX, O_DGAMMA, O_DBETA };
+static int outputs(const kb_case *c, int *kind)
+{
+    int n = 0, rms = is_rms(c);
+    if (!is_bwd(c)) {
+        kind[n++] = O_Y;
+        if (!rms) kind[n++] = O_MEAN;
+        kind[n++] = O_RSTD;
+    } else {
+        kind[n++] = O_DX;
+        if (affine(c)) kind[n++] = O_DGAMMA;
+        if (affine(c) && !rms) kind[n++] = O_DBETA;
+    }
+    return n;
+}
+
+static int validate(const kb_case *c, char *err, size_t n)
+{
+    if ((double)I(c, P_ROWS) * (double)I(c, P_COLS) > 4294967296.0) {
+        snprintf(err, n, "rows*cols = %.0f elements; kbench %s supports up to 2^32", (double)I(c, P_ROWS) * I(c, P_COLS),
+                 c->op->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* What a perfect kernel moves: forward reads x, gamma, beta and writes y,
+ * mean, rstd; backward reads x, dy, gamma, mean, rstd and writes dx, dgamma,
+ * dbeta. */
+static double bytes(const kb_case *c)
+{
+    double rows = (double)I(c, P_ROWS), cols = (double)I(c, P_COLS), es = (double)kb_dtype_size(kb_case_dtype(c));
+    int rms = is_rms(c), aff = affine(c);
+    double nparams = aff ? (rms ? 1 : 2) : 0, stats = (rms ? 1 : 2) * rows * 4;
+    if (!is_bwd(c)) return 2 * rows * cols * es + nparams * cols * es + stats;
+    return 3 * rows * cols * es + (aff ? cols * es : 0) + stats + nparams * cols * 4;
+}
+
+/* Arithmetic per element: LayerNorm forward 8 (sum; subtract, square, add;
+ * subtract, scale, gamma, beta), RMSNorm 5; backward 14 and 11. */
+static double flops(const kb_case *c)
+{
+    double per = is_bwd(c) ? (is_rms(c) ? 11 : 14) : (is_rms(c) ? 5 : 8);
+    return per * (double)I(c, P_ROWS) * (double)I(c, P_COLS);
+}
+
+/* the opt backward's partial sums: one row (dgamma, dbeta) per resident
+ * block, at most min(rows, 1024) blocks */
+static size_t work_bound(const kb_case *c)
+{
+    if (!is_bwd(c) || !affine(c)) return 0;
+    long blocks = I(c, P_ROWS) < 1024 ? I(c, P_ROWS) : 1024;
+    return (size_t)blocks * 2 * (size_t)I(c, P_COLS) * sizeof(float);
+}
+
+static size_t device_bytes(const kb_case *c)
+{
+    size_t rows = (size_t)I(c, P_ROWS), cols = (size_t)I(c, P_COLS), es = kb_dtype_size(kb_case_dtype(c));
+    size_t tensors = is_bwd(c) ? 3 : 2;
+    return tensors * rows * cols * es + 2 * cols * es + 2 * rows * 4 + 2 * cols * 4 + work_bound(c);
+}
+
+typedef struct {
+    kb_norm_args args;
+    void *work;
+} norm_priv;
+
+/* A device buffer for b, from its host copy when it is an input. */
+static int upload(kb_buf *b)
+{
+    size_t nb = b->n * kb_dtype_size(b->dtype);
+    KB_CK(cudaMalloc(&b->dev, nb + 16));
+    if (b->host) KB_CK(cudaMemcpy(b->dev, b->host, nb, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+static int setup(const kb_case *c, kb_state *st)
+{
+    kb_dtype dt = kb_case_dtype(c);
+    long rows = I(c, P_ROWS), cols = I(c, P_COLS);
+    size_t n = (size_t)rows * (size_t)cols, es = kb_dtype_size(dt);
+    int rms = is_rms(c), bwd = is_bwd(c), aff = affine(c);
+    norm_priv *p = calloc(1, sizeof *p);
+    st->priv = p;
+    kb_norm_args *a = &p->args;
+    a->dtype = (int)dt;
+    a->rms = rms;
+    a->backward = bwd;
+    a->rows = rows;
+    a->cols = cols;
+    a->eps = (float)c->v[P_EPS].num;
+
+    /* inputs: x in [-1, 3) (a mean away from 0, so the variance is not the mean
+     * square), gamma in [0.5, 1.5), beta in [-0.5, 0.5), dy in [-1, 1) */
+    kb_buf *x = &st->in[st->nin++];
+    *x = (kb_buf){"x", dt, n, NULL, malloc(n * es + 1), NULL};
+    kb_fill_uniform(x->host, n, dt, c->seed, -1.0, 3.0);
+    kb_buf *gamma = NULL, *beta = NULL;
+    if (aff) {
+        gamma = &st->in[st->nin++];
+        *gamma = (kb_buf){"gamma", dt, (size_t)cols, NULL, malloc((size_t)cols * es + 1), NULL};
+        kb_fill_uniform(gamma->host, (size_t)cols, dt, c->seed + 1, 0.5, 1.5);
+        if (!rms && !bwd) {
+            beta = &st->in[st->nin++];
+            *beta = (kb_buf){"beta", dt, (size_t)cols, NULL, malloc((size_t)cols * es + 1), NULL};
+            kb_fill_uniform(beta->host, (size_t)cols, dt, c->seed + 2, -0.5, 0.5);
+        }
+    }
+    for (int i = 0; i < st->nin; i++) KB_CK(upload(&st->in[i]));
+    a->x = x->dev;
+    a->gamma = gamma ? gamma->dev : NULL;
+    a->beta = beta ? beta->dev : NULL;
+
+    if (bwd) {
+        kb_buf *dy = &st->in[st->nin++];
+        *dy = (kb_buf){"dy", dt, n, NULL, malloc(n * es + 1), NULL};
+        kb_fill_uniform(dy->host, n, dt, c->seed + 3, -1.0, 1.0);
+        /* the saved statistics: x's own, in double, rounded to fp32 */
+        double *xd = malloc(n * sizeof *xd + 1), *mu = malloc((size_t)rows * sizeof *mu), *rs = malloc((size_t)rows * sizeof *rs);
+        kb_load_all(x->host, n, dt, xd);
+        ref_norm_fwd(rms, rows, cols, c->v[P_EPS].num, xd, NULL, NULL, NULL, mu, rs);
+        free(xd);
+        kb_buf *bm = NULL;
+        if (!rms) {
+            bm = &st->in[st->nin++];
+            *bm = (kb_buf){"mean", KB_FP32, (size_t)rows, NULL, malloc((size_t)rows * 4), NULL};
+            for (long r = 0; r < rows; r++) ((float *)bm->host)[r] = (float)mu[r];
+        }
+        kb_buf *br = &st->in[st->nin++];
+        *br = (kb_buf){"rstd", KB_FP32, (size_t)rows, NULL, malloc((size_t)rows * 4), NULL};
+        for (long r = 0; r < rows; r++) ((float *)br->host)[r] = (float)rs[r];
+        free(mu);
+        free(rs);
+        KB_CK(upload(dy));
+        if (bm) KB_CK(upload(bm));
+        KB_CK(upload(br));
+        a->dy = dy->dev;
+        a->mean = bm ? bm->dev : NULL;
+        a->rstd = br->dev;
+    }
+
+    int kind[KB_MAX_OUTPUTS], no = outputs(c, kind);
+    for (int i = 0; i < no; i++) {
+        kb_buf *o = &st->out[st->nout++];
+        switch (kind[i]) {
+        case O_Y: *o = (kb_buf){"y", dt, n, NULL, NULL, NULL}; break;
+        case O_MEAN: *o = (kb_buf){"mean", KB_FP32, (size_t)rows, NULL, NULL, NULL}; break;
+        case O_RSTD: *o = (kb_buf){"rstd", KB_FP32, (size_t)rows, NULL, NULL, NULL}; break;
+        case O_DX: *o = (kb_buf){"dx", dt, n, NULL, NULL, NULL}; break;
+        case O_DGAMMA: *o = (kb_buf){"dgamma", KB_FP32, (size_t)cols, NULL, NULL, NULL}; break;
+        case O_DBETA: *o = (kb_buf){"dbeta", KB_FP32, (size_t)cols, NULL, NULL, NULL}; break;
+        }
+        KB_CK(upload(o));
+        switch (kind[i]) {
+        case O_Y: case O_DX: a->y = o->dev; break;
+        case O_MEAN: a->mean = o->dev; break;
+        case O_RSTD: a->rstd = o->dev; break;
+        case O_DGAMMA: a->dgamma = o->dev; break;
+        case O_DBETA: a->dbeta = o->dev; break;
+        }
+    }
+    size_t wb = kb_norm_work_bytes(a);
+    if (wb) {
+        KB_CK(cudaMalloc(&p->work, wb));
+        a->work = p->work;
+    }
+    return 0;
+}
+
+static void reference(const kb_case *c, kb_state *st)
+{
+    long rows = I(c, P_ROWS), cols = I(c, P_COLS);
+    int rms = is_rms(c);
+    /* the inputs by name, in double */
+    double *in[KB_MAX_INPUTS] = {0};
+    const char *names[] = {"x", "gamma", "beta", "dy", "mean", "rstd"};
+    double *v[6] = {0};
+    for (int i = 0; i < st->nin; i++) {
+        in[i] = malloc(st->in[i].n * sizeof(double) + 1);
+        kb_load_all(st->in[i].host, st->in[i].n, st->in[i].dtype, in[i]);
+        for (int k = 0; k < 6; k++)
+            if (!strcmp(st->in[i].name, names[k])) v[k] = in[i];
+    }
+    double *o[6] = {0};
+    int kind[KB_MAX_OUTPUTS], no = outputs(c, kind);
+    for (int i = 0; i < no; i++) {
+        st->out[i].ref = malloc(st->out[i].n * sizeof(double) + 1);
+        o[kind[i]] = st->out[i].ref;
+    }
+    if (!is_bwd(c)) ref_norm_fwd(rms, rows, cols, c->v[P_EPS].num, v[0], v[1], v[2], o[O_Y], o[O_MEAN], o[O_RSTD]);
+    else {
+        double terms = ref_norm_bwd(rms, rows, cols, v[0], v[3], v[1], v[4], v[5], o[O_DX], o[O_DGAMMA], o[O_DBETA]);
+        st->out[0].scale = terms; /* dx: x^ and mean(g) cancel g when a row is short (cols 1: dx = 0) */
+    }
+    for (int i = 0; i < st->nin; i++) free(in[i]);
+}
+
+static void teardown(const kb_case *c, kb_state *st)
+{
+    (void)c;
+    norm_priv *p = st->priv;
+    if (!p) return;
+    cudaFree(p->work);
+    free(p);
+    st->priv = NULL;
+}
+
+/* Tolerances. u = 2^-24 (fp32). A sum of n fp32 terms carries a relative
+ * error of about u*sqrt(n) (rounding errors of a random walk), whatever the
+ * order; we allow 4u*sqrt(n) on top of 1e-5 for the fp32 outputs that come
+ * from sums over a row (y, mean, rstd, dx in fp32: n = cols) and for dgamma
+ * and dbeta (sums over the rows: n = rows), and 4x that for the largest
+ * single error. fp16 and bf16 outputs are dominated by their own rounding
+ * (2^-11, 2^-8 relative). A row or column summed wrongly or left out moves
+ * the error by about 1/sqrt(n), far above these. */
+static kb_tol fp32_sum(double n)
+{
+    double rel = 1e-5 + 4.0 * ldexp(1.0, -24) * sqrt(n);
+    return (kb_tol){rel, 4 * rel};
+}
+
+static kb_tol tolerance(const kb_case *c, int out)
+{
+    int kind[KB_MAX_OUTPUTS];
+    outputs(c, kind);
+    double cols = (double)I(c, P_COLS), rows = (double)I(c, P_ROWS);
+    switch (kind[out]) {
+    case O_Y:
+    case O_DX:
+        switch (kb_case_dtype(c)) {
+        case KB_FP16: return (kb_tol){1e-3, 2e-3};
+        case KB_BF16: return (kb_tol){8e-3, 1.6e-2};
+        default: return fp32_sum(cols);
+        }
+    case O_MEAN:
+    case O_RSTD: return fp32_sum(cols);
+    default: return fp32_sum(rows);
+    }
+}
+
+static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_norm_naive(&((norm_priv *)st->priv)->args, stream);
+}
+
+static int launch_opt(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_norm_opt(&((norm_priv *)st->priv)->args, stream);
+}
+
+static const kb_impl impls[] = {
+    {"naive", launch_naive,
+     "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
+    {"opt", launch_opt,
+     "a thread group per row sized to cols, 16-byte vectors, the row kept in registers; backward fused with "
+     "per-block dgamma/dbeta partials and a grid-wide column sum (deterministic)"},
+};
+
+/* small and odd shapes (not multiples of the vector width or the block),
+ * every path of opt: thread groups of 1 to 512, several rows per block,
+ * backward grids that loop over rows, rows too long for registers */
+static const char *const checks[] = {
+    "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",
+    "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
+    "{\"rows\": 3000, \"cols\": [200, 1024]}",
+    "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
+    "{\"rows\": 5, \"cols\": 4096, \"eps\": [0, 0.1], \"affine\": \"on\"}",
+};
+
+#define NORM_OP(var, nm, summ)                                                                                     \
+    const kb_op var = {                                                                                            \
+        .name = nm,                                                                                                \
+        .summary = summ,                                                                                           \
+        .params = params,                                                                                          \
+        .nparams = NPARAMS,                                                                                        \
+        .impls = impls,                                                                                            \
+        .nimpls = 2,                                                                                               \
+        .bound = KB_MEMORY_BOUND,                                                                                  \
+        .validate = validate,                                                                                      \
+        .bytes = bytes,                                                                                            \
+        .flops = flops,                                                                                            \
+        .device_bytes = device_bytes,                                                                              \
+        .setup = setup,                                                                                            \
+        .reference = reference,                                                                                    \
+        .teardown = teardown,                                                                                      \
+        .tolerance = tolerance,                                                                                    \
+        .check_sweeps = checks,                                                                                    \
+        .ncheck = (int)(sizeof checks / sizeof checks[0]),                                                         \
+    }
+
+NORM_OP(kb_op_layernorm, "layernorm", "LayerNorm over the last dimension: forward (y, mean, rstd) and backward (dx, dgamma, dbeta)");
+NORM_OP(kb_op_rmsnorm, "rmsnorm", "RMSNorm over the last dimension: forward (y, rstd) and backward (dx, dgamma)");

@@ -1,0 +1,722 @@
+// LayerNorm and RMSNorm, forward and backward: the textbook kernels and the
+// optimized ones. Statistics and sums in fp32.
+//
+// forward:  mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps) (RMSNorm:
+//           mean = 0), y = (x - mean)*rstd*gamma + beta
+// backward: xh = (x - mean)*rstd, g = dy*gamma,
+//           dx = rstd*(g - mean(g) - xh*mean(g*xh)) (RMSNorm: no mean(g)),
+//           dgamma = sum over rows of dy*xh, dbeta = sum over rows of dy.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include "common.cuh"
+#include "kernels.h"
+
+namespace {
+
+using kb::from_f;
+using kb::to_f;
+using kb::Vec;
+
+// ---- naive: one thread per row (dx: per row; dgamma/dbeta: per column) ----
+template <typename T> __global__ void naive_fwd(kb_norm_args a)
+{
+    const long r = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= a.rows) return;
+    const T *x = (const T *)a.x + r * a.cols, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
+    T *y = (T *)a.y + r * a.cols;
+    float mean = 0.f, ss = 0.f;
+    if (!a.rms) {
+        for (long j = 0; j < a.cols; j++) mean += to_f(x[j]);
+        mean /= (float)a.cols;
+    }
+    for (long j = 0; j < a.cols; j++) {
+        float d = to_f(x[j]) - mean;
+        ss += d * d;
+    }
+    const float rstd = rsqrtf(ss / (float)a.cols + a.eps);
+    for (long j = 0; j < a.cols; j++) {
+        float v = (to_f(x[j]) - mean) * rstd;
+        if (gm) v *= to_f(gm[j]);
+        if (bt) v += to_f(bt[j]);
+        y[j] = from_f<T>(v);
+    }
+    if (a.mean) a.mean[r] = mean;
+    a.rstd[r] = rstd;
+}
+
+template <typename T> __global__ void naive_bwd_dx(kb_norm_args a)
+{
+    const long r = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= a.rows) return;
+    const T *x = (const T *)a.x + r * a.cols, *dy = (const T *)a.dy + r * a.cols, *gm = (const T *)a.gamma;
+    T *dx = (T *)a.y + r * a.cols;
+    const float mean = a.rms ? 0.f : a.mean[r], rstd = a.rstd[r];
+    float sg = 0.f, sgx = 0.f;
+    for (long j = 0; j < a.cols; j++) {
+        float xh = (to_f(x[j]) - mean) * rstd, g = to_f(dy[j]) * (gm ? to_f(gm[j]) : 1.f);
+        sg += g;
+        sgx += g * xh;
+    }
+    const float c1 = sgx / (float)a.cols, c2 = a.rms ? 0.f : sg / (float)a.cols;
+    for (long j = 0; j < a.cols; j++) {
+        float xh = (to_f(x[j]) - mean) * rstd, g = to_f(dy[j]) * (gm ? to_f(gm[j]) : 1.f);
+        dx[j] = from_f<T>(rstd * (g - c2 - xh * c1));
+    }
+}
+
+template <typename T> __global__ void naive_bwd_dgamma(kb_norm_args a)
+{
+    const long j = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= a.cols) return;
+    const T *x = (const T *)a.x, *dy = (const T *)a.dy;
+    float dg = 0.f, db = 0.f;
+    for (long r = 0; r < a.rows; r++) {
+        float xh = (to_f(x[r * a.cols + j]) - (a.rms ? 0.f : a.mean[r])) * a.rstd[r], d = to_f(dy[r * a.cols + j]);
+        dg += d * xh;
+        db += d;
+    }
+    a.dgamma[j] = dg;
+    if (a.dbeta) a.dbeta[j] = db;
+}
+
+// ---- opt -------------------------------------------------------------------
+// A row belongs to a group of `tpr` consecutive threads (a power of two, 1 to
+// 1024); a block holds blockDim/tpr rows. Thread t of a group owns the vectors
+// t, t + tpr, t + 2 tpr, ... of W elements (W = 16 bytes when cols allows it,
+// else 1), NV of them, kept in registers between the statistics and the
+// output, so x is read once. Row sums: shuffles within a warp, shared memory
+// across the warps of a group. Every sum runs in a fixed order, so results
+// are the same bits on every run.
+//
+// The backward runs a persistent grid (as many blocks as fit on the device):
+// each thread keeps dgamma/dbeta partial sums for its columns in registers
+// over the rows its group visits; the groups of a block add theirs in shared
+// memory in group order; each block writes one partial row to `work`; after
+// a grid-wide barrier (cooperative launch) all blocks add the partial rows
+// column by column, in block order.
+
+// Sum v over the group of tpr threads; every thread of the group gets the
+// same bits (a butterfly adds the same two values on both sides). Must be
+// reached by every thread of the block when tpr > 32.
+__device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red)
+{
+    const int lanes = tpr < 32 ? tpr : 32;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < lanes) {
+            v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+            v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+        }
+    if (tpr <= 32) return v;
+    const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
+    __syncthreads(); // red is free again
+    if ((threadIdx.x & 31) == 0) red[warp] = v;
+    __syncthreads();
+    float2 s = red[first];
+    for (int k = 1; k < nw; k++) {
+        s.x += red[first + k].x;
+        s.y += red[first + k].y;
+    }
+    return s;
+}
+
+template <typename T, int W> __device__ __forceinline__ void load_f(const T *p, float *f)
+{
+    Vec<T, W> v = *reinterpret_cast<const Vec<T, W> *>(p);
+#pragma unroll
+    for (int i = 0; i < W; i++) f[i] = to_f(v.v[i]);
+}
+
+template <typename T, int W> __device__ __forceinline__ void store_f(T *p, const float *f)
+{
+    Vec<T, W> v;
+#pragma unroll
+    for (int i = 0; i < W; i++) v.v[i] = from_f<T>(f[i]);
+    *reinterpret_cast<Vec<T, W> *>(p) = v;
+}
+
+// Staging (S > 0 stages, 16-byte vectors): a thread copies its vectors of the
+// next S rows into shared memory with cp.async, which holds no register while
+// the bytes are in flight, and reads back only its own copies, so no barrier
+// guards them. S = 0: plain loads into registers.
+#ifndef KB_NORM_STAGES
+#define KB_NORM_STAGES 2
+#endif
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// The rows of a thread group: row0 + i*stride, i < iters (a persistent grid).
+// Vector k of thread t sits at column (k*tpr + t)*W, and in stage s at slot
+// ((s*rpb + g)*NV + k)*tpr + t of a tensor's staging area.
+template <typename T, int W, int NV, int S> struct Stager {
+    Vec<T, W> *buf; // [S][rpb][NV][tpr]
+    int g, t, tpr, rpb, iters;
+    long row0, stride, rows, cols;
+    __device__ __forceinline__ int slot(int s, int k) const { return ((s * rpb + g) * NV + k) * tpr + t; }
+    // Stage i's row of `base` (one or two tensors, the second `second` vectors on).
+    __device__ __forceinline__ void issue(int i, const T *base, const T *base2, int second) const
+    {
+        if constexpr (S > 0) {
+            const long row = row0 + (long)i * stride;
+            if (i < iters && row < rows) {
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const long c = ((long)k * tpr + t) * W;
+                    if (c < cols) {
+                        cp_async16(&buf[slot(i % S, k)], base + row * cols + c);
+                        if (base2) cp_async16(&buf[second + slot(i % S, k)], base2 + row * cols + c);
+                    }
+                }
+            }
+            cp_async_commit();
+        }
+    }
+    // Vector k of row i (stage i % S, or memory when S = 0); zeros past the row.
+    __device__ __forceinline__ Vec<T, W> get(int i, int k, const T *base, int second, bool live) const
+    {
+        const long c = ((long)k * tpr + t) * W;
+        Vec<T, W> v;
+        if (live && c < cols) {
+            if constexpr (S > 0) v = buf[second + slot(i % S, k)];
+            else v = *reinterpret_cast<const Vec<T, W> *>(base + (row0 + (long)i * stride) * cols + c);
+        } else {
+#pragma unroll
+            for (int j = 0; j < W; j++) v.v[j] = from_f<T>(0.f);
+        }
+        return v;
+    }
+};
+
+#ifndef KB_NORM_FWD_MINB
+#define KB_NORM_FWD_MINB 1
+#endif
+#ifndef KB_NORM_BWD_MINB
+#define KB_NORM_BWD_MINB 1
+#endif
+template <typename T, int W, int NV, int S>
+__global__ void __launch_bounds__(1024, KB_NORM_FWD_MINB) opt_fwd(kb_norm_args a, int tpr, int iters)
+{
+    extern __shared__ float2 smem[];
+    float2 *red = smem;
+    Stager<T, W, NV, S> st;
+    st.buf = reinterpret_cast<Vec<T, W> *>(smem + 32);
+    st.tpr = tpr;
+    st.g = threadIdx.x / tpr;
+    st.t = threadIdx.x - st.g * tpr;
+    st.rpb = blockDim.x / tpr;
+    st.iters = iters;
+    st.row0 = (long)blockIdx.x * st.rpb + st.g;
+    st.stride = (long)gridDim.x * st.rpb;
+    st.rows = a.rows;
+    st.cols = a.cols;
+    const int t = st.t;
+    const long cols = a.cols;
+    const T *xg = (const T *)a.x, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
+#pragma unroll
+    for (int s = 0; s < S; s++) st.issue(s, xg, nullptr, 0);
+    for (int i = 0; i < iters; i++) {
+        const long row = st.row0 + (long)i * st.stride;
+        const bool live = row < a.rows;
+        if constexpr (S > 0) cp_async_wait<S - 1>();
+        float v[NV][W];
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            Vec<T, W> p = st.get(i, k, xg, 0, live);
+#pragma unroll
+            for (int j = 0; j < W; j++) v[k][j] = to_f(p.v[j]);
+        }
+        float mean = 0.f, ss = 0.f;
+        if (!a.rms) {
+            float sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+#pragma unroll
+                for (int j = 0; j < W; j++) sum += v[k][j];
+            mean = group_sum(make_float2(sum, 0.f), tpr, red).x / (float)cols;
+        }
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (((long)k * tpr + t) * W < cols)
+#pragma unroll
+                for (int j = 0; j < W; j++) ss += (v[k][j] - mean) * (v[k][j] - mean);
+        const float rstd = rsqrtf(group_sum(make_float2(ss, 0.f), tpr, red).x / (float)cols + a.eps);
+        st.issue(i + S, xg, nullptr, 0); // every staged value is consumed: refill this stage
+        if (!live) continue;
+        T *y = (T *)a.y + row * cols;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = ((long)k * tpr + t) * W;
+            if (c >= cols) continue;
+            float gv[W], bv[W], o[W];
+            if (gm) load_f<T, W>(gm + c, gv);
+            if (bt) load_f<T, W>(bt + c, bv);
+#pragma unroll
+            for (int j = 0; j < W; j++) o[j] = (v[k][j] - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
+            store_f<T, W>(y + c, o);
+        }
+        if (t == 0) {
+            if (a.mean) a.mean[row] = mean;
+            a.rstd[row] = rstd;
+        }
+    }
+    if constexpr (S > 0) cp_async_wait<0>();
+}
+
+// Forward for rows too long for registers: one row per block, x read three
+// times (the second and third reads mostly hit L2).
+template <typename T, int W> __global__ void __launch_bounds__(1024) loop_fwd(kb_norm_args a)
+{
+    __shared__ float2 red[32];
+    const long row = blockIdx.x, cols = a.cols, step = (long)blockDim.x * W;
+    const T *x = (const T *)a.x + row * cols, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
+    float mean = 0.f, ss = 0.f, f[W];
+    if (!a.rms) {
+        float s = 0.f;
+        for (long c = (long)threadIdx.x * W; c < cols; c += step) {
+            load_f<T, W>(x + c, f);
+#pragma unroll
+            for (int i = 0; i < W; i++) s += f[i];
+        }
+        mean = group_sum(make_float2(s, 0.f), blockDim.x, red).x / (float)cols;
+    }
+    for (long c = (long)threadIdx.x * W; c < cols; c += step) {
+        load_f<T, W>(x + c, f);
+#pragma unroll
+        for (int i = 0; i < W; i++) ss += (f[i] - mean) * (f[i] - mean);
+    }
+    const float rstd = rsqrtf(group_sum(make_float2(ss, 0.f), blockDim.x, red).x / (float)cols + a.eps);
+    T *y = (T *)a.y + row * cols;
+    for (long c = (long)threadIdx.x * W; c < cols; c += step) {
+        float gv[W], bv[W];
+        load_f<T, W>(x + c, f);
+        if (gm) load_f<T, W>(gm + c, gv);
+        if (bt) load_f<T, W>(bt + c, bv);
+#pragma unroll
+        for (int i = 0; i < W; i++) f[i] = (f[i] - mean) * rstd * (gm ? gv[i] : 1.f) + (bt ? bv[i] : 0.f);
+        store_f<T, W>(y + c, f);
+    }
+    if (threadIdx.x == 0) {
+        if (a.mean) a.mean[row] = mean;
+        a.rstd[row] = rstd;
+    }
+}
+
+// After the grid barrier: dgamma[j] (dbeta[j]) = sum over blocks b, in order
+// of b, of work[b][0][j] (work[b][1][j]). A block takes tiles of 32 columns;
+// its warps split the blocks and add their slices in warp order.
+__device__ void column_sums(const kb_norm_args &a, const float *work, float2 *part)
+{
+    const long cols = a.cols;
+    const int lane = threadIdx.x & 31, slice = threadIdx.x >> 5, nslice = blockDim.x >> 5, nblk = gridDim.x;
+    for (long tile = blockIdx.x; tile * 32 < cols; tile += gridDim.x) {
+        const long j = tile * 32 + lane;
+        float sg = 0.f, sb = 0.f;
+        if (j < cols)
+            for (int b = slice; b < nblk; b += nslice) {
+                sg += __ldcg(work + (long)b * 2 * cols + j);
+                sb += __ldcg(work + (long)b * 2 * cols + cols + j);
+            }
+        part[slice * 32 + lane] = make_float2(sg, sb);
+        __syncthreads();
+        if (slice == 0 && j < cols) {
+            float2 s = part[lane];
+            for (int k = 1; k < nslice; k++) {
+                s.x += part[k * 32 + lane].x;
+                s.y += part[k * 32 + lane].y;
+            }
+            a.dgamma[j] = s.x;
+            if (a.dbeta) a.dbeta[j] = s.y;
+        }
+        __syncthreads();
+    }
+}
+
+constexpr int BWD_BLOCK = 512;
+
+// smem: red[32], then the staging area of x and dy, which the end reuses for
+// the block's dgamma/dbeta accumulator (several rows per block) and
+// column_sums' slices (bwd_smem sizes it for all three).
+template <typename T, int W, int NV, int S>
+__global__ void __launch_bounds__(BWD_BLOCK, KB_NORM_BWD_MINB) opt_bwd(kb_norm_args a, int tpr, int iters)
+{
+    extern __shared__ float2 smem[];
+    float2 *red = smem;
+    Stager<T, W, NV, S> st;
+    st.buf = reinterpret_cast<Vec<T, W> *>(smem + 32);
+    st.tpr = tpr;
+    st.g = threadIdx.x / tpr;
+    st.t = threadIdx.x - st.g * tpr;
+    st.rpb = blockDim.x / tpr;
+    st.iters = iters;
+    st.row0 = (long)blockIdx.x * st.rpb + st.g;
+    st.stride = (long)gridDim.x * st.rpb;
+    st.rows = a.rows;
+    st.cols = a.cols;
+    const int g = st.g, t = st.t, rpb = st.rpb, second = S * blockDim.x * NV; // dy's staging area
+    const long cols = a.cols;
+    const T *xg = (const T *)a.x, *dyg = (const T *)a.dy, *gm = (const T *)a.gamma;
+    float dg[NV][W], db[NV][W];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+#pragma unroll
+        for (int i = 0; i < W; i++) dg[k][i] = db[k][i] = 0.f;
+#pragma unroll
+    for (int s = 0; s < S; s++) st.issue(s, xg, dyg, second);
+    for (int it = 0; it < iters; it++) {
+        const long row = st.row0 + (long)it * st.stride;
+        const bool live = row < a.rows;
+        if constexpr (S > 0) cp_async_wait<S - 1>();
+        Vec<T, W> xv[NV], dv[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            xv[k] = st.get(it, k, xg, 0, live);
+            dv[k] = st.get(it, k, dyg, second, live);
+        }
+        const float mean = live && !a.rms ? a.mean[row] : 0.f, rstd = live ? a.rstd[row] : 0.f;
+        float sg = 0.f, sgx = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = ((long)k * tpr + t) * W;
+            float gv[W];
+            if (gm && c < cols) load_f<T, W>(gm + c, gv);
+#pragma unroll
+            for (int i = 0; i < W; i++) {
+                const float gd = to_f(dv[k].v[i]) * (gm && c < cols ? gv[i] : 1.f); // 0 past the row
+                sg += gd;
+                sgx += gd * (to_f(xv[k].v[i]) - mean) * rstd;
+            }
+        }
+        const float2 s = group_sum(make_float2(sg, sgx), tpr, red);
+        st.issue(it + S, xg, dyg, second); // every staged value is consumed: refill this stage
+        if (!live) continue;
+        const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
+        T *dx = (T *)a.y + row * cols;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = ((long)k * tpr + t) * W;
+            if (c >= cols) continue;
+            float gv[W], o[W];
+            if (gm) load_f<T, W>(gm + c, gv);
+#pragma unroll
+            for (int i = 0; i < W; i++) {
+                const float d = to_f(dv[k].v[i]), xh = (to_f(xv[k].v[i]) - mean) * rstd;
+                o[i] = rstd * (d * (gm ? gv[i] : 1.f) - c2 - xh * c1);
+                dg[k][i] += d * xh;
+                db[k][i] += d;
+            }
+            store_f<T, W>(dx + c, o);
+        }
+    }
+    if constexpr (S > 0) cp_async_wait<0>();
+    if (!a.dgamma) return;
+    __syncthreads(); // the staging area becomes the accumulator
+    float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
+    if (rpb == 1) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = ((long)k * tpr + t) * W;
+            if (c < cols)
+#pragma unroll
+                for (int i = 0; i < W; i++) {
+                    work[c + i] = dg[k][i];
+                    work[cols + c + i] = db[k][i];
+                }
+        }
+    } else {
+        float *acc = reinterpret_cast<float *>(smem + 32);
+        for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
+            if (g == gg)
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const long c = ((long)k * tpr + t) * W;
+                    if (c < cols)
+#pragma unroll
+                        for (int i = 0; i < W; i++) {
+                            acc[c + i] = gg ? acc[c + i] + dg[k][i] : dg[k][i];
+                            acc[cols + c + i] = gg ? acc[cols + c + i] + db[k][i] : db[k][i];
+                        }
+                }
+            __syncthreads();
+        }
+        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
+        __syncthreads(); // acc is reused below
+    }
+    cooperative_groups::this_grid().sync();
+    column_sums(a, (const float *)a.work, smem + 32);
+}
+
+// Backward for rows too long for registers: one row per block at a time, x and
+// dy read twice; the block's partial sums accumulate in its row of `work`.
+template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_bwd(kb_norm_args a, int iters)
+{
+    extern __shared__ float2 smem[];
+    const long cols = a.cols, step = (long)blockDim.x * W;
+    const T *gm = (const T *)a.gamma;
+    float *work = a.dgamma ? (float *)a.work + (long)blockIdx.x * 2 * cols : nullptr;
+    if (work)
+        for (long c = (long)threadIdx.x * W; c < cols; c += step)
+            for (int i = 0; i < W; i++) work[c + i] = work[cols + c + i] = 0.f;
+    for (int it = 0; it < iters; it++) {
+        const long row = (long)it * gridDim.x + blockIdx.x;
+        if (row >= a.rows) break; // uniform over the block
+        const T *x = (const T *)a.x + row * cols, *dy = (const T *)a.dy + row * cols;
+        const float mean = a.rms ? 0.f : a.mean[row], rstd = a.rstd[row];
+        float sg = 0.f, sgx = 0.f, xf[W], df[W], gv[W];
+        for (long c = (long)threadIdx.x * W; c < cols; c += step) {
+            load_f<T, W>(x + c, xf);
+            load_f<T, W>(dy + c, df);
+            if (gm) load_f<T, W>(gm + c, gv);
+#pragma unroll
+            for (int i = 0; i < W; i++) {
+                const float gd = df[i] * (gm ? gv[i] : 1.f);
+                sg += gd;
+                sgx += gd * (xf[i] - mean) * rstd;
+            }
+        }
+        const float2 s = group_sum(make_float2(sg, sgx), blockDim.x, smem);
+        const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
+        T *dx = (T *)a.y + row * cols;
+        for (long c = (long)threadIdx.x * W; c < cols; c += step) {
+            float o[W];
+            load_f<T, W>(x + c, xf);
+            load_f<T, W>(dy + c, df);
+            if (gm) load_f<T, W>(gm + c, gv);
+#pragma unroll
+            for (int i = 0; i < W; i++) {
+                const float xh = (xf[i] - mean) * rstd;
+                o[i] = rstd * (df[i] * (gm ? gv[i] : 1.f) - c2 - xh * c1);
+                if (work) {
+                    work[c + i] += df[i] * xh;
+                    work[cols + c + i] += df[i];
+                }
+            }
+            store_f<T, W>(dx + c, o);
+        }
+    }
+    if (!work) return;
+    __syncthreads();
+    cooperative_groups::this_grid().sync();
+    column_sums(a, (const float *)a.work, smem + 32);
+}
+
+// ---- launch plans ----------------------------------------------------------
+long pow2ceil(long n)
+{
+    long p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+struct Plan {
+    int w, nv, tpr, block; // nv = 0: the loop kernels
+    int stages;            // cp.async stages (16-byte vectors), 0: plain loads
+    long grid;
+    int iters;
+    size_t smem;
+};
+
+int device_sms()
+{
+    int dev = 0, sms = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    return sms;
+}
+
+#ifndef KB_NORM_ELEMS
+#define KB_NORM_ELEMS 16
+#endif
+#ifndef KB_NORM_FWD_BLOCK
+#define KB_NORM_FWD_BLOCK 256
+#endif
+
+// Elements per thread: about KB_NORM_ELEMS (enough bytes in flight, few
+// registers), at most 32 (16 for the fp32 backward, which holds x, dy and two sums).
+template <typename T> Plan shape_plan(const kb_norm_args *a)
+{
+    const int es = (int)sizeof(T), wv = 16 / es;
+    Plan p{};
+    p.w = a->cols % wv == 0 ? wv : 1;
+    p.stages = p.w == wv ? KB_NORM_STAGES : 0;
+    const long nvec = (a->cols + p.w - 1) / p.w;
+    const int emax = a->backward && es == 4 ? 16 : 32;
+    const int nvmax = emax / p.w < 8 ? emax / p.w : 8;
+    const int nvt = KB_NORM_ELEMS / p.w < 1 ? 1 : KB_NORM_ELEMS / p.w < nvmax ? KB_NORM_ELEMS / p.w : nvmax;
+    const long tmax = a->backward ? BWD_BLOCK : 1024;
+    long tpr = pow2ceil((nvec + nvt - 1) / nvt);
+    if (tpr > tmax) tpr = tmax;
+    const long nv = pow2ceil((nvec + tpr - 1) / tpr);
+    p.tpr = (int)tpr;
+    p.nv = nv <= nvmax ? (int)nv : 0;
+    if (!p.nv) {
+        p.tpr = (int)tmax;
+        p.stages = 0;
+    }
+    p.block = a->backward ? BWD_BLOCK : (p.tpr > KB_NORM_FWD_BLOCK ? p.tpr : KB_NORM_FWD_BLOCK);
+    // staging that would leave room for only one block per SM is not worth it
+    if ((size_t)p.stages * p.block * p.nv * 16 * (a->backward ? 2 : 1) > 100 * 1024) p.stages = 0;
+    return p;
+}
+
+// Dynamic shared memory: red[32] + the larger of the staging area (x; the
+// backward also dy), the backward's block accumulator of dgamma/dbeta (several
+// rows per block) and column_sums' slices.
+size_t plan_smem(const Plan &p, const kb_norm_args *a)
+{
+    size_t stage = (size_t)p.stages * p.block * (p.nv ? p.nv : 1) * 16 * (a->backward ? 2 : 1);
+    size_t acc = a->backward && p.nv && p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0;
+    size_t part = a->backward ? (size_t)(p.block / 32) * 32 * sizeof(float2) : 0;
+    size_t m = stage > acc ? stage : acc;
+    return 32 * sizeof(float2) + (m > part ? m : part);
+}
+
+// A persistent grid: every block resident at once (the backward's grid
+// barrier needs it), each thread group taking rows row0 + i*stride.
+template <typename K> int fit_grid(K kernel, const kb_norm_args *a, Plan &p)
+{
+    p.smem = plan_smem(p, a);
+    int e;
+    if (p.smem > 48 * 1024 &&
+        (e = (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem)))
+        return e;
+    int per_sm = 0;
+    e = (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.block, p.smem);
+    if (e) return e;
+    if (per_sm < 1) return (int)cudaErrorLaunchOutOfResources;
+    const long rpb = p.nv ? p.block / p.tpr : 1, groups = (a->rows + rpb - 1) / rpb;
+    p.grid = (long)per_sm * device_sms();
+    if (p.grid > groups) p.grid = groups;
+    p.iters = (int)((groups + p.grid - 1) / p.grid);
+    return 0;
+}
+
+template <typename K> int launch_bwd(K kernel, const kb_norm_args *a, const Plan &p, cudaStream_t s, void **args)
+{
+    if (a->dgamma) return (int)cudaLaunchCooperativeKernel((void *)kernel, (unsigned)p.grid, p.block, args, p.smem, s);
+    return (int)cudaLaunchKernel((void *)kernel, (unsigned)p.grid, p.block, args, p.smem, s);
+}
+
+template <typename T, int W, int NV, int S> int run_opt_s(const kb_norm_args *a, Plan p, cudaStream_t s)
+{
+    kb_norm_args args = *a;
+    int tpr = p.tpr, iters, e;
+    void *kargs[] = {&args, &tpr, &iters};
+    if (!a->backward) {
+        auto kernel = opt_fwd<T, W, NV, S>;
+        if ((e = fit_grid(kernel, a, p))) return e;
+        iters = p.iters;
+        return (int)cudaLaunchKernel((void *)kernel, (unsigned)p.grid, p.block, kargs, p.smem, s);
+    }
+    auto kernel = opt_bwd<T, W, NV, S>;
+    if ((e = fit_grid(kernel, a, p))) return e;
+    iters = p.iters;
+    return launch_bwd(kernel, a, p, s, kargs);
+}
+
+template <typename T, int W, int NV> int run_opt(const kb_norm_args *a, Plan p, cudaStream_t s)
+{
+    if constexpr (NV * W > 32) {
+        return (int)cudaErrorInvalidValue; // never planned
+    } else if constexpr (W * sizeof(T) == 16) {
+        return p.stages ? run_opt_s<T, W, NV, KB_NORM_STAGES>(a, p, s) : run_opt_s<T, W, NV, 0>(a, p, s);
+    } else {
+        return run_opt_s<T, W, NV, 0>(a, p, s);
+    }
+}
+
+template <typename T, int W> int run_loop(const kb_norm_args *a, Plan p, cudaStream_t s)
+{
+    kb_norm_args args = *a;
+    if (!a->backward) {
+        loop_fwd<T, W><<<(unsigned)a->rows, 1024, 0, s>>>(args);
+        return (int)cudaGetLastError();
+    }
+    auto kernel = loop_bwd<T, W>;
+    int e = fit_grid(kernel, a, p);
+    if (e) return e;
+    int iters = p.iters;
+    void *kargs[] = {&args, &iters};
+    return launch_bwd(kernel, a, p, s, kargs);
+}
+
+template <typename T, int W> int run_w(const kb_norm_args *a, const Plan &p, cudaStream_t s)
+{
+    switch (p.nv) {
+    case 0: return run_loop<T, W>(a, p, s);
+    case 1: return run_opt<T, W, 1>(a, p, s);
+    case 2: return run_opt<T, W, 2>(a, p, s);
+    case 4: return run_opt<T, W, 4>(a, p, s);
+    case 8: return run_opt<T, W, 8>(a, p, s);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
+{
+    const Plan p = shape_plan<T>(a);
+    return p.w == 1 ? run_w<T, 1>(a, p, s) : run_w<T, 16 / sizeof(T)>(a, p, s);
+}
+
+template <typename T> int launch_naive(const kb_norm_args *a, cudaStream_t s)
+{
+    const int threads = 128;
+    if (!a->backward) {
+        naive_fwd<T><<<(unsigned)((a->rows + threads - 1) / threads), threads, 0, s>>>(*a);
+        return (int)cudaGetLastError();
+    }
+    naive_bwd_dx<T><<<(unsigned)((a->rows + threads - 1) / threads), threads, 0, s>>>(*a);
+    cudaError_t e = cudaGetLastError();
+    if (e || !a->dgamma) return (int)e;
+    naive_bwd_dgamma<T><<<(unsigned)((a->cols + threads - 1) / threads), threads, 0, s>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+bool args_ok(const kb_norm_args *a)
+{
+    return a->rows > 0 && a->cols > 0 && a->x && a->y && a->rstd && (a->rms || a->mean) && (!a->backward || a->dy);
+}
+
+} // namespace
+
+extern "C" int kb_norm_naive(const kb_norm_args *a, void *stream)
+{
+    if (!args_ok(a)) return (int)cudaErrorInvalidValue;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (a->dtype) {
+    case 0: return launch_naive<float>(a, s);
+    case 1: return launch_naive<__half>(a, s);
+    case 2: return launch_naive<__nv_bfloat16>(a, s);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+extern "C" int kb_norm_opt(const kb_norm_args *a, void *stream)
+{
+    if (!args_ok(a) || (a->backward && a->dgamma && !a->work)) return (int)cudaErrorInvalidValue;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (a->dtype) {
+    case 0: return launch_opt<float>(a, s);
+    case 1: return launch_opt<__half>(a, s);
+    case 2: return launch_opt<__nv_bfloat16>(a, s);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+extern "C" size_t kb_norm_work_bytes(const kb_norm_args *a)
+{
+    if (!a->backward || !a->dgamma) return 0;
+    // at most every block resident at once, one partial row (dgamma, dbeta) each
+    int dev = 0, per_sm = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
+    long blocks = (long)device_sms() * (per_sm / BWD_BLOCK > 0 ? per_sm / BWD_BLOCK : 1);
+    if (blocks > a->rows) blocks = a->rows;
+    return (size_t)blocks * 2 * (size_t)a->cols * sizeof(float);
+}

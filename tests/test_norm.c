@@ -1,0 +1,242 @@
+/* LayerNorm / RMSNorm: the CPU references (refs/norm.c) against the maths
+ * (normalised rows, hand-worked values, finite differences), and the op
+ * descriptors' byte model, outputs and tolerances. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../refs/refs.h"
+#include "kbench.h"
+
+static double *rand_vec(size_t n, uint64_t seed, double lo, double hi)
+{
+    kb_rng r;
+    kb_rng_seed(&r, seed);
+    double *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = kb_rng_uniform(&r, lo, hi);
+    return v;
+}
+
+/* With eps = 0 and no affine, every LayerNorm row has mean 0 and variance 1. */
+static void test_xhat_mean0_var1(void **state)
+{
+    (void)state;
+    const long rows = 5, cols = 37;
+    double *x = rand_vec((size_t)(rows * cols), 1, -1.0, 3.0), *y = malloc((size_t)(rows * cols) * sizeof *y);
+    double mean[5], rstd[5];
+    ref_norm_fwd(0, rows, cols, 0.0, x, NULL, NULL, y, mean, rstd);
+    for (long r = 0; r < rows; r++) {
+        double m = 0, v = 0, xm = 0;
+        for (long j = 0; j < cols; j++) { m += y[r * cols + j]; xm += x[r * cols + j]; }
+        m /= cols;
+        for (long j = 0; j < cols; j++) v += (y[r * cols + j] - m) * (y[r * cols + j] - m);
+        v /= cols;
+        assert_true(fabs(m) < 1e-12);
+        assert_true(fabs(v - 1) < 1e-12);
+        assert_true(fabs(mean[r] - xm / cols) < 1e-12);
+        assert_true(mean[r] > 0.3); /* the inputs' mean is 1: the row was centred, not just scaled */
+    }
+    free(x);
+    free(y);
+}
+
+/* Hand-worked: x = 1, 2, 3, 4: mean 2.5, variance 1.25; with gamma 2, beta 1 */
+static void test_layernorm_hand(void **state)
+{
+    (void)state;
+    double x[4] = {1, 2, 3, 4}, g[4] = {2, 2, 2, 2}, b[4] = {1, 1, 1, 1}, y[4], mean, rstd;
+    ref_norm_fwd(0, 1, 4, 0.0, x, g, b, y, &mean, &rstd);
+    assert_true(mean == 2.5);
+    assert_true(fabs(rstd - 1 / sqrt(1.25)) < 1e-15);
+    for (int j = 0; j < 4; j++) assert_true(fabs(y[j] - ((x[j] - 2.5) / sqrt(1.25) * 2 + 1)) < 1e-14);
+    /* eps enters under the root */
+    ref_norm_fwd(0, 1, 4, 2.75, x, NULL, NULL, y, &mean, &rstd); /* 1.25 + 2.75 = 4 */
+    assert_true(fabs(rstd - 0.5) < 1e-15);
+}
+
+/* RMSNorm of a constant row c: rstd = 1/sqrt(c^2 + eps), y = c*rstd*gamma. */
+static void test_rmsnorm_constant_row(void **state)
+{
+    (void)state;
+    const double cs[] = {3.0, -0.5, 1e-3};
+    for (int k = 0; k < 3; k++) {
+        double c = cs[k], x[9], g[9], y[9], rstd, mean = -1;
+        for (int j = 0; j < 9; j++) { x[j] = c; g[j] = 1 + j; }
+        ref_norm_fwd(1, 1, 9, 1e-5, x, g, NULL, y, &mean, &rstd);
+        assert_true(mean == 0);
+        assert_true(fabs(rstd - 1 / sqrt(c * c + 1e-5)) < 1e-12 * rstd);
+        for (int j = 0; j < 9; j++) assert_true(fabs(y[j] - c / sqrt(c * c + 1e-5) * (1 + j)) < 1e-12);
+    }
+    /* hand-worked: x = 3, 4: mean square 12.5 */
+    double x[2] = {3, 4}, y[2], rstd;
+    ref_norm_fwd(1, 1, 2, 0.0, x, NULL, NULL, y, NULL, &rstd);
+    assert_true(fabs(rstd - 1 / sqrt(12.5)) < 1e-15);
+    assert_true(fabs(y[1] - 4 / sqrt(12.5)) < 1e-15);
+}
+
+/* L = sum(y * w): the backward's dx, dgamma, dbeta against central finite
+ * differences of the forward, in double. */
+static double loss(int rms, long rows, long cols, const double *x, const double *g, const double *b, const double *w)
+{
+    double *y = malloc((size_t)(rows * cols) * sizeof *y), l = 0;
+    ref_norm_fwd(rms, rows, cols, 1e-5, x, g, b, y, NULL, NULL);
+    for (long i = 0; i < rows * cols; i++) l += y[i] * w[i];
+    free(y);
+    return l;
+}
+
+static void check_fd(int rms, int affine)
+{
+    const long rows = 3, cols = 7, n = rows * cols;
+    const double h = 1e-5;
+    double *x = rand_vec((size_t)n, 2, -1.0, 3.0), *w = rand_vec((size_t)n, 3, -1.0, 1.0);
+    double *g = affine ? rand_vec((size_t)cols, 4, 0.5, 1.5) : NULL;
+    double *b = affine && !rms ? rand_vec((size_t)cols, 5, -0.5, 0.5) : NULL;
+    double mean[3], rstd[3], dx[21], dg[7], db[7];
+    ref_norm_fwd(rms, rows, cols, 1e-5, x, g, b, NULL, mean, rstd);
+    ref_norm_bwd(rms, rows, cols, x, w, g, mean, rstd, dx, affine ? dg : NULL, b ? db : NULL);
+    for (long i = 0; i < n; i++) {
+        double keep = x[i];
+        x[i] = keep + h;
+        double lp = loss(rms, rows, cols, x, g, b, w);
+        x[i] = keep - h;
+        double lm = loss(rms, rows, cols, x, g, b, w);
+        x[i] = keep;
+        assert_true(fabs(dx[i] - (lp - lm) / (2 * h)) < 1e-7);
+    }
+    for (long j = 0; affine && j < cols; j++) {
+        double keep = g[j];
+        g[j] = keep + h;
+        double lp = loss(rms, rows, cols, x, g, b, w);
+        g[j] = keep - h;
+        double lm = loss(rms, rows, cols, x, g, b, w);
+        g[j] = keep;
+        assert_true(fabs(dg[j] - (lp - lm) / (2 * h)) < 1e-7);
+        if (!b) continue;
+        keep = b[j];
+        b[j] = keep + h;
+        lp = loss(rms, rows, cols, x, g, b, w);
+        b[j] = keep - h;
+        lm = loss(rms, rows, cols, x, g, b, w);
+        b[j] = keep;
+        assert_true(fabs(db[j] - (lp - lm) / (2 * h)) < 1e-7);
+    }
+    free(x);
+    free(w);
+    free(g);
+    free(b);
+}
+
+static void test_layernorm_bwd_finite_differences(void **state)
+{
+    (void)state;
+    check_fd(0, 1);
+    check_fd(0, 0);
+}
+
+static void test_rmsnorm_bwd_finite_differences(void **state)
+{
+    (void)state;
+    check_fd(1, 1);
+    check_fd(1, 0);
+}
+
+/* LayerNorm backward with gamma = 1, beta = 0: each row of dx sums to 0 (and
+ * is orthogonal to x^), as y does not move when x shifts or scales. */
+static void test_layernorm_dx_sums_to_zero(void **state)
+{
+    (void)state;
+    const long rows = 4, cols = 300, n = rows * cols;
+    double *x = rand_vec((size_t)n, 6, -1.0, 3.0), *dy = rand_vec((size_t)n, 7, -1.0, 1.0);
+    double *dx = malloc((size_t)n * sizeof *dx), mean[4], rstd[4];
+    ref_norm_fwd(0, rows, cols, 0.0, x, NULL, NULL, NULL, mean, rstd);
+    ref_norm_bwd(0, rows, cols, x, dy, NULL, mean, rstd, dx, NULL, NULL);
+    for (long r = 0; r < rows; r++) {
+        double s = 0, sx = 0, a = 0;
+        for (long j = 0; j < cols; j++) {
+            s += dx[r * cols + j];
+            sx += dx[r * cols + j] * (x[r * cols + j] - mean[r]) * rstd[r];
+            a += fabs(dx[r * cols + j]);
+        }
+        assert_true(a > 1); /* not trivially zero */
+        assert_true(fabs(s) < 1e-12 * a);
+        assert_true(fabs(sx) < 1e-12 * a);
+    }
+    free(x);
+    free(dy);
+    free(dx);
+}
+
+/* ---- the descriptors ---------------------------------------------------- */
+static kb_case one_case(const char *op, const char *const *kv)
+{
+    kb_sweep s;
+    kb_sweep_init(&s, kb_find_op(op));
+    char err[KB_ERRLEN];
+    for (int i = 0; kv[i]; i += 2) assert_int_equal(kb_sweep_set(&s, kv[i], kv[i + 1], err, sizeof err), 0);
+    kb_case *cases = NULL;
+    int n = 0;
+    assert_int_equal(kb_sweep_expand(&s, &cases, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    return cases[0];
+}
+
+/* bytes a perfect kernel moves, worked out by hand */
+static void test_byte_model(void **state)
+{
+    (void)state;
+    const char *ln_fwd[] = {"rows", "4096", "cols", "1024", "dtype", "fp16", NULL};
+    kb_case c = one_case("layernorm", ln_fwd);
+    /* x, y: 2 * 4096*1024*2; gamma, beta: 2 * 1024*2; mean, rstd: 2 * 4096*4 */
+    assert_true(c.op->bytes(&c) == 2.0 * 4096 * 1024 * 2 + 2.0 * 1024 * 2 + 2.0 * 4096 * 4);
+    const char *ln_bwd[] = {"rows", "4096", "cols", "1024", "dtype", "fp16", "pass", "bwd", NULL};
+    c = one_case("layernorm", ln_bwd);
+    /* x, dy, dx; gamma; mean, rstd; dgamma, dbeta in fp32 */
+    assert_true(c.op->bytes(&c) == 3.0 * 4096 * 1024 * 2 + 1024 * 2 + 2.0 * 4096 * 4 + 2.0 * 1024 * 4);
+    const char *rms_bwd[] = {"rows", "10", "cols", "6", "dtype", "fp32", "pass", "bwd", NULL};
+    c = one_case("rmsnorm", rms_bwd);
+    assert_true(c.op->bytes(&c) == 3.0 * 60 * 4 + 6 * 4 + 10 * 4 + 6 * 4);
+    const char *rms_none[] = {"rows", "10", "cols", "6", "dtype", "bf16", "affine", "none", NULL};
+    c = one_case("rmsnorm", rms_none);
+    assert_true(c.op->bytes(&c) == 2.0 * 60 * 2 + 10 * 4);
+}
+
+/* dgamma's tolerance grows with the rows summed, y's (fp32) with the columns;
+ * 16-bit outputs are held to their rounding. */
+static void test_tolerances(void **state)
+{
+    (void)state;
+    const char *small[] = {"rows", "100", "cols", "64", "pass", "bwd", "dtype", "fp32", NULL};
+    const char *big[] = {"rows", "100000", "cols", "64", "pass", "bwd", "dtype", "fp32", NULL};
+    kb_case a = one_case("layernorm", small), b = one_case("layernorm", big);
+    /* outputs dx, dgamma, dbeta */
+    assert_true(b.op->tolerance(&b, 1).rel_l2 > a.op->tolerance(&a, 1).rel_l2);
+    assert_true(a.op->tolerance(&a, 0).rel_l2 == b.op->tolerance(&b, 0).rel_l2);
+    assert_true(b.op->tolerance(&b, 1).rel_l2 < 1e-4); /* one row in 100000 left out: ~3e-3 */
+    const char *h[] = {"dtype", "fp16", NULL};
+    kb_case f = one_case("rmsnorm", h);
+    assert_true(f.op->tolerance(&f, 0).rel_l2 == 1e-3);
+    assert_true(f.op->tolerance(&f, 1).rel_l2 < 1e-4); /* rstd, fp32 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xhat_mean0_var1),
+        cmocka_unit_test(test_layernorm_hand),
+        cmocka_unit_test(test_rmsnorm_constant_row),
+        cmocka_unit_test(test_layernorm_bwd_finite_differences),
+        cmocka_unit_test(test_rmsnorm_bwd_finite_differences),
+        cmocka_unit_test(test_layernorm_dx_sums_to_zero),
+        cmocka_unit_test(test_byte_model),
+        cmocka_unit_test(test_tolerances),
+    };
+    return cmocka_run_group_tests_name("norm", tests, NULL, NULL);
+}
