@@ -66,12 +66,58 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st)
     free(s);
 }
 
+size_t kb_buf_checked(const kb_buf *b) { return b->rows ? (size_t)b->nrows * b->row_len : b->n; }
+
+long kb_buf_checked_rows(const kb_buf *b)
+{
+    if (!b->row_len) return 0;
+    return b->rows ? b->nrows : (long)(b->n / b->row_len);
+}
+
+void kb_buf_gather(const kb_buf *b, const void *host, double *got)
+{
+    if (!b->rows) {
+        kb_load_all(host, b->n, b->dtype, got);
+        return;
+    }
+    const size_t len = b->row_len;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < b->nrows; i++)
+        for (size_t k = 0; k < len; k++) got[(size_t)i * len + k] = kb_load(host, (size_t)b->rows[i] * len + k, b->dtype);
+}
+
+/* Knuth's selection sampling (Algorithm S) over the interior rows: each row
+ * is taken with probability (still needed) / (still left), which yields
+ * exactly the count asked for, in order, from one pass and the seed alone. */
+long kb_sample_rows(long n, long want, uint64_t seed, long *out)
+{
+    if (n <= 0) return 0;
+    if (want >= n) {
+        for (long i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
+    if (want < 2) want = 2; /* n >= 3 here */
+    kb_rng r;
+    kb_rng_seed(&r, seed);
+    long k = 0, need = want - 2, left = n - 2;
+    out[k++] = 0;
+    for (long i = 1; i < n - 1 && need > 0; i++, left--)
+        if ((double)(kb_rng_next(&r) >> 11) * 0x1.0p-53 * (double)left < (double)need) {
+            out[k++] = i;
+            need--;
+        }
+    out[k++] = n - 1;
+    return k;
+}
+
+/* Compares the checked elements (kb_buf_checked) of got with b->ref. */
 int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, double *maxabs)
 {
     double num = 0, den = 0, mx = 0, mref = 0;
     int bad = 0;
+    const size_t n = kb_buf_checked(b);
 #pragma omp parallel for schedule(static) reduction(+ : num, den) reduction(max : mx, mref) reduction(| : bad)
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         double r = b->ref[i], g = got[i];
         double d = fabs(g - r);
         if (!isfinite(g) || !isfinite(d)) bad = 1; /* NaN poison left: unwritten */

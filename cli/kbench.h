@@ -84,8 +84,26 @@ typedef struct {
     size_t n;      /* elements */
     void *dev;     /* device memory */
     void *host;    /* host copy of inputs (dtype layout) */
-    double *ref;   /* outputs: the CPU reference */
+    double *ref;   /* outputs: the CPU reference (every element, or the rows below) */
+    /* Outputs made of rows (0: not row-structured). With `rows` (sorted row
+     * indices, nrows of them), the reference holds only those rows, packed
+     * (ref[i * row_len + k] is element k of row rows[i]), and only they are
+     * compared: large shapes verify a sample (kb_sample_rows). */
+    size_t row_len;
+    long *rows;
+    long nrows;
 } kb_buf;
+
+/* Elements of b that are compared with the reference (the sampled rows or all). */
+size_t kb_buf_checked(const kb_buf *b);
+/* Rows of b that are compared: nrows, or n / row_len; 0 if b has no rows. */
+long kb_buf_checked_rows(const kb_buf *b);
+/* The compared elements of an output (host copy in b's dtype) to double, in
+ * the reference's order: got[kb_buf_checked(b)]. */
+void kb_buf_gather(const kb_buf *b, const void *host, double *got);
+/* A seeded sample of `want` of the rows 0..n-1 into out (sorted), always the
+ * first and the last; every row when want >= n. Returns the count. */
+long kb_sample_rows(long n, long want, uint64_t seed, long *out);
 
 typedef struct {
     kb_buf in[KB_MAX_INPUTS];
@@ -250,6 +268,7 @@ typedef struct {
     double bytes, flops, gbps, pct_of_copy, copy_gbps, tflops;
     double rel_err, max_abs_err;
     int verified;       /* 1 passed, 0 failed, -1 not checked */
+    long verified_rows; /* rows compared (outputs made of rows); 0: not row-structured or not checked */
     double speedup;     /* vs the baseline; 0 when unknown */
     char error[256];    /* non-empty when the row failed */
 } kb_row;

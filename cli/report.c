@@ -69,7 +69,7 @@ static void case_param(const kb_case *c, const char *name, char *buf, size_t n)
 
 static const char *const stat_cols =
     "median_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,bytes,gbps,pct_of_copy,copy_gbps,flops,tflops,"
-    "rel_err,max_abs_err,verified,speedup_vs_baseline,error";
+    "rel_err,max_abs_err,verified,verified_rows,speedup_vs_baseline,error";
 
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
 {
@@ -124,6 +124,7 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     if (r->verified >= 0) fprintf(f, ",%.3e,%.3e", r->rel_err, r->max_abs_err);
     else fputs(",,", f);
     fprintf(f, ",%s", verdict(r->verified));
+    num(f, (double)r->verified_rows, "%.0f");
     num(f, r->speedup, "%.3f");
     fputc(',', f);
     csv_str(f, r->error);
@@ -318,6 +319,7 @@ void kb_report_row(kb_report *r, const kb_row *row)
             add_num(o, "max_abs_err", row->max_abs_err);
         }
         cJSON_AddStringToObject(o, "verified", verdict(row->verified));
+        if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
         if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
         cJSON_AddItemToArray(r->results, o);

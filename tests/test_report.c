@@ -93,6 +93,7 @@ static void make_rows(const kb_case *cases, kb_row *r)
     r[0].max_abs_err = 2e-7;
     r[0].verified = 1;
     r[0].speedup = 1.0;
+    r[0].verified_rows = 64;
     r[1].c = &cases[1];
     r[1].impl = "opt";
     r[1].bytes = 2048;
@@ -167,6 +168,10 @@ static void test_csv(void **state)
     assert_true(sp > k + 9);
     for (const char *const *c = (const char *const[]){"copy_gbps", "flops", "tflops", "rel_err", "max_abs_err", "verified", NULL}; *c; c++)
         assert_true(col(h, nh, *c) > k + 9);
+    /* the verified row count follows verified */
+    assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
+    assert_int_equal(sp, col(h, nh, "verified") + 2);
+    assert_int_equal(col(h, nh, "error"), nh - 1);
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
 
@@ -192,6 +197,7 @@ static void test_csv(void **state)
     assert_true(strtod(v[col(h, nh, "pct_of_copy")], NULL) == 12.5);
     assert_true(fabs(strtod(v[col(h, nh, "rel_err")], NULL) - 1e-7) < 1e-10);
     assert_string_equal(v[col(h, nh, "verified")], "pass");
+    assert_string_equal(v[col(h, nh, "verified_rows")], "64");
     assert_true(strtod(v[sp], NULL) == 1.0);
     assert_string_equal(v[col(h, nh, "error")], "");
 
@@ -205,6 +211,7 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "gbps")], "");
     assert_string_equal(v[sp], "");
     assert_string_equal(v[col(h, nh, "verified")], "fail");
+    assert_string_equal(v[col(h, nh, "verified_rows")], ""); /* no rows: empty */
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
     free(cases);
 }
@@ -286,11 +293,13 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "samples")->valuedouble == 3);
     assert_string_equal(jstr(a, "verified"), "pass");
     assert_null(cJSON_GetObjectItemCaseSensitive(a, "error"));
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "verified_rows")->valuedouble == 64);
 
     assert_string_equal(jstr(b, "pass"), "bwd");
     assert_string_equal(jstr(b, "impl"), "opt");
     assert_string_equal(jstr(b, "verified"), "fail");
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "median_ms")); /* not timed */
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "verified_rows"));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "rel_err"))); /* NaN is null */
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "max_abs_err")));
     assert_non_null(strstr(jstr(b, "error"), "\"very\" bad"));
@@ -428,6 +437,69 @@ static void test_compare(void **state)
     assert_int_equal(kb_compare(&bz, g, (kb_tol){1e-5, 1e-5}, &rel, &mx), 0);
 }
 
+
+/* An output made of rows, with the reference for a sample of them: only those
+ * rows are gathered and compared. */
+static void test_compare_rows(void **state)
+{
+    (void)state;
+    /* 5 rows of 3 fp32 values: row r holds 10r + k */
+    float out[15];
+    for (int r = 0; r < 5; r++)
+        for (int k = 0; k < 3; k++) out[r * 3 + k] = (float)(10 * r + k);
+    long rows[2] = {1, 4};
+    double ref[6] = {10, 11, 12, 40, 41, 42};
+    kb_buf b = {"y", KB_FP32, 15, NULL, NULL, ref};
+    b.row_len = 3;
+    assert_int_equal(kb_buf_checked(&b), 15);
+    assert_int_equal(kb_buf_checked_rows(&b), 5); /* every row */
+    b.rows = rows;
+    b.nrows = 2;
+    assert_int_equal(kb_buf_checked(&b), 6);
+    assert_int_equal(kb_buf_checked_rows(&b), 2);
+    double got[6];
+    kb_buf_gather(&b, out, got);
+    for (int i = 0; i < 6; i++) assert_true(got[i] == ref[i]);
+    double rel, mx;
+    kb_tol tol = {1e-6, 1e-6};
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    /* a wrong value in a row that is not sampled goes unseen ... */
+    out[0] = NAN;
+    out[2 * 3 + 1] = 999;
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    assert_true(rel == 0 && mx == 0);
+    /* ... and one in a sampled row is found, in either */
+    out[4 * 3 + 2] = 42.5f;
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 0);
+    assert_true(fabs(mx - 0.5) < 1e-12);
+    out[4 * 3 + 2] = 42;
+    out[1 * 3 + 0] = NAN; /* an unwritten element of a sampled row */
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    /* without rows: every element, the NaN in row 0 included */
+    kb_buf all = {"y", KB_FP32, 15, NULL, NULL, NULL};
+    assert_int_equal(kb_buf_checked_rows(&all), 0); /* not row-structured */
+    double full_ref[15], full_got[15];
+    out[1 * 3 + 0] = 10;
+    for (int i = 0; i < 15; i++) full_ref[i] = out[i];
+    all.ref = full_ref;
+    kb_buf_gather(&all, out, full_got);
+    assert_int_equal(kb_compare(&all, full_got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    /* 16-bit outputs convert exactly */
+    uint16_t hb[6];
+    double hr[2] = {0, 0}, hg[2];
+    for (int i = 0; i < 6; i++) kb_store(hb, (size_t)i, 0.25 * i, KB_BF16);
+    long one[1] = {2};
+    kb_buf h = {"y", KB_BF16, 6, NULL, NULL, hr};
+    h.row_len = 2;
+    h.rows = one;
+    h.nrows = 1;
+    kb_buf_gather(&h, hb, hg);
+    assert_true(hg[0] == 1.0 && hg[1] == 1.25);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_rows),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
