@@ -151,6 +151,9 @@ struct kb_timer {
     /* copy ceilings measured so far, by byte count */
     struct { double bytes, gbps; } copies[256];
     int ncopies;
+    /* GEMM ceilings measured so far (0: not yet), and the size used */
+    double gemm[KB_NGEMM];
+    int gemm_n[KB_NGEMM];
 };
 
 int kb_timer_create(kb_timer **out, const kb_device *d)
@@ -297,5 +300,49 @@ int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps)
         t->copies[t->ncopies].bytes = bytes;
         t->copies[t->ncopies++].gbps = *gbps;
     }
+    return 0;
+}
+
+const char *kb_gemm_key_name(kb_gemm_key k)
+{
+    static const char *const names[KB_NGEMM] = {"fp32", "fp16", "bf16", "tf32"};
+    return k >= 0 && k < KB_NGEMM ? names[k] : "none";
+}
+
+static int gemm_fn(void *ctx, void *stream) { return kb_gemm_bench_run(ctx, stream); }
+
+/* The GEMM ceiling of key k: a square cuBLAS GEMM (8192, or 4096 or 2048 when
+ * the larger does not fit beside what is allocated), timed like any case
+ * (L2 flushed, median), 2 n^3 FLOPs. Cached per key for the timer's life. */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size)
+{
+    *tflops = 0;
+    if (size) *size = 0;
+    if (k < 0 || k >= KB_NGEMM) return 0;
+    if (t->gemm[k] > 0) {
+        *tflops = t->gemm[k];
+        if (size) *size = t->gemm_n[k];
+        return 0;
+    }
+    static const int sizes[] = {8192, 4096, 2048};
+    int dtype = k == KB_GEMM_FP16 ? KB_FP16 : k == KB_GEMM_BF16 ? KB_BF16 : KB_FP32, tf32 = k == KB_GEMM_TF32;
+    kb_gemm_bench g;
+    int rc = (int)cudaErrorMemoryAllocation;
+    for (int i = 0; i < 3 && rc == (int)cudaErrorMemoryAllocation; i++) rc = kb_gemm_bench_create(&g, dtype, tf32, sizes[i]);
+    if (rc == (int)cudaErrorMemoryAllocation) return 0; /* no room: the ceiling stays unknown */
+    if (rc) return rc;
+    kb_stats st;
+    kb_opts oo = *o;
+    if (oo.timeout > 3) oo.timeout = 3;
+    char label[128];
+    snprintf(label, sizeof label, "gemm %s n=%d", kb_gemm_key_name(k), g.n);
+    rc = kb_time(t, gemm_fn, &g, &oo, label, &st);
+    int n = g.n;
+    kb_gemm_bench_destroy(&g);
+    if (rc) return rc;
+    if (st.median <= 0) return 0;
+    *tflops = t->gemm[k] = 2.0 * (double)n * (double)n * (double)n / (st.median * 1e-3) / 1e12;
+    t->gemm_n[k] = n;
+    if (size) *size = n;
     return 0;
 }

@@ -30,6 +30,32 @@ int kb_l2_flush(const void *buf, size_t bytes, void *stream);
 int kb_rope_naive(const kb_rope_args *a, void *stream);
 int kb_rope_opt(const kb_rope_args *a, void *stream);
 
+/* ---- cuBLAS (kernels/gemm.cu) ------------------------------------------
+ * One handle for the process, created by kb_cublas_init (call it in setup,
+ * not in a timed launch) with its own 32 MiB workspace; each call sets the
+ * stream it is given. A failed cuBLAS or CUDA call writes "file:line: call:
+ * status" to kb_last_error (defined in cli/harness.c) and returns a
+ * cudaError_t: the context's sticky error if there is one, else the nearest
+ * match (allocation, invalid value, not supported, unknown). */
+extern char kb_last_error[512];
+const char *kb_cublas_status_string(int status); /* "CUBLAS_STATUS_...: description" */
+int kb_cublas_init(void);
+/* y[M,N] = x[M,K] * w[N,K]^T, row-major, as nn.Linear stores and computes it
+ * (no bias): fp32 accumulation (CUBLAS_COMPUTE_32F; tf32 and dtype fp32:
+ * CUBLAS_COMPUTE_32F_FAST_TF32), y rounded to dtype. */
+int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32, void *stream);
+
+/* The GEMM ceiling: an n x n x n kb_linear_cublas on seeded random inputs in
+ * [-1, 1) (not zeros: tensor cores draw less power on them). create returns
+ * cudaErrorMemoryAllocation, with nothing left allocated, when n does not fit. */
+typedef struct {
+    void *a, *b, *c;
+    int n, dtype, tf32;
+} kb_gemm_bench;
+int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
+int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
+void kb_gemm_bench_destroy(kb_gemm_bench *g);
+
 #ifdef __cplusplus
 }
 #endif

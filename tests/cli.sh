@@ -220,7 +220,7 @@ cli_device() {
         t_skip "cli: kbench rope writes CSV and JSON on the GPU"
         echo "GPU tests skipped: no GPU (kbench device exits 3)"
     elif [ "$drc" -eq 0 ]; then
-        expect_out_has "device" "SMs" "copy"
+        expect_out_has "device" "SMs" "copy" "GEMM" "bf16" "tf32"
         done_test "kbench device exits 0 (GPU)"
         t_skip "cli: kbench rope exits 3 with one line on stderr (no GPU)"
         t_skip "cli: kbench check exits 3 with one line on stderr (no GPU)"

@@ -93,6 +93,8 @@ static void make_rows(const kb_case *cases, kb_row *r)
     r[0].max_abs_err = 2e-7;
     r[0].verified = 1;
     r[0].speedup = 1.0;
+    r[0].pct_of_gemm = 37.5;
+    r[0].gemm_tflops = 700;
     r[0].verified_rows = 64;
     r[1].c = &cases[1];
     r[1].impl = "opt";
@@ -168,7 +170,10 @@ static void test_csv(void **state)
     assert_true(sp > k + 9);
     for (const char *const *c = (const char *const[]){"copy_gbps", "flops", "tflops", "rel_err", "max_abs_err", "verified", NULL}; *c; c++)
         assert_true(col(h, nh, *c) > k + 9);
-    /* the verified row count follows verified */
+    /* the GEMM ceiling's columns follow tflops, the verified row count follows verified */
+    assert_int_equal(col(h, nh, "pct_of_gemm"), col(h, nh, "tflops") + 1);
+    assert_int_equal(col(h, nh, "gemm_tflops"), col(h, nh, "tflops") + 2);
+    assert_int_equal(col(h, nh, "rel_err"), col(h, nh, "tflops") + 3);
     assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
     assert_int_equal(sp, col(h, nh, "verified") + 2);
     assert_int_equal(col(h, nh, "error"), nh - 1);
@@ -197,6 +202,8 @@ static void test_csv(void **state)
     assert_true(strtod(v[col(h, nh, "pct_of_copy")], NULL) == 12.5);
     assert_true(fabs(strtod(v[col(h, nh, "rel_err")], NULL) - 1e-7) < 1e-10);
     assert_string_equal(v[col(h, nh, "verified")], "pass");
+    assert_true(strtod(v[col(h, nh, "pct_of_gemm")], NULL) == 37.5);
+    assert_true(strtod(v[col(h, nh, "gemm_tflops")], NULL) == 700);
     assert_string_equal(v[col(h, nh, "verified_rows")], "64");
     assert_true(strtod(v[sp], NULL) == 1.0);
     assert_string_equal(v[col(h, nh, "error")], "");
@@ -211,7 +218,9 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "gbps")], "");
     assert_string_equal(v[sp], "");
     assert_string_equal(v[col(h, nh, "verified")], "fail");
-    assert_string_equal(v[col(h, nh, "verified_rows")], ""); /* no rows: empty */
+    assert_string_equal(v[col(h, nh, "pct_of_gemm")], ""); /* no ceiling, no rows: empty */
+    assert_string_equal(v[col(h, nh, "gemm_tflops")], "");
+    assert_string_equal(v[col(h, nh, "verified_rows")], "");
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
     free(cases);
 }
@@ -293,12 +302,15 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "samples")->valuedouble == 3);
     assert_string_equal(jstr(a, "verified"), "pass");
     assert_null(cJSON_GetObjectItemCaseSensitive(a, "error"));
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "pct_of_gemm")->valuedouble == 37.5);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "gemm_tflops")->valuedouble == 700);
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "verified_rows")->valuedouble == 64);
 
     assert_string_equal(jstr(b, "pass"), "bwd");
     assert_string_equal(jstr(b, "impl"), "opt");
     assert_string_equal(jstr(b, "verified"), "fail");
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "median_ms")); /* not timed */
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "pct_of_gemm"));
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "verified_rows"));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "rel_err"))); /* NaN is null */
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "max_abs_err")));
@@ -438,6 +450,58 @@ static void test_compare(void **state)
 }
 
 
+/* the device object carries the GEMM ceilings that were measured, by key */
+static void test_json_device_gemm(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kbench-report-XXXXXX", json[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/dev.json", dir);
+    kb_device d;
+    memset(&d, 0, sizeof d);
+    d.ok = 1;
+    snprintf(d.name, sizeof d.name, "Test GPU");
+    d.copy_gbps = 3000;
+    char err[KB_ERRLEN] = "";
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            d.gemm_tflops[KB_GEMM_BF16] = 774.5;
+            d.gemm_n[KB_GEMM_BF16] = 8192;
+            d.gemm_tflops[KB_GEMM_TF32] = 400;
+            d.gemm_n[KB_GEMM_TF32] = 4096;
+        }
+        kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, &d, 0, NULL, 1, err, sizeof err);
+        if (!r) fail_msg("kb_report_open: %s", err);
+        kb_report_close(r);
+        cJSON *j = read_json(json);
+        const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+        assert_true(cJSON_IsObject(dev));
+        assert_string_equal(jstr(dev, "name"), "Test GPU");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(dev, "gemm_tflops");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(dev, "gemm_size");
+        if (pass == 0) {
+            assert_null(g); /* none measured: no object */
+            assert_null(n);
+        } else {
+            assert_true(cJSON_IsObject(g) && cJSON_IsObject(n));
+            assert_int_equal(cJSON_GetArraySize(g), 2);
+            assert_true(cJSON_GetObjectItemCaseSensitive(g, "bf16")->valuedouble == 774.5);
+            assert_true(cJSON_GetObjectItemCaseSensitive(g, "tf32")->valuedouble == 400);
+            assert_null(cJSON_GetObjectItemCaseSensitive(g, "fp32"));
+            assert_true(cJSON_GetObjectItemCaseSensitive(n, "bf16")->valuedouble == 8192);
+            assert_true(cJSON_GetObjectItemCaseSensitive(n, "tf32")->valuedouble == 4096);
+        }
+        cJSON_Delete(j);
+    }
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_FP32), "fp32");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_FP16), "fp16");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_BF16), "bf16");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_TF32), "tf32");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_NONE), "none");
+    unlink(json);
+    rmdir(dir);
+}
+
 /* An output made of rows, with the reference for a sample of them: only those
  * rows are gathered and compared. */
 static void test_compare_rows(void **state)
@@ -509,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_rows),
+        cmocka_unit_test(test_json_device_gemm),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
