@@ -56,6 +56,25 @@ int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
 void kb_gemm_bench_destroy(kb_gemm_bench *g);
 
+/* ---- SwiGLU MLP (kernels/mlp.cu) ---------------------------------------
+ * y = (silu(x G^T) * (x U^T)) D^T, row-major: x [tokens, hidden], G and U
+ * [inter, hidden], D [hidden, inter], y [tokens, hidden]. g and u are
+ * rounded to dtype where an implementation stores them, h = silu(g) * u is
+ * computed in fp32 and rounded to dtype, every GEMM accumulates in fp32. */
+typedef struct {
+    const void *x, *G, *U, *D;
+    const void *GU; /* [2*inter, hidden]: G's rows, then U's (cublas_cat) */
+    void *y;
+    void *gu;       /* workspace [tokens, 2*inter]: g then u ([tokens, inter] each), or the stacked product */
+    void *h;        /* workspace [tokens, inter] */
+    int dtype, tf32; /* tf32: fp32 GEMMs may use TF32 tensor cores (cuBLAS implementations) */
+    int tokens, hidden, inter;
+} kb_mlp_args;
+
+int kb_mlp_naive(const kb_mlp_args *a, void *stream);
+int kb_mlp_cublas(const kb_mlp_args *a, void *stream);
+int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
