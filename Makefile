@@ -15,7 +15,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
-LDLIBS  := -lcjson -lgomp -ldl -lm -lpthread
+LDLIBS  := -lcjson -lcublas -lcublasLt -lgomp -ldl -lm -lpthread
 
 BUILD   := build
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c)

@@ -66,12 +66,58 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st)
     free(s);
 }
 
+size_t kb_buf_checked(const kb_buf *b) { return b->rows ? (size_t)b->nrows * b->row_len : b->n; }
+
+long kb_buf_checked_rows(const kb_buf *b)
+{
+    if (!b->row_len) return 0;
+    return b->rows ? b->nrows : (long)(b->n / b->row_len);
+}
+
+void kb_buf_gather(const kb_buf *b, const void *host, double *got)
+{
+    if (!b->rows) {
+        kb_load_all(host, b->n, b->dtype, got);
+        return;
+    }
+    const size_t len = b->row_len;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < b->nrows; i++)
+        for (size_t k = 0; k < len; k++) got[(size_t)i * len + k] = kb_load(host, (size_t)b->rows[i] * len + k, b->dtype);
+}
+
+/* Knuth's selection sampling (Algorithm S) over the interior rows: each row
+ * is taken with probability (still needed) / (still left), which yields
+ * exactly the count asked for, in order, from one pass and the seed alone. */
+long kb_sample_rows(long n, long want, uint64_t seed, long *out)
+{
+    if (n <= 0) return 0;
+    if (want >= n) {
+        for (long i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
+    if (want < 2) want = 2; /* n >= 3 here */
+    kb_rng r;
+    kb_rng_seed(&r, seed);
+    long k = 0, need = want - 2, left = n - 2;
+    out[k++] = 0;
+    for (long i = 1; i < n - 1 && need > 0; i++, left--)
+        if ((double)(kb_rng_next(&r) >> 11) * 0x1.0p-53 * (double)left < (double)need) {
+            out[k++] = i;
+            need--;
+        }
+    out[k++] = n - 1;
+    return k;
+}
+
+/* Compares the checked elements (kb_buf_checked) of got with b->ref. */
 int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, double *maxabs)
 {
     double num = 0, den = 0, mx = 0, mref = 0;
     int bad = 0;
+    const size_t n = kb_buf_checked(b);
 #pragma omp parallel for schedule(static) reduction(+ : num, den) reduction(max : mx, mref) reduction(| : bad)
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         double r = b->ref[i], g = got[i];
         double d = fabs(g - r);
         if (!isfinite(g) || !isfinite(d)) bad = 1; /* NaN poison left: unwritten */
@@ -106,6 +152,9 @@ struct kb_timer {
     /* copy ceilings measured so far, by byte count */
     struct { double bytes, gbps; } copies[256];
     int ncopies;
+    /* GEMM ceilings measured so far (0: not yet), and the size used */
+    double gemm[KB_NGEMM];
+    int gemm_n[KB_NGEMM];
 };
 
 int kb_timer_create(kb_timer **out, const kb_device *d)
@@ -252,5 +301,49 @@ int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps)
         t->copies[t->ncopies].bytes = bytes;
         t->copies[t->ncopies++].gbps = *gbps;
     }
+    return 0;
+}
+
+const char *kb_gemm_key_name(kb_gemm_key k)
+{
+    static const char *const names[KB_NGEMM] = {"fp32", "fp16", "bf16", "tf32"};
+    return k >= 0 && k < KB_NGEMM ? names[k] : "none";
+}
+
+static int gemm_fn(void *ctx, void *stream) { return kb_gemm_bench_run(ctx, stream); }
+
+/* The GEMM ceiling of key k: a square cuBLAS GEMM (8192, or 4096 or 2048 when
+ * the larger does not fit beside what is allocated), timed like any case
+ * (L2 flushed, median), 2 n^3 FLOPs. Cached per key for the timer's life. */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size)
+{
+    *tflops = 0;
+    if (size) *size = 0;
+    if (k < 0 || k >= KB_NGEMM) return 0;
+    if (t->gemm[k] > 0) {
+        *tflops = t->gemm[k];
+        if (size) *size = t->gemm_n[k];
+        return 0;
+    }
+    static const int sizes[] = {8192, 4096, 2048};
+    int dtype = k == KB_GEMM_FP16 ? KB_FP16 : k == KB_GEMM_BF16 ? KB_BF16 : KB_FP32, tf32 = k == KB_GEMM_TF32;
+    kb_gemm_bench g;
+    int rc = (int)cudaErrorMemoryAllocation;
+    for (int i = 0; i < 3 && rc == (int)cudaErrorMemoryAllocation; i++) rc = kb_gemm_bench_create(&g, dtype, tf32, sizes[i]);
+    if (rc == (int)cudaErrorMemoryAllocation) return 0; /* no room: the ceiling stays unknown */
+    if (rc) return rc;
+    kb_stats st;
+    kb_opts oo = *o;
+    if (oo.timeout > 3) oo.timeout = 3;
+    char label[128];
+    snprintf(label, sizeof label, "gemm %s n=%d", kb_gemm_key_name(k), g.n);
+    rc = kb_time(t, gemm_fn, &g, &oo, label, &st);
+    int n = g.n;
+    kb_gemm_bench_destroy(&g);
+    if (rc) return rc;
+    if (st.median <= 0) return 0;
+    *tflops = t->gemm[k] = 2.0 * (double)n * (double)n * (double)n / (st.median * 1e-3) / 1e12;
+    t->gemm_n[k] = n;
+    if (size) *size = n;
     return 0;
 }

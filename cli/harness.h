@@ -19,4 +19,7 @@ size_t kb_timer_scratch_bytes(const kb_timer *t);
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st);
 /* Device-to-device copy rate (bytes read + written) at this byte count, cached. */
 int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps);
+/* Dense GEMM throughput for key k (a square cuBLAS GEMM, median), cached;
+ * 0 TFLOP/s when it does not fit in the free memory. size: n of the n^3 GEMM. */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size);
 #endif

@@ -84,12 +84,30 @@ typedef struct {
     size_t n;      /* elements */
     void *dev;     /* device memory */
     void *host;    /* host copy of inputs (dtype layout) */
-    double *ref;   /* outputs: the CPU reference */
+    double *ref;   /* outputs: the CPU reference (every element, or the rows below) */
+    /* Outputs made of rows (0: not row-structured). With `rows` (sorted row
+     * indices, nrows of them), the reference holds only those rows, packed
+     * (ref[i * row_len + k] is element k of row rows[i]), and only they are
+     * compared: large shapes verify a sample (kb_sample_rows). */
     /* outputs: the L2 norm of the terms the result is a sum of, where they can
      * cancel (a gradient that is nearly 0): fp32 arithmetic errs relative to
      * the terms, so rel_l2 divides by max(||ref||, scale). 0: ||ref||. */
     double scale;
+    size_t row_len;
+    long *rows;
+    long nrows;
 } kb_buf;
+
+/* Elements of b that are compared with the reference (the sampled rows or all). */
+size_t kb_buf_checked(const kb_buf *b);
+/* Rows of b that are compared: nrows, or n / row_len; 0 if b has no rows. */
+long kb_buf_checked_rows(const kb_buf *b);
+/* The compared elements of an output (host copy in b's dtype) to double, in
+ * the reference's order: got[kb_buf_checked(b)]. */
+void kb_buf_gather(const kb_buf *b, const void *host, double *got);
+/* A seeded sample of `want` of the rows 0..n-1 into out (sorted), always the
+ * first and the last; every row when want >= n. Returns the count. */
+long kb_sample_rows(long n, long want, uint64_t seed, long *out);
 
 typedef struct {
     kb_buf in[KB_MAX_INPUTS];
@@ -118,6 +136,11 @@ typedef struct {
 
 typedef enum { KB_MEMORY_BOUND, KB_COMPUTE_BOUND } kb_bound;
 
+/* The GEMM ceilings: the device's dense cuBLAS GEMM throughput per element
+ * type (tf32: fp32 data on TF32 tensor cores), measured once per run on demand. */
+typedef enum { KB_GEMM_NONE = -1, KB_GEMM_FP32 = 0, KB_GEMM_FP16, KB_GEMM_BF16, KB_GEMM_TF32, KB_NGEMM } kb_gemm_key;
+const char *kb_gemm_key_name(kb_gemm_key k); /* "fp32", "fp16", "bf16", "tf32" */
+
 typedef struct kb_op {
     const char *name;
     const char *summary;
@@ -141,6 +164,9 @@ typedef struct kb_op {
      * out are swept over every choice. */
     const char *const *check_sweeps;
     int ncheck;
+    /* The GEMM ceiling a case's TFLOP/s is compared with (pct_of_gemm), or
+     * KB_GEMM_NONE; NULL: none for any case. */
+    kb_gemm_key (*gemm_ceiling)(const kb_case *c);
 } kb_op;
 
 /* registry.c */
@@ -234,6 +260,8 @@ typedef struct {
     int driver, runtime;
     int mem_bus_bits;
     double copy_gbps; /* measured, 1 GiB */
+    double gemm_tflops[KB_NGEMM]; /* measured GEMM ceilings by kb_gemm_key; 0: not measured */
+    int gemm_n[KB_NGEMM];         /* the square size each was measured at */
 } kb_device;
 
 /* 0, or prints one line and returns KB_EXIT_CUDA. */
@@ -252,8 +280,10 @@ typedef struct {
     const char *impl;
     kb_stats st;
     double bytes, flops, gbps, pct_of_copy, copy_gbps, tflops;
+    double pct_of_gemm, gemm_tflops; /* the op's GEMM ceiling; 0 when none */
     double rel_err, max_abs_err;
     int verified;       /* 1 passed, 0 failed, -1 not checked */
+    long verified_rows; /* rows compared (outputs made of rows); 0: not row-structured or not checked */
     double speedup;     /* vs the baseline; 0 when unknown */
     char error[256];    /* non-empty when the row failed */
 } kb_row;
@@ -282,7 +312,7 @@ typedef struct {
 } kb_run_info;
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 int kb_dry_run(const kb_plan *plan, FILE *out);
-int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB */
+int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings */
 
 /* Every CUDA call is checked: KB_CK(call) records "file:line: call: error"
  * in kb_last_error and returns the error code from the enclosing function. */

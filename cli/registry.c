@@ -7,11 +7,13 @@
 extern const kb_op kb_op_rope;
 extern const kb_op kb_op_layernorm;
 extern const kb_op kb_op_rmsnorm;
+extern const kb_op kb_op_mlp;
 
 const kb_op *const kb_ops[] = {
     &kb_op_rope,
     &kb_op_layernorm,
     &kb_op_rmsnorm,
+    &kb_op_mlp,
 };
 const int kb_nops = (int)(sizeof kb_ops / sizeof kb_ops[0]);
 

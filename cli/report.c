@@ -69,7 +69,7 @@ static void case_param(const kb_case *c, const char *name, char *buf, size_t n)
 
 static const char *const stat_cols =
     "median_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,bytes,gbps,pct_of_copy,copy_gbps,flops,tflops,"
-    "rel_err,max_abs_err,verified,speedup_vs_baseline,error";
+    "pct_of_gemm,gemm_tflops,rel_err,max_abs_err,verified,verified_rows,speedup_vs_baseline,error";
 
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
 {
@@ -121,9 +121,12 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     num(f, r->copy_gbps, "%.2f");
     fprintf(f, ",%.0f", r->flops);
     num(f, r->tflops, "%.4f");
+    num(f, r->pct_of_gemm, "%.2f");
+    num(f, r->gemm_tflops, "%.2f");
     if (r->verified >= 0) fprintf(f, ",%.3e,%.3e", r->rel_err, r->max_abs_err);
     else fputs(",,", f);
     fprintf(f, ",%s", verdict(r->verified));
+    num(f, (double)r->verified_rows, "%.0f");
     num(f, r->speedup, "%.3f");
     fputc(',', f);
     csv_str(f, r->error);
@@ -132,22 +135,23 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
 
 void kb_table_header(FILE *f)
 {
-    fprintf(f, "  %-10s %10s %9s %6s %8s %9s  %-8s %7s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "rel_err",
-            "verified", "speedup");
+    fprintf(f, "  %-10s %10s %9s %6s %8s %6s %9s  %-8s %7s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "%gemm",
+            "rel_err", "verified", "speedup");
 }
 
 void kb_table_row(FILE *f, const kb_row *r)
 {
-    char med[32] = "-", gb[32] = "-", pc[32] = "-", tf[32] = "-", re[32] = "-", sp[32] = "-";
+    char med[32] = "-", gb[32] = "-", pc[32] = "-", tf[32] = "-", pg[32] = "-", re[32] = "-", sp[32] = "-";
     if (r->st.samples) {
         snprintf(med, sizeof med, "%.4f", r->st.median);
         snprintf(gb, sizeof gb, "%.1f", r->gbps);
         if (r->pct_of_copy > 0) snprintf(pc, sizeof pc, "%.1f", r->pct_of_copy);
         snprintf(tf, sizeof tf, "%.3f", r->tflops);
+        if (r->pct_of_gemm > 0) snprintf(pg, sizeof pg, "%.1f", r->pct_of_gemm);
     }
     if (r->verified >= 0) snprintf(re, sizeof re, "%.2e", r->rel_err);
     if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-    fprintf(f, "  %-10s %10s %9s %6s %8s %9s  %-8s %7s", r->impl, med, gb, pc, tf, re,
+    fprintf(f, "  %-10s %10s %9s %6s %8s %6s %9s  %-8s %7s", r->impl, med, gb, pc, tf, pg, re,
             r->verified == 0 ? "FAIL" : verdict(r->verified), sp);
     if (r->error[0]) fprintf(f, "  %s", r->error);
     fputc('\n', f);
@@ -252,6 +256,13 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             cJSON_AddNumberToObject(d, "driver", dev->driver);
             cJSON_AddNumberToObject(d, "runtime", dev->runtime);
             cJSON_AddNumberToObject(d, "copy_gbps", dev->copy_gbps);
+            cJSON *g = NULL, *gn = NULL; /* the GEMM ceilings measured in this run */
+            for (int k = 0; k < KB_NGEMM; k++) {
+                if (!(dev->gemm_tflops[k] > 0)) continue;
+                if (!g) { g = cJSON_AddObjectToObject(d, "gemm_tflops"); gn = cJSON_AddObjectToObject(d, "gemm_size"); }
+                cJSON_AddNumberToObject(g, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_tflops[k]);
+                cJSON_AddNumberToObject(gn, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_n[k]);
+            }
         }
         r->results = cJSON_AddArrayToObject(r->root, "results");
         json_write(r);
@@ -313,11 +324,14 @@ void kb_report_row(kb_report *r, const kb_row *row)
         if (row->copy_gbps > 0) add_num(o, "copy_gbps", row->copy_gbps);
         add_num(o, "flops", row->flops);
         if (row->st.samples) add_num(o, "tflops", row->tflops);
+        if (row->pct_of_gemm > 0) add_num(o, "pct_of_gemm", row->pct_of_gemm);
+        if (row->gemm_tflops > 0) add_num(o, "gemm_tflops", row->gemm_tflops);
         if (row->verified >= 0) {
             add_num(o, "rel_err", row->rel_err);
             add_num(o, "max_abs_err", row->max_abs_err);
         }
         cJSON_AddStringToObject(o, "verified", verdict(row->verified));
+        if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
         if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
         cJSON_AddItemToArray(r->results, o);

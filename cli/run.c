@@ -145,14 +145,18 @@ static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *str
     if (rc) return rc;
     row->verified = 1;
     row->rel_err = row->max_abs_err = 0;
+    row->verified_rows = 0;
     for (int i = 0; i < st->nout; i++) {
         kb_buf *b = &st->out[i];
         size_t es = kb_dtype_size(b->dtype);
         h[i] = malloc(b->n * es + 1);
         rc = cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost);
         if (rc) { free_all(h, st->nout); KB_CK(rc); }
-        double *got = malloc(b->n * sizeof *got + 1);
-        kb_load_all(h[i], b->n, b->dtype, got);
+        /* the compared elements: every one, or the rows the reference computed */
+        double *got = malloc(kb_buf_checked(b) * sizeof *got + 1);
+        kb_buf_gather(b, h[i], got);
+        long vr = kb_buf_checked_rows(b); /* the least-covered output's rows */
+        if (vr > 0 && (row->verified_rows == 0 || vr < row->verified_rows)) row->verified_rows = vr;
         kb_tol tol = c->op->tolerance(c, i);
         double rel, mx;
         int ok = kb_compare(b, got, tol, &rel, &mx);
@@ -258,6 +262,27 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (!o->quiet)
             printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median)\n", dev.name, dev.sm_count,
                    (double)dev.l2_bytes / (1 << 20), dev.copy_gbps);
+        /* the GEMM ceilings the plan's cases compare with, before any case allocates */
+        int tried[KB_NGEMM] = {0};
+        for (int i = 0; i < plan->ncases; i++) {
+            const kb_case *c = &plan->cases[i];
+            kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+            if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
+            tried[k] = 1;
+            e = kb_gemm_tflops(timer, k, o, &dev.gemm_tflops[k], &dev.gemm_n[k]);
+            if (e) {
+                fprintf(stderr, "kbench: GEMM ceiling %s: %s\n", kb_gemm_key_name(k), kb_last_error);
+                kb_timer_destroy(timer);
+                return KB_EXIT_CUDA;
+            }
+            if (!o->quiet) {
+                if (dev.gemm_tflops[k] > 0)
+                    printf("GEMM %s %.1f TFLOP/s (cuBLAS %d^3, median)\n", kb_gemm_key_name(k), dev.gemm_tflops[k],
+                           dev.gemm_n[k]);
+                else
+                    printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
+            }
+        }
     }
     kb_report *rep = kb_report_open(csv, json, ops, nops, &dev, info->argc, info->argv, o->quiet || info->check_mode,
                                     err, sizeof err);
@@ -276,8 +301,13 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
         progress(o->quiet, ci, plan->ncases, c, t0);
-        double bytes = op->bytes(c), flops = op->flops(c), copy = 0;
-        if (!info->check_mode && op->bound == KB_MEMORY_BOUND && kb_copy_gbps(timer, bytes, o, &copy)) {
+        double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0;
+        /* every row gets GB/s against copy (a compute-bound op's small shapes,
+         * such as MLP decode, are bound by memory), and TFLOP/s against the
+         * op's GEMM ceiling where it has one */
+        kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
+        if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
+        if (!info->check_mode && kb_copy_gbps(timer, bytes, o, &copy)) {
             fatal = kb_cuda_sticky(cudaGetLastError());
             copy = 0;
         }
@@ -300,6 +330,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             row.flops = flops;
             row.verified = -1;
             row.copy_gbps = copy;
+            row.gemm_tflops = gemm;
             kb_last_error[0] = 0;
             if (setup_rc) {
                 snprintf(row.error, sizeof row.error, "%s", setup_err);
@@ -329,6 +360,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                     row.gbps = bytes / (row.st.median * 1e-3) / 1e9;
                     row.tflops = flops / (row.st.median * 1e-3) / 1e12;
                     if (copy > 0) row.pct_of_copy = 100.0 * row.gbps / copy;
+                    if (gemm > 0) row.pct_of_gemm = 100.0 * row.tflops / gemm;
                     if (ii == 0) base_ms = row.st.median;
                     if (base_ms > 0) row.speedup = base_ms / row.st.median;
                 }
@@ -350,7 +382,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         }
         if (op->teardown) op->teardown(c, &st);
         for (int k = 0; k < st.nin; k++) { cudaFree(st.in[k].dev); free(st.in[k].host); }
-        for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); }
+        for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
     }
     progress_done(o->quiet);
     kb_report_close(rep);
@@ -383,6 +415,19 @@ int kb_device_copy_report(kb_device *d)
         if (g <= 0) { printf("              %6.0f MiB: not enough free memory\n", sizes[i] / (1 << 20)); continue; }
         printf("              %6.0f MiB: %7.0f GB/s\n", sizes[i] / (1 << 20), g);
         if (i == 2) d->copy_gbps = g;
+    }
+    printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed:\n");
+    for (int k = 0; k < KB_NGEMM; k++) {
+        fflush(stdout);
+        if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k])) {
+            fprintf(stderr, "kbench: %s\n", kb_last_error);
+            kb_timer_destroy(t);
+            return KB_EXIT_CUDA;
+        }
+        if (d->gemm_tflops[k] <= 0) printf("              %-4s: not enough free memory\n", kb_gemm_key_name((kb_gemm_key)k));
+        else
+            printf("              %-4s: %7.1f TFLOP/s (%d^3)\n", kb_gemm_key_name((kb_gemm_key)k), d->gemm_tflops[k],
+                   d->gemm_n[k]);
     }
     kb_timer_destroy(t);
     return KB_EXIT_OK;

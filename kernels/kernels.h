@@ -50,6 +50,51 @@ int kb_norm_opt(const kb_norm_args *a, void *stream);
 /* Workspace the opt backward needs for these arguments (0 for the forward). */
 size_t kb_norm_work_bytes(const kb_norm_args *a);
 
+/* ---- cuBLAS (kernels/gemm.cu) ------------------------------------------
+ * One handle for the process, created by kb_cublas_init (call it in setup,
+ * not in a timed launch) with its own 32 MiB workspace; each call sets the
+ * stream it is given. A failed cuBLAS or CUDA call writes "file:line: call:
+ * status" to kb_last_error (defined in cli/harness.c) and returns a
+ * cudaError_t: the context's sticky error if there is one, else the nearest
+ * match (allocation, invalid value, not supported, unknown). */
+extern char kb_last_error[512];
+const char *kb_cublas_status_string(int status); /* "CUBLAS_STATUS_...: description" */
+int kb_cublas_init(void);
+/* y[M,N] = x[M,K] * w[N,K]^T, row-major, as nn.Linear stores and computes it
+ * (no bias): fp32 accumulation (CUBLAS_COMPUTE_32F; tf32 and dtype fp32:
+ * CUBLAS_COMPUTE_32F_FAST_TF32), y rounded to dtype. */
+int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32, void *stream);
+
+/* The GEMM ceiling: an n x n x n kb_linear_cublas on seeded random inputs in
+ * [-1, 1) (not zeros: tensor cores draw less power on them). create returns
+ * cudaErrorMemoryAllocation, with nothing left allocated, when n does not fit. */
+typedef struct {
+    void *a, *b, *c;
+    int n, dtype, tf32;
+} kb_gemm_bench;
+int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
+int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
+void kb_gemm_bench_destroy(kb_gemm_bench *g);
+
+/* ---- SwiGLU MLP (kernels/mlp.cu) ---------------------------------------
+ * y = (silu(x G^T) * (x U^T)) D^T, row-major: x [tokens, hidden], G and U
+ * [inter, hidden], D [hidden, inter], y [tokens, hidden]. g and u are
+ * rounded to dtype where an implementation stores them, h = silu(g) * u is
+ * computed in fp32 and rounded to dtype, every GEMM accumulates in fp32. */
+typedef struct {
+    const void *x, *G, *U, *D;
+    const void *GU; /* [2*inter, hidden]: G's rows, then U's (cublas_cat) */
+    void *y;
+    void *gu;       /* workspace [tokens, 2*inter]: g then u ([tokens, inter] each), or the stacked product */
+    void *h;        /* workspace [tokens, inter] */
+    int dtype, tf32; /* tf32: fp32 GEMMs may use TF32 tensor cores (cuBLAS implementations) */
+    int tokens, hidden, inter;
+} kb_mlp_args;
+
+int kb_mlp_naive(const kb_mlp_args *a, void *stream);
+int kb_mlp_cublas(const kb_mlp_args *a, void *stream);
+int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,4 +28,20 @@ void ref_norm_fwd(int rms, long rows, long cols, double eps, const double *x, co
 double ref_norm_bwd(int rms, long rows, long cols, const double *x, const double *dy, const double *gamma,
                     const double *mean, const double *rstd, double *dx, double *dgamma, double *dbeta);
 
+/* SwiGLU MLP: y = (silu(x G^T) * (x U^T)) D^T for `rows` independent rows of
+ * x (the caller picks which tokens): x [rows, hidden], G and U [inter, hidden],
+ * D [hidden, inter], y [rows, hidden], all row-major (nn.Linear's out x in).
+ * Sums in double; g, u and h = silu(g) * u are rounded to dtype (0 fp32,
+ * 1 fp16, 2 bf16) where the GPU stores them, y is left exact. */
+typedef struct {
+    long rows, hidden, inter;
+    int dtype;
+} ref_mlp_args;
+
+double ref_silu(double a); /* a * sigmoid(a) */
+/* How many of `tokens` rows the reference computes: all at small shapes, a
+ * sample (at least 64) where tokens * hidden * inter exceeds its budget. */
+long ref_mlp_sample_count(long tokens, long hidden, long inter);
+void ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y);
+
 #endif

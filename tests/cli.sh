@@ -201,6 +201,7 @@ cli_dry_runs() {
 cli_device() {
     run device
     local drc=$rc
+    gpu_rc=$drc # for later tests: 0 with a GPU, 3 without
     if [ "$drc" -eq 3 ]; then
         expect_stderr_lines 1
         done_test "kbench device exits 3 with one line on stderr (no GPU)"
@@ -220,7 +221,7 @@ cli_device() {
         t_skip "cli: kbench rope writes CSV and JSON on the GPU"
         echo "GPU tests skipped: no GPU (kbench device exits 3)"
     elif [ "$drc" -eq 0 ]; then
-        expect_out_has "device" "SMs" "copy"
+        expect_out_has "device" "SMs" "copy" "GEMM" "bf16" "tf32"
         done_test "kbench device exits 0 (GPU)"
         t_skip "cli: kbench rope exits 3 with one line on stderr (no GPU)"
         t_skip "cli: kbench check exits 3 with one line on stderr (no GPU)"
@@ -247,6 +248,70 @@ cli_device() {
     fi
 }
 
+# ---- the MLP ---------------------------------------------------------------
+
+# csv_col FILE NAME: the values of column NAME, one per data row
+csv_col() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } c { print $c }' "$1"
+}
+
+cli_mlp() {
+    run list mlp
+    expect_rc 0
+    expect_out_has "mlp:" "compute-bound" "{off,on}" "naive" "cublas" "cublas_cat"
+    local p
+    for p in dtype tf32 tokens hidden inter; do
+        grep -qE "^ +$p( |$)" "$T/out" || bad "parameter $p not listed"
+    done
+    expect_out_has "[2048, 1..1048576]" "[1024, 1..65536]" "[11008, 1..262144]"
+    done_test "kbench list mlp shows its parameters and implementations"
+
+    usage_error "mlp: tf32 with bf16 exits 2" mlp --dtype bf16 --tf32 on --dry-run -- "tf32 applies to dtype fp32 only"
+    usage_error "mlp: tokens 0 exits 2" mlp --tokens 0 -- "tokens = 0 is out of bounds"
+    usage_error "mlp: a tensor over 2^31 elements exits 2" mlp --tokens 1048576 --hidden 4096 --dry-run -- "supports up to 2^31-1"
+
+    run mlp --dtype fp32 --tf32 off,on --tokens 1,16 --hidden 64 --inter 128 --dry-run
+    expect_rc 0
+    [ "$(grep -cE '^ *[0-9]+  mlp ' "$T/out")" -eq 4 ] || bad "want 4 case lines"
+    done_test "kbench mlp --dry-run expands dtype x tf32 x tokens"
+
+    run sweep configs/mlp.json --dry-run
+    expect_rc 0
+    tail -n 1 "$T/out" | grep -q '^14 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
+    done_test "configs/mlp.json: 14 cases"
+
+    run check mlp --dry-run
+    expect_rc 0
+    grep -qE '^ *[0-9]+  rope ' "$T/out" && bad "check mlp lists rope cases"
+    grep -q 'dtype=fp32 tf32=on tokens=130 hidden=257 inter=513' "$T/out" || bad "no fp32/tf32 130 x 257 x 513 case"
+    done_test "kbench check mlp --dry-run"
+
+    if [ "${gpu_rc:-3}" -ne 0 ]; then
+        run mlp --tokens 16 --hidden 64 --inter 128 --out-dir "$T/mres"
+        expect_rc 3
+        expect_stderr_lines 1
+        done_test "kbench mlp exits 3 with one line on stderr (no GPU)"
+        t_skip "cli: kbench mlp reports verified rows and % of the GEMM ceiling on the GPU"
+        return
+    fi
+    t_skip "cli: kbench mlp exits 3 with one line on stderr (no GPU)"
+    # every row at a small shape, a sample of 64 at a large one (200 x 4096 x 11008 > 2^31)
+    run mlp --tokens 16 --hidden 64 --inter 128 --min-samples 3 --min-time 0 --warmup 1 --max-noise 100 --timeout 2 \
+        --quiet --csv "$T/m1.csv" --json "$T/m1.json"
+    expect_rc 0
+    [ "$(csv_col "$T/m1.csv" verified | sort -u)" = "pass" ] || bad "not every row verified"
+    [ "$(csv_col "$T/m1.csv" verified_rows | sort -u)" = "16" ] || bad "verified_rows: $(csv_col "$T/m1.csv" verified_rows | tr '\n' ' ')"
+    csv_col "$T/m1.csv" pct_of_gemm | grep -qvE '^[0-9.]+$' && bad "a row without pct_of_gemm"
+    csv_col "$T/m1.csv" pct_of_copy | grep -qvE '^[0-9.]+$' && bad "a row without pct_of_copy"
+    grep -q '"gemm_tflops"' "$T/m1.json" || bad "no gemm_tflops in the JSON"
+    run mlp --tokens 200 --hidden 4096 --inter 11008 --impl cublas --min-samples 3 --min-time 0 --warmup 1 \
+        --max-noise 100 --timeout 2 --quiet --csv "$T/m2.csv"
+    expect_rc 0
+    [ "$(csv_col "$T/m2.csv" verified_rows)" = "64" ] || bad "sampled verified_rows: $(csv_col "$T/m2.csv" verified_rows)"
+    [ "$(csv_col "$T/m2.csv" verified)" = "pass" ] || bad "the sampled case did not pass"
+    done_test "kbench mlp reports verified rows and % of the GEMM ceiling on the GPU"
+}
+
 cli_run_all() {
     cli_help
     cli_list
@@ -254,4 +319,5 @@ cli_run_all() {
     cli_json_errors
     cli_dry_runs
     cli_device
+    cli_mlp
 }

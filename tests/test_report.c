@@ -93,6 +93,9 @@ static void make_rows(const kb_case *cases, kb_row *r)
     r[0].max_abs_err = 2e-7;
     r[0].verified = 1;
     r[0].speedup = 1.0;
+    r[0].pct_of_gemm = 37.5;
+    r[0].gemm_tflops = 700;
+    r[0].verified_rows = 64;
     r[1].c = &cases[1];
     r[1].impl = "opt";
     r[1].bytes = 2048;
@@ -149,16 +152,17 @@ static void test_csv(void **state)
 
     static char h[64][512], v[64][512];
     int nh = csv_split(line[0], h, 64);
-    /* fixed columns first, then every other parameter in table order */
+    /* fixed columns first, then every other parameter: each op's in table
+     * order, ops in registry order, a name shared with an earlier op once */
     const char *first[] = {"op", "pass", "impl", "dtype", "layout"};
     for (int i = 0; i < 5; i++) assert_string_equal(h[i], first[i]);
-    /* the union of every op's parameters, each once, in registry order */
     int k = 5;
     for (int o = 0; o < kb_nops; o++)
         for (int i = 0; i < kb_ops[o]->nparams; i++) {
             const char *nm = kb_ops[o]->params[i].name;
-            int seen = !strcmp(nm, "pass") || !strcmp(nm, "dtype") || !strcmp(nm, "layout");
-            for (int j = 5; j < k && !seen; j++) seen = !strcmp(h[j], nm);
+            if (!strcmp(nm, "pass") || !strcmp(nm, "dtype") || !strcmp(nm, "layout")) continue;
+            int seen = 0;
+            for (int j = 5; j < k; j++) seen |= !strcmp(h[j], nm);
             if (seen) continue;
             assert_string_equal(h[k], nm);
             k++;
@@ -170,6 +174,13 @@ static void test_csv(void **state)
     assert_true(sp > k + 9);
     for (const char *const *c = (const char *const[]){"copy_gbps", "flops", "tflops", "rel_err", "max_abs_err", "verified", NULL}; *c; c++)
         assert_true(col(h, nh, *c) > k + 9);
+    /* the GEMM ceiling's columns follow tflops, the verified row count follows verified */
+    assert_int_equal(col(h, nh, "pct_of_gemm"), col(h, nh, "tflops") + 1);
+    assert_int_equal(col(h, nh, "gemm_tflops"), col(h, nh, "tflops") + 2);
+    assert_int_equal(col(h, nh, "rel_err"), col(h, nh, "tflops") + 3);
+    assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
+    assert_int_equal(sp, col(h, nh, "verified") + 2);
+    assert_int_equal(col(h, nh, "error"), nh - 1);
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
 
@@ -195,6 +206,9 @@ static void test_csv(void **state)
     assert_true(strtod(v[col(h, nh, "pct_of_copy")], NULL) == 12.5);
     assert_true(fabs(strtod(v[col(h, nh, "rel_err")], NULL) - 1e-7) < 1e-10);
     assert_string_equal(v[col(h, nh, "verified")], "pass");
+    assert_true(strtod(v[col(h, nh, "pct_of_gemm")], NULL) == 37.5);
+    assert_true(strtod(v[col(h, nh, "gemm_tflops")], NULL) == 700);
+    assert_string_equal(v[col(h, nh, "verified_rows")], "64");
     assert_true(strtod(v[sp], NULL) == 1.0);
     assert_string_equal(v[col(h, nh, "error")], "");
 
@@ -208,6 +222,9 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "gbps")], "");
     assert_string_equal(v[sp], "");
     assert_string_equal(v[col(h, nh, "verified")], "fail");
+    assert_string_equal(v[col(h, nh, "pct_of_gemm")], ""); /* no ceiling, no rows: empty */
+    assert_string_equal(v[col(h, nh, "gemm_tflops")], "");
+    assert_string_equal(v[col(h, nh, "verified_rows")], "");
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
     free(cases);
 }
@@ -289,11 +306,16 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "samples")->valuedouble == 3);
     assert_string_equal(jstr(a, "verified"), "pass");
     assert_null(cJSON_GetObjectItemCaseSensitive(a, "error"));
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "pct_of_gemm")->valuedouble == 37.5);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "gemm_tflops")->valuedouble == 700);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "verified_rows")->valuedouble == 64);
 
     assert_string_equal(jstr(b, "pass"), "bwd");
     assert_string_equal(jstr(b, "impl"), "opt");
     assert_string_equal(jstr(b, "verified"), "fail");
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "median_ms")); /* not timed */
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "pct_of_gemm"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "verified_rows"));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "rel_err"))); /* NaN is null */
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "max_abs_err")));
     assert_non_null(strstr(jstr(b, "error"), "\"very\" bad"));
@@ -446,6 +468,121 @@ static void test_compare(void **state)
     assert_int_equal(kb_compare(&bz, g, (kb_tol){1e-5, 1e-5}, &rel, &mx), 0);
 }
 
+
+/* the device object carries the GEMM ceilings that were measured, by key */
+static void test_json_device_gemm(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kbench-report-XXXXXX", json[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/dev.json", dir);
+    kb_device d;
+    memset(&d, 0, sizeof d);
+    d.ok = 1;
+    snprintf(d.name, sizeof d.name, "Test GPU");
+    d.copy_gbps = 3000;
+    char err[KB_ERRLEN] = "";
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            d.gemm_tflops[KB_GEMM_BF16] = 774.5;
+            d.gemm_n[KB_GEMM_BF16] = 8192;
+            d.gemm_tflops[KB_GEMM_TF32] = 400;
+            d.gemm_n[KB_GEMM_TF32] = 4096;
+        }
+        kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, &d, 0, NULL, 1, err, sizeof err);
+        if (!r) fail_msg("kb_report_open: %s", err);
+        kb_report_close(r);
+        cJSON *j = read_json(json);
+        const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+        assert_true(cJSON_IsObject(dev));
+        assert_string_equal(jstr(dev, "name"), "Test GPU");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(dev, "gemm_tflops");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(dev, "gemm_size");
+        if (pass == 0) {
+            assert_null(g); /* none measured: no object */
+            assert_null(n);
+        } else {
+            assert_true(cJSON_IsObject(g) && cJSON_IsObject(n));
+            assert_int_equal(cJSON_GetArraySize(g), 2);
+            assert_true(cJSON_GetObjectItemCaseSensitive(g, "bf16")->valuedouble == 774.5);
+            assert_true(cJSON_GetObjectItemCaseSensitive(g, "tf32")->valuedouble == 400);
+            assert_null(cJSON_GetObjectItemCaseSensitive(g, "fp32"));
+            assert_true(cJSON_GetObjectItemCaseSensitive(n, "bf16")->valuedouble == 8192);
+            assert_true(cJSON_GetObjectItemCaseSensitive(n, "tf32")->valuedouble == 4096);
+        }
+        cJSON_Delete(j);
+    }
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_FP32), "fp32");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_FP16), "fp16");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_BF16), "bf16");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_TF32), "tf32");
+    assert_string_equal(kb_gemm_key_name(KB_GEMM_NONE), "none");
+    unlink(json);
+    rmdir(dir);
+}
+
+/* An output made of rows, with the reference for a sample of them: only those
+ * rows are gathered and compared. */
+static void test_compare_rows(void **state)
+{
+    (void)state;
+    /* 5 rows of 3 fp32 values: row r holds 10r + k */
+    float out[15];
+    for (int r = 0; r < 5; r++)
+        for (int k = 0; k < 3; k++) out[r * 3 + k] = (float)(10 * r + k);
+    long rows[2] = {1, 4};
+    double ref[6] = {10, 11, 12, 40, 41, 42};
+    kb_buf b = {"y", KB_FP32, 15, NULL, NULL, ref};
+    b.row_len = 3;
+    assert_int_equal(kb_buf_checked(&b), 15);
+    assert_int_equal(kb_buf_checked_rows(&b), 5); /* every row */
+    b.rows = rows;
+    b.nrows = 2;
+    assert_int_equal(kb_buf_checked(&b), 6);
+    assert_int_equal(kb_buf_checked_rows(&b), 2);
+    double got[6];
+    kb_buf_gather(&b, out, got);
+    for (int i = 0; i < 6; i++) assert_true(got[i] == ref[i]);
+    double rel, mx;
+    kb_tol tol = {1e-6, 1e-6};
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    /* a wrong value in a row that is not sampled goes unseen ... */
+    out[0] = NAN;
+    out[2 * 3 + 1] = 999;
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 1);
+    assert_true(rel == 0 && mx == 0);
+    /* ... and one in a sampled row is found, in either */
+    out[4 * 3 + 2] = 42.5f;
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 0);
+    assert_true(fabs(mx - 0.5) < 1e-12);
+    out[4 * 3 + 2] = 42;
+    out[1 * 3 + 0] = NAN; /* an unwritten element of a sampled row */
+    kb_buf_gather(&b, out, got);
+    assert_int_equal(kb_compare(&b, got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    /* without rows: every element, the NaN in row 0 included */
+    kb_buf all = {"y", KB_FP32, 15, NULL, NULL, NULL};
+    assert_int_equal(kb_buf_checked_rows(&all), 0); /* not row-structured */
+    double full_ref[15], full_got[15];
+    out[1 * 3 + 0] = 10;
+    for (int i = 0; i < 15; i++) full_ref[i] = out[i];
+    all.ref = full_ref;
+    kb_buf_gather(&all, out, full_got);
+    assert_int_equal(kb_compare(&all, full_got, (kb_tol){1e9, 1e9}, &rel, &mx), 0);
+    /* 16-bit outputs convert exactly */
+    uint16_t hb[6];
+    double hr[2] = {0, 0}, hg[2];
+    for (int i = 0; i < 6; i++) kb_store(hb, (size_t)i, 0.25 * i, KB_BF16);
+    long one[1] = {2};
+    kb_buf h = {"y", KB_BF16, 6, NULL, NULL, hr};
+    h.row_len = 2;
+    h.rows = one;
+    h.nrows = 1;
+    kb_buf_gather(&h, hb, hg);
+    assert_true(hg[0] == 1.0 && hg[1] == 1.25);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +591,8 @@ int main(void)
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_rows),
+        cmocka_unit_test(test_json_device_gemm),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

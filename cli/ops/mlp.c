@@ -1,0 +1,274 @@
+/* The SwiGLU MLP of the LLaMA decoder layer: the op descriptor.
+ *
+ *   y = (silu(x G^T) * (x U^T)) D^T
+ *
+ * x [tokens, hidden]; G, U [inter, hidden] and D [hidden, inter] stored as
+ * nn.Linear stores them (row-major, out x in); no biases. Forward only.
+ *
+ * Adding an implementation (the fused gate/up kernel) is one more entry in
+ * impls[] with its launcher in kernels/mlp.cu; a weight layout of its own
+ * (G and U interleaved by tile) is made in setup beside the stacked [G; U],
+ * and the tolerance below already covers a kernel that keeps g and u in fp32.
+ */
+#include "../../kernels/kernels.h"
+#include "../../refs/refs.h"
+#include "../kbench.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kb_param params[] = {
+    {"dtype", KB_P_ENUM, "bf16", 0, 0, "fp32,fp16,bf16", "element type of x, the weights, g, u, h and y (GEMMs accumulate in fp32)"},
+    {"tf32", KB_P_ENUM, "off", 0, 0, "off,on", "dtype fp32 only: on lets the cuBLAS implementations use TF32 tensor cores"},
+    {"tokens", KB_P_INT, "2048", 1, 1 << 20, NULL, "rows of x (batch x sequence; 1..64 is decode)"},
+    {"hidden", KB_P_INT, "1024", 1, 65536, NULL, "model width: x's and y's row length"},
+    {"inter", KB_P_INT, "11008", 1, 1 << 18, NULL, "intermediate width: rows of G and U, columns of D"},
+};
+enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, NPARAMS };
+
+#define I(c, k) ((long)(c)->v[k].num)
+
+static int validate(const kb_case *c, char *err, size_t n)
+{
+    if (I(c, P_TF32) && kb_case_dtype(c) != KB_FP32) {
+        snprintf(err, n, "tf32 applies to dtype fp32 only (fp16 and bf16 GEMMs use tensor cores anyway)");
+        return -1;
+    }
+    double T = (double)I(c, P_TOKENS), H = (double)I(c, P_HIDDEN), In = (double)I(c, P_INTER);
+    /* the largest tensors: x and y, the weights, the [tokens, 2*inter] workspace, the stacked weights */
+    double sizes[] = {T * H, 2 * In * H, 2 * T * In};
+    const char *what[] = {"x", "the stacked [G; U]", "the [tokens, 2*inter] workspace"};
+    for (int i = 0; i < 3; i++)
+        if (sizes[i] > 2147483647.0) {
+            snprintf(err, n, "%.0f elements in %s; kbench mlp supports up to 2^31-1 per tensor", sizes[i], what[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* x, G, U and D read once, y written once */
+static double bytes(const kb_case *c)
+{
+    double T = (double)I(c, P_TOKENS), H = (double)I(c, P_HIDDEN), In = (double)I(c, P_INTER);
+    return (2.0 * T * H + 3.0 * H * In) * (double)kb_dtype_size(kb_case_dtype(c));
+}
+
+/* three GEMMs of tokens x hidden x inter multiply-adds (the silu-multiply's
+ * few FLOPs per h element are left out, as everyone quotes it) */
+static double flops(const kb_case *c)
+{
+    return 6.0 * (double)I(c, P_TOKENS) * (double)I(c, P_HIDDEN) * (double)I(c, P_INTER);
+}
+
+#define CUBLAS_WORKSPACE ((size_t)32 << 20) /* kernels/gemm.cu's, allocated once */
+
+static size_t device_bytes(const kb_case *c)
+{
+    size_t T = (size_t)I(c, P_TOKENS), H = (size_t)I(c, P_HIDDEN), In = (size_t)I(c, P_INTER);
+    size_t es = kb_dtype_size(kb_case_dtype(c));
+    /* x, y; G, U, D; stacked [G; U]; g/u workspace; h */
+    return (2 * T * H + 3 * H * In + 2 * H * In + 2 * T * In + T * In) * es + CUBLAS_WORKSPACE;
+}
+
+typedef struct {
+    kb_mlp_args args;
+    void *GU, *gu, *h;
+} mlp_priv;
+
+/* Inputs O(1) whatever the shape: x in [-1, 1) (variance 1/3); weights in
+ * +-3/sqrt(fan_in) (variance 3/fan_in), so g and u have variance about 1,
+ * as after a norm layer in a trained model, and y too. */
+static int setup(const kb_case *c, kb_state *st)
+{
+    kb_dtype dt = kb_case_dtype(c);
+    size_t es = kb_dtype_size(dt);
+    long T = I(c, P_TOKENS), H = I(c, P_HIDDEN), In = I(c, P_INTER);
+    mlp_priv *p = calloc(1, sizeof *p);
+    st->priv = p;
+    st->nin = 4;
+    st->nout = 1;
+    size_t nx = (size_t)T * (size_t)H, nw = (size_t)In * (size_t)H;
+    kb_buf *x = &st->in[0], *G = &st->in[1], *U = &st->in[2], *D = &st->in[3], *y = &st->out[0];
+    *x = (kb_buf){"x", dt, nx, NULL, malloc(nx * es + 1), NULL};
+    *G = (kb_buf){"G", dt, nw, NULL, malloc(nw * es + 1), NULL};
+    *U = (kb_buf){"U", dt, nw, NULL, malloc(nw * es + 1), NULL};
+    *D = (kb_buf){"D", dt, nw, NULL, malloc(nw * es + 1), NULL};
+    *y = (kb_buf){"y", dt, nx, NULL, NULL, NULL};
+    y->row_len = (size_t)H;
+    double ah = 3.0 / sqrt((double)H), ai = 3.0 / sqrt((double)In);
+    kb_fill_uniform(x->host, nx, dt, c->seed, -1.0, 1.0);
+    kb_fill_uniform(G->host, nw, dt, c->seed ^ 0x6a09e667f3bcc908ull, -ah, ah);
+    kb_fill_uniform(U->host, nw, dt, c->seed ^ 0xbb67ae8584caa73bull, -ah, ah);
+    kb_fill_uniform(D->host, nw, dt, c->seed ^ 0x3c6ef372fe94f82bull, -ai, ai);
+    for (int i = 0; i < 4; i++) {
+        kb_buf *b = &st->in[i];
+        KB_CK(cudaMalloc(&b->dev, b->n * es + 16));
+        KB_CK(cudaMemcpy(b->dev, b->host, b->n * es, cudaMemcpyHostToDevice));
+    }
+    KB_CK(cudaMalloc(&y->dev, nx * es + 16));
+    /* cublas_cat's stacked weights: G's rows, then U's */
+    KB_CK(cudaMalloc(&p->GU, 2 * nw * es + 16));
+    KB_CK(cudaMemcpy(p->GU, G->dev, nw * es, cudaMemcpyDeviceToDevice));
+    KB_CK(cudaMemcpy((char *)p->GU + nw * es, U->dev, nw * es, cudaMemcpyDeviceToDevice));
+    KB_CK(cudaMalloc(&p->gu, 2 * (size_t)T * (size_t)In * es + 16));
+    KB_CK(cudaMalloc(&p->h, (size_t)T * (size_t)In * es + 16));
+    int rc = kb_cublas_init(); /* the handle and its workspace, once per process; sets kb_last_error */
+    if (rc) return rc;
+    p->args = (kb_mlp_args){x->dev, G->dev, U->dev, D->dev, p->GU, y->dev, p->gu, p->h, (int)dt, (int)I(c, P_TF32),
+                            (int)T, (int)H, (int)In};
+    return 0;
+}
+
+/* The reference at large shapes computes a seeded sample of the tokens'
+ * rows (ref_mlp_sample_count: at least 64, the first and the last among
+ * them), and the harness compares only those. */
+static void reference(const kb_case *c, kb_state *st)
+{
+    long T = I(c, P_TOKENS), H = I(c, P_HIDDEN), In = I(c, P_INTER);
+    kb_buf *x = &st->in[0], *y = &st->out[0];
+    long want = ref_mlp_sample_count(T, H, In), R = T;
+    if (want < T) {
+        y->rows = malloc((size_t)want * sizeof *y->rows);
+        R = y->nrows = kb_sample_rows(T, want, c->seed ^ 0xa54ff53a5f1d36f1ull, y->rows);
+    }
+    double *xs = malloc((size_t)(R * H + 1) * sizeof *xs);
+    if (y->rows) {
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < R; r++)
+            for (long k = 0; k < H; k++) xs[r * H + k] = kb_load(x->host, (size_t)(y->rows[r] * H + k), x->dtype);
+    } else {
+        kb_load_all(x->host, x->n, x->dtype, xs);
+    }
+    double *w[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = malloc(st->in[1 + i].n * sizeof *w[i] + 1);
+        kb_load_all(st->in[1 + i].host, st->in[1 + i].n, st->in[1 + i].dtype, w[i]);
+    }
+    y->ref = malloc((size_t)(R * H + 1) * sizeof *y->ref);
+    ref_mlp_args a = {R, H, In, (int)kb_case_dtype(c)};
+    ref_mlp(&a, xs, w[0], w[1], w[2], y->ref);
+    for (int i = 0; i < 3; i++) free(w[i]);
+    free(xs);
+}
+
+static void teardown(const kb_case *c, kb_state *st)
+{
+    (void)c;
+    mlp_priv *p = st->priv;
+    if (!p) return;
+    cudaFree(p->GU);
+    cudaFree(p->gu);
+    cudaFree(p->h);
+    free(p);
+    st->priv = NULL;
+}
+
+/* Tolerances. The reference rounds g, u and h to the dtype where the naive
+ * and cuBLAS paths store them; what remains between a correct GPU result
+ * and it (u: the unit roundoff, 2^-24 fp32, 2^-11 fp16, 2^-8 bf16):
+ *
+ * - y rounded to the dtype (the reference's y is exact): <= u relative per
+ *   element, about u/2.5 in rms.
+ * - g and u: the GPU's fp32 sums differ from the exact ones, so a stored
+ *   value can round to the neighbouring step (2u) now and then; a fused
+ *   kernel keeps g and u in fp32 and differs from the rounded ones by up to
+ *   u each, every time. Through h = silu(g) u (|silu'| <= 1.1) each h is off
+ *   by up to ~2.2u relative, and h's own rounding may then flip by 2u. In y,
+ *   a sum of inter such errors with random signs, that is about u in rms
+ *   relative to y's rms, and a few times that at the worst of many elements.
+ * - fp32 accumulation over K = hidden (g, u) and K = inter (y): a running
+ *   sum's rounding errors add up like a random walk, ~0.3 sqrt(K) 2^-24
+ *   relative; they scale with the shape and matter only for fp32.
+ * - tf32 (fp32 with tf32 on): the tensor cores read 10 of the 23 mantissa
+ *   bits (t = 2^-11). If truncated rather than rounded, each operand shrinks
+ *   by ~0.7t on average: products by ~1.4t, g and u by 1.4t, h by ~3t, y by
+ *   ~4.5t, all the same way, plus ~t of random error.
+ *
+ * rel_l2  = 3u + (sqrt(hidden) + sqrt(inter)) 2^-24 [+ 8t]
+ * max_abs = 6u + 4 (sqrt(hidden) + sqrt(inter)) 2^-24 [+ 16t], per element,
+ *           relative to max(1, max|ref|) (y's rms is about 1)
+ * bf16: 1.2e-2 / 2.3e-2; fp16: 1.5e-3 / 2.9e-3; fp32 at 4096 x 11008:
+ * 1.0e-5 / 4.1e-5; tf32: 3.9e-3 / 7.8e-3.
+ *
+ * A CPU emulation (fp32 fmaf running sums, expf, the dtype roundings) of
+ * the rounded (cuBLAS-like) and the unrounded (fused-like) g and u, at the
+ * check shapes and 64 x 1024 x 1100, gave as a share of these: bf16 and
+ * fp16 rel 7-15% rounded, 11-40% fused, max 2-22%; fp32 rel 21-27%, max
+ * 3-9%; tf32 truncated rel 51-60%, max 4-32% (rounded: under 20%). Tighter
+ * would fail correct kernels at other seeds and shapes. */
+static kb_tol tolerance(const kb_case *c, int out)
+{
+    (void)out;
+    kb_dtype dt = kb_case_dtype(c);
+    double u = dt == KB_BF16 ? 0x1p-8 : dt == KB_FP16 ? 0x1p-11 : 0x1p-24;
+    double acc = (sqrt((double)I(c, P_HIDDEN)) + sqrt((double)I(c, P_INTER))) * 0x1p-24;
+    double t = dt == KB_FP32 && I(c, P_TF32) ? 0x1p-11 : 0;
+    return (kb_tol){3 * u + acc + 8 * t, 6 * u + 4 * acc + 16 * t};
+}
+
+static kb_gemm_key gemm_ceiling(const kb_case *c)
+{
+    switch (kb_case_dtype(c)) {
+    case KB_FP16: return KB_GEMM_FP16;
+    case KB_BF16: return KB_GEMM_BF16;
+    default: return I(c, P_TF32) ? KB_GEMM_TF32 : KB_GEMM_FP32;
+    }
+}
+
+static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_mlp_naive(&((mlp_priv *)st->priv)->args, stream);
+}
+
+static int launch_cublas(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_mlp_cublas(&((mlp_priv *)st->priv)->args, stream);
+}
+
+static int launch_cublas_cat(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_mlp_cublas_cat(&((mlp_priv *)st->priv)->args, stream);
+}
+
+static const kb_impl impls[] = {
+    {"naive", launch_naive, "a textbook 16x16 shared-memory tiled GEMM (CUDA cores) three times, then silu(g)*u"},
+    {"cublas", launch_cublas, "PyTorch eager: three cuBLAS GEMMs (nn.Linear layout) and an elementwise silu(g)*u"},
+    {"cublas_cat", launch_cublas_cat, "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
+};
+
+/* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */
+static const char *const checks[] = {
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 1, \"hidden\": 64, \"inter\": 128}",
+    "{\"dtype\": \"fp32\", \"tf32\": [\"off\", \"on\"], \"tokens\": 1, \"hidden\": 64, \"inter\": 128}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 31, \"hidden\": 520, \"inter\": 1400}",
+    "{\"dtype\": \"fp32\", \"tf32\": [\"off\", \"on\"], \"tokens\": 31, \"hidden\": 520, \"inter\": 1400}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 130, \"hidden\": 257, \"inter\": 513}",
+    "{\"dtype\": \"fp32\", \"tf32\": [\"off\", \"on\"], \"tokens\": 130, \"hidden\": 257, \"inter\": 513}",
+    "{\"dtype\": [\"fp32\", \"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": [1, 5], \"inter\": [1, 7]}",
+};
+
+const kb_op kb_op_mlp = {
+    .name = "mlp",
+    .summary = "SwiGLU MLP, (silu(x G^T) * (x U^T)) D^T, LLaMA's feed-forward block (forward)",
+    .params = params,
+    .nparams = NPARAMS,
+    .impls = impls,
+    .nimpls = 3,
+    .bound = KB_COMPUTE_BOUND,
+    .validate = validate,
+    .bytes = bytes,
+    .flops = flops,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .reference = reference,
+    .teardown = teardown,
+    .tolerance = tolerance,
+    .check_sweeps = checks,
+    .ncheck = (int)(sizeof checks / sizeof checks[0]),
+    .gemm_ceiling = gemm_ceiling,
+};

@@ -1,0 +1,426 @@
+/* The SwiGLU MLP without a GPU: the reference (refs/mlp.c) on cases worked
+ * by hand, the op's models, validation, tolerances and sweeps, and the row
+ * sampling large shapes verify with. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../refs/refs.h"
+#include "kbench.h"
+
+/* sigmoid(1), sigmoid(2), sigmoid(3) */
+#define S1 0.7310585786300049
+#define S2 0.8807970779778823
+#define S3 0.9525741268224334
+
+static const kb_op *mlp(void)
+{
+    const kb_op *op = kb_find_op("mlp");
+    assert_non_null(op);
+    return op;
+}
+
+/* One case from flag-style values; NULL values keep the default. */
+static kb_case one_case(const char *dtype, const char *tf32, const char *tokens, const char *hidden, const char *inter)
+{
+    kb_sweep s;
+    kb_sweep_init(&s, mlp());
+    char err[KB_ERRLEN] = "";
+    const char *names[] = {"dtype", "tf32", "tokens", "hidden", "inter"};
+    const char *vals[] = {dtype, tf32, tokens, hidden, inter};
+    for (int i = 0; i < 5; i++)
+        if (vals[i] && kb_sweep_set(&s, names[i], vals[i], err, sizeof err)) fail_msg("%s=%s: %s", names[i], vals[i], err);
+    kb_case *cases = NULL;
+    int n = 0;
+    if (kb_sweep_expand(&s, &cases, &n, err, sizeof err)) fail_msg("expand: %s", err);
+    assert_int_equal(n, 1);
+    kb_case c = cases[0];
+    free(cases);
+    return c;
+}
+
+/* the error of expanding one case, or "" when it is accepted */
+static const char *expand_error(const char *dtype, const char *tf32, const char *tokens, const char *hidden,
+                                const char *inter)
+{
+    static char err[KB_ERRLEN];
+    kb_sweep s;
+    kb_sweep_init(&s, mlp());
+    err[0] = 0;
+    const char *names[] = {"dtype", "tf32", "tokens", "hidden", "inter"};
+    const char *vals[] = {dtype, tf32, tokens, hidden, inter};
+    for (int i = 0; i < 5; i++)
+        if (vals[i] && kb_sweep_set(&s, names[i], vals[i], err, sizeof err)) return err;
+    kb_case *cases = NULL;
+    int n = 0;
+    int rc = kb_sweep_expand(&s, &cases, &n, err, sizeof err);
+    free(cases);
+    if (!rc) err[0] = 0;
+    return err;
+}
+
+/* ---- silu ------------------------------------------------------------------- */
+
+static void test_silu(void **state)
+{
+    (void)state;
+    assert_true(ref_silu(0.0) == 0.0);
+    assert_true(fabs(ref_silu(1.0) - S1) < 1e-15);
+    assert_true(fabs(ref_silu(2.0) - 2 * S2) < 1e-15);
+    assert_true(fabs(ref_silu(3.0) - 3 * S3) < 1e-15);
+    assert_true(fabs(ref_silu(-1.0) - -(1 - S1)) < 1e-15); /* sigmoid(-a) = 1 - sigmoid(a) */
+    assert_true(fabs(ref_silu(-2.0) - -2 * (1 - S2)) < 1e-15);
+    /* silu(a) - silu(-a) = a */
+    for (double a = -30; a <= 30; a += 0.37) assert_true(fabs(ref_silu(a) - ref_silu(-a) - a) <= 1e-14 * (1 + fabs(a)));
+    /* the tails: a for large a, a vanishing negative for very negative a, never NaN */
+    assert_true(fabs(ref_silu(40.0) - 40.0) < 1e-12);
+    assert_true(ref_silu(-40.0) < 0 && ref_silu(-40.0) > -1e-15);
+    assert_true(ref_silu(1000.0) == 1000.0);
+    double far = ref_silu(-1000.0);
+    assert_true(far == 0.0 && !isnan(far));
+    /* its minimum, -0.278464542761074 at -1.278464542761074 */
+    double m = ref_silu(-1.278464542761074);
+    assert_true(fabs(m - -0.278464542761074) < 1e-14);
+    assert_true(ref_silu(-1.2) > m && ref_silu(-1.35) > m);
+}
+
+/* ---- the reference, by hand --------------------------------------------------- */
+
+/* tokens 2, hidden 3, inter 4, small integers:
+ *   x = [1 0 -1; 2 1 0]
+ *   G rows [1 0 0], [0 1 1], [1 1 1], [0 0 -1]  ->  g = [1 -1 0 1; 2 1 3 0]
+ *   U rows [1 1 0], [0 0 2], [2 0 0], [1 0 1]   ->  u = [1 -2 2 0; 3 0 4 2]
+ *   h = silu(g) u = [s1, 2(1 - s1), 0, 0; 6 s2, 0, 12 s3, 0]   (s_a = sigmoid(a))
+ *   D rows [1 0 0 0], [0 1 1 0], [1 -1 0 2]  ->  y_t = [h0, h1 + h2, h0 - h1 + 2 h3] */
+static const double hx[6] = {1, 0, -1, 2, 1, 0};
+static const double hG[12] = {1, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, -1};
+static const double hU[12] = {1, 1, 0, 0, 0, 2, 2, 0, 0, 1, 0, 1};
+static const double hD[12] = {1, 0, 0, 0, 0, 1, 1, 0, 1, -1, 0, 2};
+
+static void expect_hand(int dtype, const double h[2][4])
+{
+    ref_mlp_args a = {2, 3, 4, dtype};
+    double y[6];
+    ref_mlp(&a, hx, hG, hU, hD, y);
+    for (int t = 0; t < 2; t++) {
+        const double want[3] = {h[t][0], h[t][1] + h[t][2], h[t][0] - h[t][1] + 2 * h[t][3]};
+        for (int i = 0; i < 3; i++)
+            if (fabs(y[t * 3 + i] - want[i]) > 1e-15)
+                fail_msg("dtype %d: y[%d][%d] = %.17g, want %.17g", dtype, t, i, y[t * 3 + i], want[i]);
+    }
+}
+
+static void test_hand_2x3x4(void **state)
+{
+    (void)state;
+    /* fp32: h rounded to float (g and u are integers, exact in every dtype) */
+    const double f32[2][4] = {{(float)S1, (float)(2 * (1 - S1)), 0, 0}, {(float)(6 * S2), 0, (float)(12 * S3), 0}};
+    expect_hand(KB_FP32, f32);
+    /* bf16 (8 significant bits), nearest-even: s1 = 0.7310585786 -> 187/256;
+     * 2(1 - s1) = 0.5378828427 -> 138/256; 6 s2 = 5.2847824679 -> 169/32;
+     * 12 s3 = 11.4308895219 -> 183/16 */
+    const double b16[2][4] = {{0.73046875, 0.5390625, 0, 0}, {5.28125, 0, 11.4375, 0}};
+    expect_hand(KB_BF16, b16);
+    /* fp16 (11 significant bits): 1497/2048, 1102/2048, 1353/256, 1463/128 */
+    const double f16[2][4] = {{0.73095703125, 0.5380859375, 0, 0}, {5.28515625, 0, 11.4296875, 0}};
+    expect_hand(KB_FP16, f16);
+}
+
+/* Where the reference rounds: g and u before silu, h before the down
+ * projection, y not at all. tokens 1, hidden 2, inter 1:
+ *   x = [1 1], G = [1 2^-8] -> g = 1 + 2^-8, U = [1 2^-8] -> u = 1 + 2^-8,
+ *   D = [1; 1 + 2^-7].
+ * In bf16, 1 + 2^-8 is a tie and rounds to 1 (even): h = silu(1) -> 187/256,
+ * y = [187/256, 187/256 (1 + 2^-7)] = [0.73046875, 24123/32768 = 0.736175537109375],
+ * the second exact in double but not a bf16 value. In fp32 nothing rounds
+ * but h: h = (float) silu(1 + 2^-8) (1 + 2^-8). */
+static void test_rounding_points(void **state)
+{
+    (void)state;
+    const double x[2] = {1, 1}, G[2] = {1, 0x1p-8}, U[2] = {1, 0x1p-8}, D[2] = {1, 1 + 0x1p-7};
+    double y[2];
+    ref_mlp_args a = {1, 2, 1, KB_BF16};
+    ref_mlp(&a, x, G, U, D, y);
+    assert_true(y[0] == 0.73046875);
+    assert_true(y[1] == 0.73046875 * (1 + 0x1p-7));
+    assert_true(y[1] == 0.736175537109375);
+    /* unrounded g and u would give silu(1 + 2^-8)(1 + 2^-8) = 0.73755... -> 189/256 */
+    assert_true(y[0] != 189.0 / 256);
+    a.dtype = KB_FP32;
+    ref_mlp(&a, x, G, U, D, y);
+    double g = 1 + 0x1p-8, sg = 1 / (1 + exp(-g));
+    double h = (float)(g * sg * g);
+    assert_true(fabs(y[0] - h) == 0);
+    assert_true(y[1] == h * (1 + 0x1p-7));
+}
+
+/* Rows are independent: the reference of a subset of the tokens is those rows of the whole. */
+static void test_rows_independent(void **state)
+{
+    (void)state;
+    long T = 9, H = 13, In = 21;
+    kb_rng r;
+    kb_rng_seed(&r, 77);
+    double *x = malloc(sizeof(double) * (size_t)(T * H)), *w[3];
+    for (long i = 0; i < T * H; i++) x[i] = kb_rng_uniform(&r, -1, 1);
+    for (int k = 0; k < 3; k++) {
+        w[k] = malloc(sizeof(double) * (size_t)(H * In));
+        for (long i = 0; i < H * In; i++) w[k][i] = kb_rng_uniform(&r, -0.5, 0.5);
+    }
+    double *all = malloc(sizeof(double) * (size_t)(T * H)), *sub = malloc(sizeof(double) * 3 * (size_t)H),
+           *xs = malloc(sizeof(double) * 3 * (size_t)H);
+    ref_mlp_args a = {T, H, In, KB_BF16};
+    ref_mlp(&a, x, w[0], w[1], w[2], all);
+    const long pick[3] = {0, 4, 8};
+    for (int i = 0; i < 3; i++) memcpy(xs + i * H, x + pick[i] * H, sizeof(double) * (size_t)H);
+    a.rows = 3;
+    ref_mlp(&a, xs, w[0], w[1], w[2], sub);
+    for (int i = 0; i < 3; i++)
+        for (long k = 0; k < H; k++) assert_true(sub[i * H + k] == all[pick[i] * H + k]);
+    /* and the rows do differ from one another */
+    assert_true(memcmp(all, all + H, sizeof(double) * (size_t)H) != 0);
+    free(x);
+    for (int k = 0; k < 3; k++) free(w[k]);
+    free(all);
+    free(sub);
+    free(xs);
+}
+
+/* ---- row sampling --------------------------------------------------------------- */
+
+static void test_sample_count(void **state)
+{
+    (void)state;
+    /* a budget of 2^31 products per GEMM, at least 64 rows, all when that covers them */
+    assert_int_equal(ref_mlp_sample_count(130, 257, 513), 130);
+    assert_int_equal(ref_mlp_sample_count(31, 520, 1400), 31);
+    assert_int_equal(ref_mlp_sample_count(16, 4096, 11008), 16);       /* decode: every row */
+    assert_int_equal(ref_mlp_sample_count(2048, 1024, 11008), 190);    /* 2^31 / 11272192 = 190.5 */
+    assert_int_equal(ref_mlp_sample_count(8192, 4096, 11008), 64);     /* 2^31 / 45088768 = 47.6: the floor of 64 */
+    assert_int_equal(ref_mlp_sample_count(100, 4096, 11008), 64);
+    assert_int_equal(ref_mlp_sample_count(64, 4096, 11008), 64);
+    assert_int_equal(ref_mlp_sample_count(65, 4096, 11008), 64);
+    assert_int_equal(ref_mlp_sample_count(1 << 20, 64, 128), 262144); /* 2^31 / 2^13 */
+    assert_int_equal(ref_mlp_sample_count(1, 65536, 262144), 1);
+}
+
+static void check_sample(const long *s, long k, long n, long want)
+{
+    assert_int_equal(k, want < n ? want : n);
+    assert_int_equal(s[0], 0);
+    assert_int_equal(s[k - 1], n - 1);
+    for (long i = 1; i < k; i++) assert_true(s[i] > s[i - 1]);
+}
+
+static void test_sample_rows(void **state)
+{
+    (void)state;
+    long a[200], b[200];
+    long k = kb_sample_rows(1000, 64, 42, a);
+    check_sample(a, k, 1000, 64);
+    /* the same seed, the same rows; another seed, others */
+    assert_int_equal(kb_sample_rows(1000, 64, 42, b), 64);
+    assert_memory_equal(a, b, sizeof(long) * 64);
+    assert_int_equal(kb_sample_rows(1000, 64, 43, b), 64);
+    assert_memory_not_equal(a, b, sizeof(long) * 64);
+    /* edges */
+    check_sample(a, kb_sample_rows(190, 190, 1, a), 190, 190);
+    for (long i = 0; i < 190; i++) assert_int_equal(a[i], i);
+    check_sample(a, kb_sample_rows(5, 64, 1, a), 5, 64);
+    check_sample(a, kb_sample_rows(2, 64, 1, a), 2, 64);
+    assert_int_equal(kb_sample_rows(1, 64, 1, a), 1);
+    assert_int_equal(a[0], 0);
+    check_sample(a, kb_sample_rows(3, 2, 1, a), 3, 2);
+    assert_int_equal(a[1], 2);
+    check_sample(a, kb_sample_rows(100, 99, 9, a), 100, 99);
+    assert_int_equal(kb_sample_rows(0, 64, 1, a), 0);
+    /* uniform over the interior: with n = 10 and 4 rows, each of rows 1..8 in a
+     * quarter of the samples (the stddev of the share over 20000 seeds is 0.003) */
+    int hits[10] = {0};
+    for (uint64_t seed = 0; seed < 20000; seed++) {
+        k = kb_sample_rows(10, 4, seed, a);
+        check_sample(a, k, 10, 4);
+        for (long i = 0; i < k; i++) hits[a[i]]++;
+    }
+    assert_int_equal(hits[0], 20000);
+    assert_int_equal(hits[9], 20000);
+    for (int i = 1; i < 9; i++)
+        if (fabs(hits[i] / 20000.0 - 0.25) > 0.015) fail_msg("row %d taken in %.3f of the samples, want 0.25", i, hits[i] / 20000.0);
+}
+
+/* ---- the op: models, validation, tolerances, ceilings, sweeps ---------------- */
+
+static void test_models(void **state)
+{
+    (void)state;
+    kb_case c = one_case(NULL, NULL, NULL, NULL, NULL); /* the seed's shape: 2048 x 1024 x 11008, bf16 */
+    assert_string_equal(kb_case_enum(&c, "dtype"), "bf16");
+    assert_string_equal(kb_case_enum(&c, "tf32"), "off");
+    /* 6 * 2048 * 1024 * 11008 */
+    assert_true(mlp()->flops(&c) == 138512695296.0);
+    /* x and y: 2 * 2048 * 1024 elements; G, U, D: 3 * 1024 * 11008; 2 bytes each */
+    assert_true(mlp()->bytes(&c) == 2.0 * (4194304.0 + 33816576.0));
+    /* device: x, y, G, U, D, [G; U], the [tokens, 2 inter] workspace, h, and cuBLAS's 32 MiB */
+    assert_true((double)mlp()->device_bytes(&c) ==
+                2.0 * (2 * 2097152.0 + 5 * 11272192.0 + 3 * 22544384.0) + 33554432.0);
+    c = one_case("fp32", "on", "16", "4096", "11008"); /* decode */
+    assert_true(mlp()->flops(&c) == 6.0 * 16 * 4096 * 11008);
+    assert_true(mlp()->bytes(&c) == 4.0 * (2.0 * 16 * 4096 + 3.0 * 4096 * 11008));
+    c = one_case("fp16", NULL, "1", "1", "1");
+    assert_true(mlp()->flops(&c) == 6.0);
+    assert_true(mlp()->bytes(&c) == 10.0);
+    assert_int_equal(mlp()->bound, KB_COMPUTE_BOUND);
+}
+
+static void test_validation(void **state)
+{
+    (void)state;
+    assert_string_equal(expand_error("fp32", "on", "31", "520", "1400"), "");
+    assert_string_equal(expand_error("bf16", "off", "31", "520", "1400"), "");
+    const char *e = expand_error("bf16", "on", NULL, NULL, NULL);
+    if (!strstr(e, "tf32 applies to dtype fp32 only")) fail_msg("tf32 with bf16: %s", e);
+    e = expand_error("fp16", "on", NULL, NULL, NULL);
+    if (!strstr(e, "tf32 applies to dtype fp32 only")) fail_msg("tf32 with fp16: %s", e);
+    e = expand_error(NULL, NULL, "0", NULL, NULL);
+    if (!strstr(e, "tokens = 0 is out of bounds")) fail_msg("tokens 0: %s", e);
+    e = expand_error(NULL, NULL, NULL, "65537", NULL);
+    if (!strstr(e, "hidden = 65537 is out of bounds")) fail_msg("hidden 65537: %s", e);
+    e = expand_error(NULL, "maybe", NULL, NULL, NULL);
+    if (!strstr(e, "tf32: unknown value 'maybe'")) fail_msg("tf32 maybe: %s", e);
+    /* tensors past 2^31 - 1 elements */
+    e = expand_error(NULL, NULL, "1048576", "4096", "11008"); /* x: 2^32 */
+    if (!strstr(e, "elements in x")) fail_msg("large x: %s", e);
+    e = expand_error(NULL, NULL, "1", "65536", "32768"); /* [G; U]: 2^32 */
+    if (!strstr(e, "elements in the stacked [G; U]")) fail_msg("large weights: %s", e);
+    e = expand_error(NULL, NULL, "262144", "16", "8192"); /* [tokens, 2 inter]: 2^32 */
+    if (!strstr(e, "[tokens, 2*inter] workspace")) fail_msg("large workspace: %s", e);
+    assert_string_equal(expand_error(NULL, NULL, "262144", "4096", "4095"), ""); /* just under */
+}
+
+static void test_tolerance(void **state)
+{
+    (void)state;
+    kb_case c = one_case("bf16", NULL, "2048", "1024", "11008");
+    kb_tol t = mlp()->tolerance(&c, 0);
+    double acc = (32.0 + sqrt(11008.0)) * 0x1p-24;
+    assert_true(fabs(t.rel_l2 - (3 * 0x1p-8 + acc)) < 1e-15);
+    assert_true(fabs(t.max_abs - (6 * 0x1p-8 + 4 * acc)) < 1e-15);
+    /* the coarser the dtype, the looser: bf16, tf32's 11 bits (truncated), fp16, fp32 */
+    kb_tol f16 = mlp()->tolerance((c = one_case("fp16", NULL, "2048", "1024", "11008"), &c), 0);
+    kb_tol f32 = mlp()->tolerance((c = one_case("fp32", NULL, "2048", "1024", "11008"), &c), 0);
+    kb_tol tf = mlp()->tolerance((c = one_case("fp32", "on", "2048", "1024", "11008"), &c), 0);
+    assert_true(t.rel_l2 > tf.rel_l2 && tf.rel_l2 > f16.rel_l2 && f16.rel_l2 > f32.rel_l2);
+    assert_true(t.max_abs > tf.max_abs && tf.max_abs > f16.max_abs && f16.max_abs > f32.max_abs);
+    assert_true(f32.rel_l2 < 2e-5 && tf.rel_l2 > 3e-3 && tf.rel_l2 < 5e-3);
+    /* fp32's grows with the sums' lengths, and not with tokens */
+    kb_tol a = mlp()->tolerance((c = one_case("fp32", NULL, "16", "64", "128"), &c), 0);
+    kb_tol b = mlp()->tolerance((c = one_case("fp32", NULL, "16", "4096", "128"), &c), 0);
+    kb_tol d = mlp()->tolerance((c = one_case("fp32", NULL, "16", "64", "11008"), &c), 0);
+    kb_tol e = mlp()->tolerance((c = one_case("fp32", NULL, "4096", "64", "128"), &c), 0);
+    assert_true(b.rel_l2 > a.rel_l2 && d.rel_l2 > a.rel_l2 && b.max_abs > a.max_abs && d.max_abs > a.max_abs);
+    assert_true(e.rel_l2 == a.rel_l2 && e.max_abs == a.max_abs);
+    /* and never looser than the rounding of the output needs several times over */
+    assert_true(t.rel_l2 < 5 * 0x1p-8 && t.max_abs < 8 * 0x1p-8);
+}
+
+static void test_gemm_ceiling(void **state)
+{
+    (void)state;
+    assert_non_null(mlp()->gemm_ceiling);
+    kb_case c = one_case("bf16", NULL, NULL, NULL, NULL);
+    assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_BF16);
+    c = one_case("fp16", NULL, NULL, NULL, NULL);
+    assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_FP16);
+    c = one_case("fp32", "off", NULL, NULL, NULL);
+    assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_FP32);
+    c = one_case("fp32", "on", NULL, NULL, NULL);
+    assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_TF32);
+    assert_null(kb_find_op("rope")->gemm_ceiling); /* memory-bound: no GEMM ceiling */
+    /* the implementations, the baseline first */
+    assert_true(mlp()->nimpls >= 3);
+    assert_string_equal(mlp()->impls[0].name, "naive");
+    assert_string_equal(mlp()->impls[1].name, "cublas");
+    assert_string_equal(mlp()->impls[2].name, "cublas_cat");
+}
+
+static int has_case(const kb_case *cs, int n, const char *dtype, const char *tf32, long t, long h, long i)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(kb_case_enum(&cs[k], "dtype"), dtype) && !strcmp(kb_case_enum(&cs[k], "tf32"), tf32) &&
+            kb_case_int(&cs[k], "tokens") == t && kb_case_int(&cs[k], "hidden") == h && kb_case_int(&cs[k], "inter") == i)
+            return 1;
+    return 0;
+}
+
+/* kbench check: the issue's odd shapes in every dtype, fp32 with tf32 off and on */
+static void test_check_sweeps(void **state)
+{
+    (void)state;
+    kb_case *cases = NULL;
+    int n = 0;
+    char err[KB_ERRLEN];
+    for (int k = 0; k < mlp()->ncheck; k++) {
+        char json[4096];
+        snprintf(json, sizeof json, "{\"op\": \"mlp\", %s", mlp()->check_sweeps[k] + 1);
+        cJSON *sw = cJSON_Parse(json);
+        if (!sw) fail_msg("check sweep %d is not JSON: %s", k, mlp()->check_sweeps[k]);
+        if (kb_config_sweep(sw, "check", 1, &cases, &n, err, sizeof err)) fail_msg("check sweep %d: %s", k, err);
+        cJSON_Delete(sw);
+    }
+    const long shapes[3][3] = {{1, 64, 128}, {31, 520, 1400}, {130, 257, 513}};
+    for (int s = 0; s < 3; s++) {
+        long t = shapes[s][0], h = shapes[s][1], i = shapes[s][2];
+        assert_true(has_case(cases, n, "bf16", "off", t, h, i));
+        assert_true(has_case(cases, n, "fp16", "off", t, h, i));
+        assert_true(has_case(cases, n, "fp32", "off", t, h, i));
+        assert_true(has_case(cases, n, "fp32", "on", t, h, i));
+    }
+    /* small enough to keep check quick: the largest is 130 x 257 x 513 or 31 x 520 x 1400 */
+    for (int k = 0; k < n; k++) assert_true(mlp()->flops(&cases[k]) <= 6.0 * 31 * 520 * 1400);
+    free(cases);
+}
+
+/* configs/mlp.json: the shapes the issue names, in bf16 and fp16 */
+static void test_config_file(void **state)
+{
+    (void)state;
+    kb_plan p;
+    memset(&p, 0, sizeof p);
+    char err[KB_ERRLEN];
+    if (kb_config_load("configs/mlp.json", &p, err, sizeof err)) fail_msg("configs/mlp.json: %s", err);
+    const char *dt[] = {"bf16", "fp16"};
+    for (int d = 0; d < 2; d++) {
+        assert_true(has_case(p.cases, p.ncases, dt[d], "off", 2048, 1024, 11008)); /* the seed's */
+        assert_true(has_case(p.cases, p.ncases, dt[d], "off", 4096, 4096, 11008)); /* LLaMA-7B's */
+        assert_true(has_case(p.cases, p.ncases, dt[d], "off", 16, 4096, 11008));   /* decode */
+        for (long t = 512; t <= 8192; t *= 2) assert_true(has_case(p.cases, p.ncases, dt[d], "off", t, 4096, 11008));
+    }
+    free(p.cases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_silu),
+        cmocka_unit_test(test_hand_2x3x4),
+        cmocka_unit_test(test_rounding_points),
+        cmocka_unit_test(test_rows_independent),
+        cmocka_unit_test(test_sample_count),
+        cmocka_unit_test(test_sample_rows),
+        cmocka_unit_test(test_models),
+        cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_tolerance),
+        cmocka_unit_test(test_gemm_ceiling),
+        cmocka_unit_test(test_check_sweeps),
+        cmocka_unit_test(test_config_file),
+    };
+    return cmocka_run_group_tests_name("mlp", tests, NULL, NULL);
+}
