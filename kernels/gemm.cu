@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dtype.cuh"
+#include "common.cuh"
 #include "kernels.h"
 
 namespace {

@@ -13,13 +13,14 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "dtype.cuh"
+#include "common.cuh"
 #include "kernels.h"
 
 namespace {
 
 using kb::from_f;
 using kb::to_f;
+using kb::Vec;
 
 // ---- naive GEMM --------------------------------------------------------------
 // C[m, n] = sum_k A[m, k] * B[n, k]: A [M, K] and B [N, K] row-major (B is an
@@ -81,10 +82,6 @@ __global__ void silu_mul_kernel(const T *__restrict__ g, const T *__restrict__ u
 }
 
 // The same, 16 bytes at a time (cols and ld multiples of V, pointers aligned).
-template <typename T, int V> struct alignas(16) Vec {
-    T v[V];
-};
-
 template <typename T, int V>
 __global__ void silu_mul_vec_kernel(const T *__restrict__ g, const T *__restrict__ u, T *__restrict__ h, long rows,
                                     int cols, long ld)

@@ -159,6 +159,19 @@ template <typename T, int W, int NV, int S> struct Stager {
     Vec<T, W> *buf; // [S][rpb][NV][tpr]
     int g, t, tpr, rpb, iters;
     long row0, stride, rows, cols;
+    __device__ __forceinline__ void init(void *area, int tpr_, int iters_, const kb_norm_args &a)
+    {
+        buf = reinterpret_cast<Vec<T, W> *>(area);
+        tpr = tpr_;
+        g = threadIdx.x / tpr;
+        t = threadIdx.x - g * tpr;
+        rpb = blockDim.x / tpr;
+        iters = iters_;
+        row0 = (long)blockIdx.x * rpb + g;
+        stride = (long)gridDim.x * rpb;
+        rows = a.rows;
+        cols = a.cols;
+    }
     __device__ __forceinline__ int slot(int s, int k) const { return ((s * rpb + g) * NV + k) * tpr + t; }
     // Stage i's row of `base` (one or two tensors, the second `second` vectors on).
     __device__ __forceinline__ void issue(int i, const T *base, const T *base2, int second) const
@@ -194,28 +207,13 @@ template <typename T, int W, int NV, int S> struct Stager {
     }
 };
 
-#ifndef KB_NORM_FWD_MINB
-#define KB_NORM_FWD_MINB 1
-#endif
-#ifndef KB_NORM_BWD_MINB
-#define KB_NORM_BWD_MINB 1
-#endif
 template <typename T, int W, int NV, int S>
-__global__ void __launch_bounds__(1024, KB_NORM_FWD_MINB) opt_fwd(kb_norm_args a, int tpr, int iters)
+__global__ void __launch_bounds__(1024) opt_fwd(kb_norm_args a, int tpr, int iters)
 {
     extern __shared__ float2 smem[];
     float2 *red = smem;
     Stager<T, W, NV, S> st;
-    st.buf = reinterpret_cast<Vec<T, W> *>(smem + 32);
-    st.tpr = tpr;
-    st.g = threadIdx.x / tpr;
-    st.t = threadIdx.x - st.g * tpr;
-    st.rpb = blockDim.x / tpr;
-    st.iters = iters;
-    st.row0 = (long)blockIdx.x * st.rpb + st.g;
-    st.stride = (long)gridDim.x * st.rpb;
-    st.rows = a.rows;
-    st.cols = a.cols;
+    st.init(smem + 32, tpr, iters, a);
     const int t = st.t;
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
@@ -344,21 +342,12 @@ constexpr int BWD_BLOCK = 512;
 // the block's dgamma/dbeta accumulator (several rows per block) and
 // column_sums' slices (bwd_smem sizes it for all three).
 template <typename T, int W, int NV, int S>
-__global__ void __launch_bounds__(BWD_BLOCK, KB_NORM_BWD_MINB) opt_bwd(kb_norm_args a, int tpr, int iters)
+__global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, int iters)
 {
     extern __shared__ float2 smem[];
     float2 *red = smem;
     Stager<T, W, NV, S> st;
-    st.buf = reinterpret_cast<Vec<T, W> *>(smem + 32);
-    st.tpr = tpr;
-    st.g = threadIdx.x / tpr;
-    st.t = threadIdx.x - st.g * tpr;
-    st.rpb = blockDim.x / tpr;
-    st.iters = iters;
-    st.row0 = (long)blockIdx.x * st.rpb + st.g;
-    st.stride = (long)gridDim.x * st.rpb;
-    st.rows = a.rows;
-    st.cols = a.cols;
+    st.init(smem + 32, tpr, iters, a);
     const int g = st.g, t = st.t, rpb = st.rpb, second = S * blockDim.x * NV; // dy's staging area
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *dyg = (const T *)a.dy, *gm = (const T *)a.gamma;
