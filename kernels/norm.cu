@@ -7,6 +7,8 @@
 //           dx = rstd*(g - mean(g) - xh*mean(g*xh)) (RMSNorm: no mean(g)),
 //           dgamma = sum over rows of dy*xh, dbeta = sum over rows of dy.
 #include <cooperative_groups.h>
+#include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include "common.cuh"
@@ -121,11 +123,15 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red)
     return s;
 }
 
-template <typename T, int W> __device__ __forceinline__ void load_f(const T *p, float *f)
+template <typename T, int W> __device__ __forceinline__ void unpack(const Vec<T, W> &v, float *f)
 {
-    Vec<T, W> v = *reinterpret_cast<const Vec<T, W> *>(p);
 #pragma unroll
     for (int i = 0; i < W; i++) f[i] = to_f(v.v[i]);
+}
+
+template <typename T, int W> __device__ __forceinline__ void load_f(const T *p, float *f)
+{
+    unpack<T, W>(*reinterpret_cast<const Vec<T, W> *>(p), f);
 }
 
 template <typename T, int W> __device__ __forceinline__ void store_f(T *p, const float *f)
@@ -336,6 +342,48 @@ __device__ void column_sums(const kb_norm_args &a, const float *work, float2 *pa
     }
 }
 
+// The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
+// into work[blockIdx.x]; with several groups per block, the groups add theirs
+// in `acc` (2*cols floats of shared memory) in group order.
+template <int NV, int W>
+__device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
+                               float *acc)
+{
+    const long cols = a.cols;
+    const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
+    __syncthreads(); // the staging area becomes the accumulator
+    float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
+    if (rpb == 1) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = (long)(k * tpr + t) * W;
+            if (c < cols)
+#pragma unroll
+                for (int j = 0; j < W; j++) {
+                    work[c + j] = dg[k][j];
+                    work[cols + c + j] = db[k][j];
+                }
+        }
+        return;
+    }
+    for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
+        if (g == gg)
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const long c = (long)(k * tpr + t) * W;
+                if (c < cols)
+#pragma unroll
+                    for (int j = 0; j < W; j++) {
+                        acc[c + j] = gg ? acc[c + j] + dg[k][j] : dg[k][j];
+                        acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
+                    }
+            }
+        __syncthreads();
+    }
+    for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
+    __syncthreads(); // acc is reused next
+}
+
 constexpr int BWD_BLOCK = 512;
 
 // smem: red[32], then the staging area of x and dy, which the end reuses for
@@ -405,40 +453,269 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
     }
     if constexpr (S > 0) cp_async_wait<0>();
     if (!a.dgamma) return;
-    __syncthreads(); // the staging area becomes the accumulator
-    float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
-    if (rpb == 1) {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const long c = ((long)k * tpr + t) * W;
-            if (c < cols)
-#pragma unroll
-                for (int i = 0; i < W; i++) {
-                    work[c + i] = dg[k][i];
-                    work[cols + c + i] = db[k][i];
-                }
-        }
-    } else {
-        float *acc = reinterpret_cast<float *>(smem + 32);
-        for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
-            if (g == gg)
-#pragma unroll
-                for (int k = 0; k < NV; k++) {
-                    const long c = ((long)k * tpr + t) * W;
-                    if (c < cols)
-#pragma unroll
-                        for (int i = 0; i < W; i++) {
-                            acc[c + i] = gg ? acc[c + i] + dg[k][i] : dg[k][i];
-                            acc[cols + c + i] = gg ? acc[cols + c + i] + db[k][i] : db[k][i];
-                        }
-                }
-            __syncthreads();
-        }
-        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
-        __syncthreads(); // acc is reused below
-    }
+    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem + 32));
     cooperative_groups::this_grid().sync();
     column_sums(a, (const float *)a.work, smem + 32);
+}
+
+// ---- Hopper: whole chunks of rows by the copy engine -----------------------
+// On sm_90 a persistent block keeps a ring of S slots, each holding a chunk of
+// R consecutive rows (R * cols elements, contiguous in memory, so one bulk
+// copy: cp.async.bulk completing on the slot's mbarrier). One thread issues
+// the copies, S chunks ahead; no register holds a byte in flight, so every
+// SM has many rows in flight whatever the kernel's register count. A row of
+// the chunk belongs to a group of tpr threads (as above); thread t reads
+// vectors t, t + tpr, ... of its row from the slot. After the last read of a
+// slot (a block barrier), the slot is refilled with the chunk S ahead.
+// Needs cols * sizeof(T) a multiple of 16 and 16-byte aligned tensors.
+
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+#endif
+
+__device__ __forceinline__ void mbar_init(unsigned long long *b, unsigned count)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// Thread 0: bytes of `n` copies (each `bytes` long) will complete on b.
+__device__ __forceinline__ void bulk_load(unsigned long long *b, void *dst0, const void *src0, void *dst1,
+                                          const void *src1, unsigned bytes)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the slot's generic reads come first
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)),
+                 "r"(src1 ? 2 * bytes : bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_u32(dst0)),
+                 "l"(src0), "r"(bytes), "r"(smem_u32(b))
+                 : "memory");
+    if (src1)
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                         smem_u32(dst1)),
+                     "l"(src1), "r"(bytes), "r"(smem_u32(b))
+                     : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned long long *b, unsigned parity)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("{\n"
+                 ".reg .pred P1;\n"
+                 "LAB_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+                 "@P1 bra DONE;\n"
+                 "bra LAB_WAIT;\n"
+                 "DONE:\n"
+                 "}\n" ::"r"(smem_u32(b)),
+                 "r"(parity)
+                 : "memory");
+#endif
+}
+
+// The ring's shared memory: its barriers at 0 (8 at most), red[32] at 64, the
+// slots from RING_OFF (16-byte aligned, as bulk copies need).
+constexpr int RING_OFF = 64 + 32 * 8;
+
+// A chunk: R rows from r0 (fewer at the end), `tens` tensors of them.
+struct Ring {
+    unsigned long long *bar;
+    char *slots;
+    size_t slot_bytes; // one tensor's chunk
+    int S, R, nchunks;
+    long rows, row_bytes;
+    __device__ void init(void *smem, int S_, int R_, long rows_, long row_bytes_)
+    {
+        bar = reinterpret_cast<unsigned long long *>(smem);
+        slots = reinterpret_cast<char *>(smem) + RING_OFF;
+        S = S_;
+        R = R_;
+        rows = rows_;
+        row_bytes = row_bytes_;
+        slot_bytes = (size_t)R * row_bytes;
+        nchunks = (int)((rows + R - 1) / R);
+    }
+    // chunk of this block's iteration i
+    __device__ __forceinline__ long chunk(int i) const { return blockIdx.x + (long)i * gridDim.x; }
+    __device__ __forceinline__ char *slot(int i, int tensor, int tens) const
+    {
+        return slots + ((size_t)(i % S) * tens + tensor) * slot_bytes;
+    }
+    // thread 0: fill iteration i's slot from a (and b)
+    __device__ __forceinline__ void issue(int i, const void *a, const void *b, int tens) const
+    {
+        const long ch = chunk(i);
+        if (ch >= nchunks) return;
+        const long r0 = ch * R, nr = rows - r0 < R ? rows - r0 : R;
+        const size_t off = (size_t)r0 * row_bytes;
+        bulk_load(&bar[i % S], slot(i, 0, tens), (const char *)a + off, tens > 1 ? slot(i, 1, tens) : nullptr,
+                  b ? (const char *)b + off : nullptr, (unsigned)(nr * row_bytes));
+    }
+    __device__ __forceinline__ void wait(int i) { mbar_wait(&bar[i % S], (unsigned)(i / S) & 1u); }
+    __device__ __forceinline__ int iters() const { return (int)((nchunks - (long)blockIdx.x + gridDim.x - 1) / gridDim.x); }
+};
+
+template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(kb_norm_args a, int tpr, int S)
+{
+    constexpr int W = 16 / sizeof(T);
+    using V = Vec<T, W>;
+    extern __shared__ __align__(128) unsigned char sm[];
+    float2 *red = reinterpret_cast<float2 *>(sm + 64);
+    const int R = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
+    const long cols = a.cols;
+    Ring ring;
+    ring.init(sm, S, R, a.rows, cols * (long)sizeof(T));
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) mbar_init(&ring.bar[s], 1);
+        for (int s = 0; s < S; s++) ring.issue(s, a.x, nullptr, 1);
+    }
+    __syncthreads();
+    const T *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
+    const float n = (float)cols;
+    const int iters = ring.iters();
+    for (int i = 0; i < iters; i++) {
+        const long row = ring.chunk(i) * R + g;
+        const bool live = row < a.rows;
+        ring.wait(i);
+        const V *mine = reinterpret_cast<const V *>(ring.slot(i, 0, 1)) + (long)g * nvec + t; // vector k at mine[k * tpr]
+        float mean = 0.f, ss = 0.f, f[W];
+        if (!a.rms) {
+            float s = 0.f;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (live && k * tpr + t < nvec) {
+                    unpack<T, W>(mine[k * tpr], f);
+#pragma unroll
+                    for (int j = 0; j < W; j++) s += f[j];
+                }
+            mean = group_sum(make_float2(s, 0.f), tpr, red).x / n;
+        }
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (live && k * tpr + t < nvec) {
+                unpack<T, W>(mine[k * tpr], f);
+#pragma unroll
+                for (int j = 0; j < W; j++) ss += (f[j] - mean) * (f[j] - mean);
+            }
+        const float rstd = rsqrtf(group_sum(make_float2(ss, 0.f), tpr, red).x / n + a.eps);
+        if (live) {
+            T *y = (T *)a.y + row * cols;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int c = k * tpr + t;
+                if (c >= nvec) continue;
+                float gv[W], bv[W];
+                unpack<T, W>(mine[k * tpr], f);
+                if (gm) load_f<T, W>(gm + (long)c * W, gv);
+                if (bt) load_f<T, W>(bt + (long)c * W, bv);
+#pragma unroll
+                for (int j = 0; j < W; j++) f[j] = (f[j] - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
+                store_f<T, W>(y + (long)c * W, f);
+            }
+            if (t == 0) {
+                if (a.mean) a.mean[row] = mean;
+                a.rstd[row] = rstd;
+            }
+        }
+        __syncthreads(); // the slot is read: refill it
+        if (threadIdx.x == 0) ring.issue(i + S, a.x, nullptr, 1);
+    }
+}
+
+template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
+{
+    constexpr int W = 16 / sizeof(T);
+    using V = Vec<T, W>;
+    extern __shared__ __align__(128) unsigned char sm[];
+    float2 *red = reinterpret_cast<float2 *>(sm + 64);
+    const int R = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
+    const long cols = a.cols;
+    Ring ring;
+    ring.init(sm, S, R, a.rows, cols * (long)sizeof(T));
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) mbar_init(&ring.bar[s], 1);
+        for (int s = 0; s < S; s++) ring.issue(s, a.x, a.dy, 2);
+    }
+    __syncthreads();
+    const T *gm = (const T *)a.gamma;
+    const int iters = ring.iters();
+    float dg[NV][W], db[NV][W];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+#pragma unroll
+        for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
+    // the saved statistics, one iteration ahead
+    auto stats = [&](int i, float &mean, float &rstd) {
+        const long row = ring.chunk(i) * R + g;
+        mean = 0.f;
+        rstd = 0.f;
+        if (i < iters && row < a.rows) {
+            if (!a.rms) mean = a.mean[row];
+            rstd = a.rstd[row];
+        }
+    };
+    float mean, rstd;
+    stats(0, mean, rstd);
+    for (int i = 0; i < iters; i++) {
+        const long row = ring.chunk(i) * R + g;
+        const bool live = row < a.rows;
+        float nmean, nrstd;
+        stats(i + 1, nmean, nrstd);
+        ring.wait(i);
+        const V *xs = reinterpret_cast<const V *>(ring.slot(i, 0, 2)) + (long)g * nvec + t;
+        const V *ds = reinterpret_cast<const V *>(ring.slot(i, 1, 2)) + (long)g * nvec + t;
+        float sg = 0.f, sgx = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (!live || c >= nvec) continue;
+            float xf[W], df[W], gv[W];
+            unpack<T, W>(xs[k * tpr], xf);
+            unpack<T, W>(ds[k * tpr], df);
+            if (gm) load_f<T, W>(gm + (long)c * W, gv);
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float gd = df[j] * (gm ? gv[j] : 1.f);
+                sg += gd;
+                sgx += gd * (xf[j] - mean) * rstd;
+            }
+        }
+        const float2 sum = group_sum(make_float2(sg, sgx), tpr, red);
+        if (live) {
+            const float c1 = sum.y / (float)cols, c2 = a.rms ? 0.f : sum.x / (float)cols;
+            T *dx = (T *)a.y + row * cols;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int c = k * tpr + t;
+                if (c >= nvec) continue;
+                float xf[W], df[W], gv[W], o[W];
+                unpack<T, W>(xs[k * tpr], xf);
+                unpack<T, W>(ds[k * tpr], df);
+                if (gm) load_f<T, W>(gm + (long)c * W, gv);
+#pragma unroll
+                for (int j = 0; j < W; j++) {
+                    const float xh = (xf[j] - mean) * rstd;
+                    o[j] = rstd * (df[j] * (gm ? gv[j] : 1.f) - c2 - xh * c1);
+                    dg[k][j] += df[j] * xh;
+                    db[k][j] += df[j];
+                }
+                store_f<T, W>(dx + (long)c * W, o);
+            }
+        }
+        mean = nmean;
+        rstd = nrstd;
+        __syncthreads(); // the slot is read: refill it
+        if (threadIdx.x == 0) ring.issue(i + S, a.x, a.dy, 2);
+    }
+    if (!a.dgamma) return;
+    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(sm + RING_OFF));
+    cooperative_groups::this_grid().sync();
+    column_sums(a, (const float *)a.work, reinterpret_cast<float2 *>(sm + RING_OFF));
 }
 
 // Backward for rows too long for registers: one row per block at a time, x and
@@ -505,7 +782,8 @@ long pow2ceil(long n)
 
 struct Plan {
     int w, nv, tpr, block; // nv = 0: the loop kernels
-    int stages;            // cp.async stages (16-byte vectors), 0: plain loads
+    int stages;            // cp.async stages (16-byte vectors), 0: plain loads; bulk: slots of the ring
+    bool bulk;             // the sm_90 kernels: chunks of block/tpr rows by bulk copies
     long grid;
     int iters;
     size_t smem;
@@ -554,11 +832,75 @@ template <typename T> Plan shape_plan(const kb_norm_args *a)
     return p;
 }
 
+size_t plan_smem(const Plan &p, const kb_norm_args *a);
+
+int device_attr(cudaDeviceAttr attr)
+{
+    int dev = 0, v = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&v, attr, dev);
+    return v;
+}
+
+bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
+
+// The bulk kernels are built for sm_90a, which runs on compute capability 9.0
+// alone. Not yet measured on a GPU: taken only when KBENCH_NORM_BULK=1.
+bool bulk_ok()
+{
+    const char *e = getenv("KBENCH_NORM_BULK");
+    if (!e || !*e || !strcmp(e, "0")) return false;
+    return device_attr(cudaDevAttrComputeCapabilityMajor) == 9 && device_attr(cudaDevAttrComputeCapabilityMinor) == 0;
+}
+
+// The bulk plan: rows whose bytes are a multiple of 16, 16-byte aligned
+// tensors; thread t of a row's group takes vectors t, t + tpr, ...: 4 of
+// them forward (they wait in shared memory, so more only costs passes), 8
+// elements backward (gamma and two sums per element stay in registers), up
+// to 8 vectors forward and 16 elements backward; chunks of R rows, about 16
+// KiB of each tensor and at most 1024 threads; 2 to 4 slots in the ring.
+template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
+{
+    const int es = (int)sizeof(T), w = 16 / es;
+    if (!bulk_ok() || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) ||
+        !aligned16(a->beta) || !aligned16(a->dy))
+        return false;
+    const long nvec = a->cols / w, nv0 = a->backward ? (8 / w > 0 ? 8 / w : 1) : 4;
+    long tpr = pow2ceil((nvec + nv0 - 1) / nv0);
+    if (tpr > 1024) tpr = 1024;
+    const long nv = pow2ceil((nvec + tpr - 1) / tpr);
+    if (nv > (a->backward ? 16 / w : 8)) return false;
+    const long row_bytes = a->cols * es, tens = a->backward ? 2 : 1;
+    long R = 1;
+    while (R * 2 * tpr <= 1024 && R * 2 * row_bytes <= 16 * 1024 && R < a->rows) R *= 2;
+    while (R * tpr < 32) R *= 2; // whole warps: group_sum shuffles over all 32 lanes
+    const size_t chunk = (size_t)(tens * R * row_bytes);
+    p = Plan{};
+    p.bulk = true;
+    p.w = w;
+    p.tpr = (int)tpr;
+    p.nv = (int)nv;
+    p.block = (int)(R * tpr);
+    p.stages = 4 * chunk <= 64 * 1024 ? 4 : 3 * chunk <= 120 * 1024 ? 3 : 2;
+    return plan_smem(p, a) <= (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+}
+
 // Dynamic shared memory: red[32] + the larger of the staging area (x; the
 // backward also dy), the backward's block accumulator of dgamma/dbeta (several
 // rows per block) and column_sums' slices.
 size_t plan_smem(const Plan &p, const kb_norm_args *a)
 {
+    if (p.bulk) { // the ring; the backward's end reuses it as above
+        const size_t es = a->dtype == 0 ? 4 : 2;
+        size_t m = (size_t)p.stages * (a->backward ? 2 : 1) * (p.block / p.tpr) * a->cols * es;
+        if (a->backward) {
+            const size_t acc = p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0,
+                         part = (size_t)(p.block / 32) * 32 * sizeof(float2);
+            m = m > acc ? m : acc;
+            m = m > part ? m : part;
+        }
+        return RING_OFF + m;
+    }
     size_t stage = (size_t)p.stages * p.block * (p.nv ? p.nv : 1) * 16 * (a->backward ? 2 : 1);
     size_t acc = a->backward && p.nv && p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0;
     size_t part = a->backward ? (size_t)(p.block / 32) * 32 * sizeof(float2) : 0;
@@ -647,8 +989,42 @@ template <typename T, int W> int run_w(const kb_norm_args *a, const Plan &p, cud
     return (int)cudaErrorInvalidValue;
 }
 
+// Runs a bulk plan, or (grid != NULL) gives its grid.
+template <typename T, int NV> int run_bulk(const kb_norm_args *a, Plan p, cudaStream_t s, long *grid)
+{
+    kb_norm_args args = *a;
+    int tpr = p.tpr, S = p.stages, e;
+    void *kargs[] = {&args, &tpr, &S};
+    if (!a->backward) {
+        auto kernel = bulk_fwd<T, NV>;
+        if ((e = fit_grid(kernel, a, p))) return e;
+        if (grid) *grid = p.grid;
+        return grid ? 0 : (int)cudaLaunchKernel((void *)kernel, (unsigned)p.grid, p.block, kargs, p.smem, s);
+    }
+    if constexpr (NV * 16 / sizeof(T) <= 16) { // never planned past 16 elements
+        auto kernel = bulk_bwd<T, NV>;
+        if ((e = fit_grid(kernel, a, p))) return e;
+        if (grid) *grid = p.grid;
+        return grid ? 0 : launch_bwd(kernel, a, p, s, kargs);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cudaStream_t s, long *grid)
+{
+    switch (p.nv) {
+    case 1: return run_bulk<T, 1>(a, p, s, grid);
+    case 2: return run_bulk<T, 2>(a, p, s, grid);
+    case 4: return run_bulk<T, 4>(a, p, s, grid);
+    case 8: return run_bulk<T, 8>(a, p, s, grid);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
 template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
 {
+    Plan bp;
+    if (bulk_plan<T>(a, bp)) return run_bulk_nv<T>(a, bp, s, nullptr);
     const Plan p = shape_plan<T>(a);
     return p.w == 1 ? run_w<T, 1>(a, p, s) : run_w<T, 16 / sizeof(T)>(a, p, s);
 }
@@ -701,7 +1077,17 @@ extern "C" int kb_norm_opt(const kb_norm_args *a, void *stream)
 extern "C" size_t kb_norm_work_bytes(const kb_norm_args *a)
 {
     if (!a->backward || !a->dgamma) return 0;
-    // at most every block resident at once, one partial row (dgamma, dbeta) each
+    // one partial row (dgamma, dbeta) per block of a bulk plan's grid
+    Plan bp;
+    long grid = 0;
+    int be = 1;
+    switch (a->dtype) {
+    case 0: be = bulk_plan<float>(a, bp) ? run_bulk_nv<float>(a, bp, nullptr, &grid) : 1; break;
+    case 1: be = bulk_plan<__half>(a, bp) ? run_bulk_nv<__half>(a, bp, nullptr, &grid) : 1; break;
+    case 2: be = bulk_plan<__nv_bfloat16>(a, bp) ? run_bulk_nv<__nv_bfloat16>(a, bp, nullptr, &grid) : 1; break;
+    }
+    if (!be) return (size_t)grid * 2 * (size_t)a->cols * sizeof(float);
+    // else at most every block resident at once, one partial row each
     int dev = 0, per_sm = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
