@@ -14,7 +14,8 @@
 #   f<i>         its data file: x gbps copy_gbps ('?' when missing)
 #   t<i>         its name; k<i> its legend entry ('' for none)
 #   c<i>         its colour (1-based index into colors below)
-#   copyf        the copy ceiling: x copy_gbps ('' for none)
+#   nc           the number of copy-ceiling lines (mode 'line'), then for each
+#   cf<i>, cl<i> its data file (x copy_gbps) and legend entry
 
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 1000,600 font 'sans,10'
@@ -32,6 +33,9 @@ pt(i) = int(word(ptypes, (i - 1) % words(ptypes) + 1))
 fi(i) = value(sprintf('f%d', i))
 ti(i) = value(sprintf('t%d', i))
 ki(i) = value(sprintf('k%d', i))
+cfi(i) = value(sprintf('cf%d', i))
+cli(i) = value(sprintf('cl%d', i))
+ccol(i) = (i == 1 ? 'black' : '#666666')
 
 set title (sub eq '' ? ttl : ttl . "\n" . sub)
 set ylabel 'GB/s'
@@ -55,8 +59,8 @@ if (mode eq 'line') {
     set xrange [xlo:xhi]
     if (xt ne '') { eval sprintf('set xtics (%s)', xt) }
     cmd = "plot for [i=1:n] fi(i) using 1:2 with linespoints lw 2 pt pt(i) ps 1.2 lc rgb col(i) title ki(i)"
-    if (copyf ne '') {
-        cmd = cmd . ", copyf using 1:2 with linespoints dt 2 lw 2 pt 7 ps 0.5 lc rgb 'black' title 'copy (size-matched)'"
+    if (nc > 0) {
+        cmd = cmd . ", for [i=1:nc] cfi(i) using 1:2 with linespoints dt i + 1 lw 2 pt 7 ps 0.5 lc rgb ccol(i) title cli(i)"
     }
     eval cmd
 } else {

@@ -7,7 +7,9 @@
 # and prints each path. In each (op, pass) group the x axis is the numeric
 # parameter with the most distinct values (the first such column on a tie);
 # one line per impl x dtype x any other parameter that varies; the dashed
-# black line is the size-matched copy bandwidth (copy_gbps) averaged per x.
+# lines are the size-matched copy bandwidth (copy_gbps) of the cases: one per
+# dtype x other varying parameter (the impls of a case share it; cases of
+# different byte counts are never averaged together).
 # A group where every parameter has a single value gets one bar per series.
 # Rows without GB/s (failed or untimed) are left out.
 #
@@ -49,13 +51,21 @@ mkdir -p "$outdir" || { echo "$prog: cannot create $outdir" >&2; exit 1; }
 base=$(basename "$csv")
 base=${base%.csv}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# KBENCH_PLOT_DATA=DIR keeps the series' data files there (for tests and
+# for plotting them some other way); otherwise they go with the script.
+if [ -n "${KBENCH_PLOT_DATA:-}" ]; then
+    tmp=$KBENCH_PLOT_DATA
+    mkdir -p "$tmp" || exit 1
+else
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+fi
 trap 'exit 130' INT TERM
 
 # The awk part: parses the CSV (quoted fields included), and for each
 # (op, pass) group writes the series' data files ($tmp/gK_sN.dat: x gbps copy),
-# the copy ceiling ($tmp/gK_copy.dat: x mean_copy_gbps), the gnuplot
+# the copy ceilings ($tmp/gK_copyC.dat: x copy_gbps, C per dtype x varying
+# parameters, the mean over the rows of those cases at x), the gnuplot
 # assignments ($tmp/gK.args) and a line "K<TAB>png path" in $tmp/manifest.
 awk -v tmp="$tmp" -v outdir="$outdir" -v base="$base" -v prog="$prog" '
 function csvsplit(s, a,    n, i, c, f, q, len) {
@@ -140,8 +150,8 @@ END {
             else if (one[c] != "") sub_t = sub_t (sub_t == "" ? "" : "  ") hdr[c] "=" one[c]
         }
         # series: impl x dtype x the varying parameters
-        split("", sid); split("", irank); split("", drank); split("", vrank)
-        ns = 0; ni = 0; nd = 0; nv = 0; nleft = 0
+        split("", sid); split("", irank); split("", drank); split("", vrank); split("", cid)
+        ns = 0; ni = 0; nd = 0; nv = 0; nleft = 0; ncg = 0
         for (r = 1; r <= nr; r++) {
             if (rg[r] != g) continue
             if (mode == "line" && rv[r, axis] == "") { nleft++; continue }
@@ -163,6 +173,10 @@ END {
                 else skey[ns] = sprintf("%06d %06d %06d", vrank[vk], drank[rdt[r]], irank[rimpl[r]])
             }
             s = sid[sk]; m = ++np[s]
+            # the copy ceiling depends on the case, not the impl: one per dtype x varying parameters
+            ck = rdt[r] SUBSEP vk
+            if (!(ck in cid)) { cid[ck] = ++ncg; clab[ncg] = "copy" (rdt[r] == "" ? "" : " " rdt[r]) vl }
+            scg[s] = cid[ck]
             px[s, m] = mode == "line" ? rv[r, axis] + 0 : 0
             py[s, m] = rgb[r]; pc[s, m] = rcp[r]
         }
@@ -175,7 +189,7 @@ END {
             for (j = i - 1; j >= 1 && skey[ord[j]] > skey[t]; j--) ord[j + 1] = ord[j]
             ord[j + 1] = t
         }
-        split("", xs); split("", csum); split("", ccnt); nx = 0; ymax = 0
+        split("", xs); split("", seenx); split("", csum); split("", ccnt); nx = 0; ymax = 0
         args = ""
         for (i = 1; i <= ns; i++) {
             s = ord[i]
@@ -188,9 +202,9 @@ END {
             file = tmp "/g" g "_s" i ".dat"
             for (a = 1; a <= np[s]; a++) {
                 print fmt(px[s, a]), py[s, a], (pc[s, a] == "" ? "?" : pc[s, a]) > file
-                x = px[s, a]
-                if (!(x in csum)) { xs[++nx] = x; csum[x] = 0; ccnt[x] = 0 }
-                if (pc[s, a] != "") { csum[x] += pc[s, a]; ccnt[x]++; if (pc[s, a] > ymax) ymax = pc[s, a] }
+                x = px[s, a]; cx = scg[s] SUBSEP x
+                if (!(x in seenx)) { xs[++nx] = x; seenx[x] = 1 }
+                if (pc[s, a] != "") { csum[cx] += pc[s, a]; ccnt[cx]++; if (pc[s, a] > ymax) ymax = pc[s, a] }
                 if (py[s, a] > ymax) ymax = py[s, a]
             }
             close(file)
@@ -207,13 +221,18 @@ END {
             for (b = a - 1; b >= 1 && xs[b] > t; b--) xs[b + 1] = xs[b]
             xs[b + 1] = t
         }
-        copyf = ""
-        if (mode == "line") {
-            file = tmp "/g" g "_copy.dat"
-            for (a = 1; a <= nx; a++)
-                if (ccnt[xs[a]]) { print fmt(xs[a]), csum[xs[a]] / ccnt[xs[a]] > file; copyf = file }
-            if (copyf != "") close(file)
-        }
+        nc = 0
+        if (mode == "line")
+            for (k = 1; k <= ncg; k++) {
+                file = tmp "/g" g "_copy" k ".dat"; wrote = 0
+                for (a = 1; a <= nx; a++) {
+                    cx = k SUBSEP xs[a]
+                    if (ccnt[cx]) { print fmt(xs[a]), csum[cx] / ccnt[cx] > file; wrote = 1 }
+                }
+                if (!wrote) continue
+                close(file); nc++
+                args = args sprintf("cf%d=%s; cl%d=%s; ", nc, q(file), nc, q(ncg == 1 ? "copy (size-matched)" : clab[k] " (size-matched)"))
+            }
         logx = 0; xmin = xs[1]; xmax = xs[nx]; xt = ""
         if (mode == "line") {
             p2 = 1
@@ -225,8 +244,8 @@ END {
         } else { lo = 0.4; hi = ns + 0.6 }
         ttl = "kbench " gop[g] (gpass[g] == "" ? "" : " " gpass[g]) ": GB/s " (mode == "line" ? "vs " hdr[axis] : "per impl")
         out = outdir "/" base "-" fname(gop[g]) (gpass[g] == "" ? "" : "-" fname(gpass[g])) ".png"
-        args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.10g; xhi=%.10g; xt=%s; ymax=%.10g; copyf=%s",
-                            ns, q(mode), q(out), q(ttl), q(sub_t), q(mode == "line" ? hdr[axis] : ""), logx, lo, hi, q(xt), ymax, q(copyf))
+        args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.10g; xhi=%.10g; xt=%s; ymax=%.10g; nc=%d",
+                            ns, q(mode), q(out), q(ttl), q(sub_t), q(mode == "line" ? hdr[axis] : ""), logx, lo, hi, q(xt), ymax, nc)
         print args > (tmp "/g" g ".args"); close(tmp "/g" g ".args")
         print g "\t" out > (tmp "/manifest")
         nplot++

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the unit-test binaries given as arguments (cmocka), then the CLI tests
-# of tests/cli.sh against ./kbench (or $KBENCH).
+# of tests/cli.sh against ./kbench (or $KBENCH), then tests/plot.sh.
 #
 #   tests/run.sh build/tests/test_dtype build/tests/test_refs ...
 #
@@ -78,6 +78,11 @@ else
     . "$root/tests/cli.sh"
     cli_run_all
 fi
+echo
+echo "=== plot (scripts/plot.sh)"
+# shellcheck source=tests/plot.sh
+. "$root/tests/plot.sh"
+plot_tests
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then
