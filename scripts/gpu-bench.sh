@@ -1,15 +1,58 @@
 #!/usr/bin/env bash
-# On a GPU machine: the measurements the RoPE issue quotes, and (when a
-# copy of ../shared/tools/peers.py is at .peers/peers.py) PyTorch's numbers
-# from the same run. Outputs go to ${OUT:-results}.
+# On a GPU machine: the measurements the issues quote, one section per op
+# family, each ending with PyTorch's numbers from the same run when a copy of
+# ../shared/tools/peers.py is at .peers/peers.py (ratios from one run, not
+# two). Outputs (CSV, JSON, logs) go to ${OUT:-results}.
+#
+#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [mlp]    (default: rope norm mlp)
+#
+#   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
+#   norm       layernorm rows 4096 x cols 512..16384 and rmsnorm rows 4096,
+#              16384 x cols 2048..8192, every dtype, fwd and bwd, naive and opt
+#   norm-bulk  opt alone at the same shapes, twice: the default kernels and
+#              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
+#              `kbench check layernorm rmsnorm` with the bulk kernels
+#   mlp        configs/mlp.json, every implementation
+# Each section takes a few minutes on an H100; run one or two per call.
 set -uo pipefail
 out=${OUT:-results}
 mkdir -p "$out"
+peers() { [ -f .peers/peers.py ] && PYTHONUNBUFFERED=1 timeout 300 python3 .peers/peers.py --only "$1" --out "$out/peers-$2.json" 2>&1 | tail -n 40; }
+kb() { timeout 600 ./kbench "$@"; }
+LN_COLS=512,1024,2048,3072,4096,5120,6144,8192,10240,12288,14336,16384
+RMS="--rows 4096,16384 --cols 2048,4096,5120,8192"
+[ $# -gt 0 ] || set -- rope norm mlp
 ./kbench device | tee "$out/bench-device.txt"
-./kbench rope --seq 2048 --batch 16 --heads 8 --dim 256 --dtype fp32,bf16,fp16 --pass fwd,bwd \
-    --csv "$out/bench-rope-sbhd.csv" --json "$out/bench-rope-sbhd.json" | tee "$out/bench-rope-sbhd.txt"
-./kbench rope --layout bshd --seq 4096 --batch 2 --heads 32 --dim 128 --dtype bf16 --pass fwd,bwd \
-    --csv "$out/bench-rope-bshd.csv" --json "$out/bench-rope-bshd.json" | tee "$out/bench-rope-bshd.txt"
-if [ -f .peers/peers.py ]; then
-    PYTHONUNBUFFERED=1 python3 .peers/peers.py --only copy,rope --out "$out/bench-peers.json" 2>&1 | tail -n 14
-fi
+for section in "$@"; do
+    echo "== $section"
+    case $section in
+    rope)
+        kb rope --seq 2048 --batch 16 --heads 8 --dim 256 --dtype fp32,bf16,fp16 --pass fwd,bwd \
+            --csv "$out/bench-rope-sbhd.csv" --json "$out/bench-rope-sbhd.json" | tee "$out/bench-rope-sbhd.txt"
+        kb rope --layout bshd --seq 4096 --batch 2 --heads 32 --dim 128 --dtype bf16 --pass fwd,bwd \
+            --csv "$out/bench-rope-bshd.csv" --json "$out/bench-rope-bshd.json" | tee "$out/bench-rope-bshd.txt"
+        peers copy,rope rope
+        ;;
+    norm)
+        kb layernorm --rows 4096 --cols $LN_COLS --dtype fp16,bf16,fp32 --pass fwd,bwd --min-time 0.1 --quiet \
+            --csv "$out/bench-layernorm.csv" --json "$out/bench-layernorm.json"
+        kb rmsnorm $RMS --dtype bf16,fp16,fp32 --pass fwd,bwd --min-time 0.1 --quiet \
+            --csv "$out/bench-rmsnorm.csv" --json "$out/bench-rmsnorm.json"
+        peers copy,layernorm norm
+        ;;
+    norm-bulk)
+        KBENCH_NORM_BULK=1 timeout 150 ./kbench check layernorm rmsnorm | tail -n 5
+        for bulk in 0 1; do
+            KBENCH_NORM_BULK=$bulk kb layernorm --impl opt --rows 4096 --cols $LN_COLS --dtype fp16,bf16 --pass fwd,bwd \
+                --min-time 0.1 --quiet --csv "$out/bench-layernorm-bulk$bulk.csv" --json "$out/bench-layernorm-bulk$bulk.json"
+            KBENCH_NORM_BULK=$bulk kb rmsnorm --impl opt $RMS --dtype bf16 --pass fwd,bwd \
+                --min-time 0.1 --quiet --csv "$out/bench-rmsnorm-bulk$bulk.csv" --json "$out/bench-rmsnorm-bulk$bulk.json"
+        done
+        ;;
+    mlp)
+        kb sweep configs/mlp.json --csv "$out/bench-mlp.csv" --json "$out/bench-mlp.json" | tee "$out/bench-mlp.txt" | tail -n 60
+        peers mlp mlp
+        ;;
+    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, mlp)" >&2; exit 2 ;;
+    esac
+done
