@@ -94,6 +94,10 @@ typedef struct {
 int kb_mlp_naive(const kb_mlp_args *a, void *stream);
 int kb_mlp_cublas(const kb_mlp_args *a, void *stream);
 int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream);
+/* kernels/mlp_fused.cu: one kernel for h = silu(x G^T) * (x U^T) (g and u
+ * stay in fp32 registers; uses x, G, U, h), then the down GEMM by cuBLAS.
+ * Hopper: TMA + wgmma; elsewhere mma.sync; fp32: CUDA cores. */
+int kb_mlp_fused(const kb_mlp_args *a, void *stream);
 
 #ifdef __cplusplus
 }

@@ -345,10 +345,11 @@ static void test_gemm_ceiling(void **state)
     assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_TF32);
     assert_null(kb_find_op("rope")->gemm_ceiling); /* memory-bound: no GEMM ceiling */
     /* the implementations, the baseline first */
-    assert_true(mlp()->nimpls >= 3);
+    assert_true(mlp()->nimpls >= 4);
     assert_string_equal(mlp()->impls[0].name, "naive");
     assert_string_equal(mlp()->impls[1].name, "cublas");
     assert_string_equal(mlp()->impls[2].name, "cublas_cat");
+    assert_string_equal(mlp()->impls[3].name, "fused");
 }
 
 static int has_case(const kb_case *cs, int n, const char *dtype, const char *tf32, long t, long h, long i)

@@ -5,10 +5,10 @@
  * x [tokens, hidden]; G, U [inter, hidden] and D [hidden, inter] stored as
  * nn.Linear stores them (row-major, out x in); no biases. Forward only.
  *
- * Adding an implementation (the fused gate/up kernel) is one more entry in
- * impls[] with its launcher in kernels/mlp.cu; a weight layout of its own
- * (G and U interleaved by tile) is made in setup beside the stacked [G; U],
- * and the tolerance below already covers a kernel that keeps g and u in fp32.
+ * `fused` (kernels/mlp_fused.cu) reads G and U where they are (its Hopper
+ * kernel loads a G tile and the matching U tile into one stage, so no
+ * interleaved copy is needed) and writes only h; the tolerance below
+ * already covers a kernel that keeps g and u in fp32.
  */
 #include "../../kernels/kernels.h"
 #include "../../refs/refs.h"
@@ -235,10 +235,17 @@ static int launch_cublas_cat(const kb_case *c, kb_state *st, void *stream)
     return kb_mlp_cublas_cat(&((mlp_priv *)st->priv)->args, stream);
 }
 
+static int launch_fused(const kb_case *c, kb_state *st, void *stream)
+{
+    (void)c;
+    return kb_mlp_fused(&((mlp_priv *)st->priv)->args, stream);
+}
+
 static const kb_impl impls[] = {
     {"naive", launch_naive, "a textbook 16x16 shared-memory tiled GEMM (CUDA cores) three times, then silu(g)*u"},
     {"cublas", launch_cublas, "PyTorch eager: three cuBLAS GEMMs (nn.Linear layout) and an elementwise silu(g)*u"},
     {"cublas_cat", launch_cublas_cat, "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
+    {"fused", launch_fused, "one kernel for silu(x G^T)*(x U^T) (Hopper: TMA + wgmma; else mma.sync), then the down GEMM"},
 };
 
 /* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */
@@ -258,7 +265,7 @@ const kb_op kb_op_mlp = {
     .params = params,
     .nparams = NPARAMS,
     .impls = impls,
-    .nimpls = 3,
+    .nimpls = (int)(sizeof impls / sizeof impls[0]),
     .bound = KB_COMPUTE_BOUND,
     .validate = validate,
     .bytes = bytes,
