@@ -522,41 +522,54 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *b, unsigned parity
 // slots from RING_OFF (16-byte aligned, as bulk copies need).
 constexpr int RING_OFF = 64 + 32 * 8;
 
-// A chunk: R rows from r0 (fewer at the end), `tens` tensors of them.
+// The ring of one block: chunk ch holds rows ch*R .. ch*R + R - 1 (fewer at
+// the end) of one tensor (src0) or two (src1: the slot holds src0's rows, then
+// src1's); this block's iteration i takes chunk blockIdx.x + i*gridDim.x.
 struct Ring {
     unsigned long long *bar;
     char *slots;
+    const char *src0, *src1;
     size_t slot_bytes; // one tensor's chunk
-    int S, R, nchunks;
+    int S, R, nchunks, tens;
     long rows, row_bytes;
-    __device__ void init(void *smem, int S_, int R_, long rows_, long row_bytes_)
+    // every thread: the ring's layout; thread 0 also sets up the barriers and
+    // issues the first S chunks; then a block barrier.
+    __device__ void start(void *smem, int S_, int R_, long rows_, long row_bytes_, const void *a, const void *b)
     {
         bar = reinterpret_cast<unsigned long long *>(smem);
         slots = reinterpret_cast<char *>(smem) + RING_OFF;
+        src0 = (const char *)a;
+        src1 = (const char *)b;
+        tens = b ? 2 : 1;
         S = S_;
         R = R_;
         rows = rows_;
         row_bytes = row_bytes_;
         slot_bytes = (size_t)R * row_bytes;
         nchunks = (int)((rows + R - 1) / R);
+        if (threadIdx.x == 0) {
+            for (int s = 0; s < S; s++) mbar_init(&bar[s], 1);
+            for (int s = 0; s < S; s++) issue(s);
+        }
+        __syncthreads();
     }
-    // chunk of this block's iteration i
     __device__ __forceinline__ long chunk(int i) const { return blockIdx.x + (long)i * gridDim.x; }
-    __device__ __forceinline__ char *slot(int i, int tensor, int tens) const
+    __device__ __forceinline__ char *slot(int i, int tensor) const
     {
         return slots + ((size_t)(i % S) * tens + tensor) * slot_bytes;
     }
-    // thread 0: fill iteration i's slot from a (and b)
-    __device__ __forceinline__ void issue(int i, const void *a, const void *b, int tens) const
+    // thread 0: fill iteration i's slot (nothing past the last chunk)
+    __device__ __forceinline__ void issue(int i) const
     {
         const long ch = chunk(i);
         if (ch >= nchunks) return;
         const long r0 = ch * R, nr = rows - r0 < R ? rows - r0 : R;
         const size_t off = (size_t)r0 * row_bytes;
-        bulk_load(&bar[i % S], slot(i, 0, tens), (const char *)a + off, tens > 1 ? slot(i, 1, tens) : nullptr,
-                  b ? (const char *)b + off : nullptr, (unsigned)(nr * row_bytes));
+        bulk_load(&bar[i % S], slot(i, 0), src0 + off, src1 ? slot(i, 1) : nullptr, src1 ? src1 + off : nullptr,
+                  (unsigned)(nr * row_bytes));
     }
-    __device__ __forceinline__ void wait(int i) { mbar_wait(&bar[i % S], (unsigned)(i / S) & 1u); }
+    // every thread: until iteration i's slot is full
+    __device__ __forceinline__ void wait(int i) const { mbar_wait(&bar[i % S], (unsigned)(i / S) & 1u); }
     __device__ __forceinline__ int iters() const { return (int)((nchunks - (long)blockIdx.x + gridDim.x - 1) / gridDim.x); }
 };
 
@@ -569,12 +582,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
     const int R = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
     const long cols = a.cols;
     Ring ring;
-    ring.init(sm, S, R, a.rows, cols * (long)sizeof(T));
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) mbar_init(&ring.bar[s], 1);
-        for (int s = 0; s < S; s++) ring.issue(s, a.x, nullptr, 1);
-    }
-    __syncthreads();
+    ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, nullptr);
     const T *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
     const float n = (float)cols;
     const int iters = ring.iters();
@@ -582,7 +590,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
         const long row = ring.chunk(i) * R + g;
         const bool live = row < a.rows;
         ring.wait(i);
-        const V *mine = reinterpret_cast<const V *>(ring.slot(i, 0, 1)) + (long)g * nvec + t; // vector k at mine[k * tpr]
+        const V *mine = reinterpret_cast<const V *>(ring.slot(i, 0)) + (long)g * nvec + t; // vector k at mine[k * tpr]
         float mean = 0.f, ss = 0.f, f[W];
         if (!a.rms) {
             float s = 0.f;
@@ -623,7 +631,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
             }
         }
         __syncthreads(); // the slot is read: refill it
-        if (threadIdx.x == 0) ring.issue(i + S, a.x, nullptr, 1);
+        if (threadIdx.x == 0) ring.issue(i + S);
     }
 }
 
@@ -636,12 +644,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
     const int R = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
     const long cols = a.cols;
     Ring ring;
-    ring.init(sm, S, R, a.rows, cols * (long)sizeof(T));
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) mbar_init(&ring.bar[s], 1);
-        for (int s = 0; s < S; s++) ring.issue(s, a.x, a.dy, 2);
-    }
-    __syncthreads();
+    ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, a.dy);
     const T *gm = (const T *)a.gamma;
     const int iters = ring.iters();
     float dg[NV][W], db[NV][W];
@@ -667,8 +670,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
         float nmean, nrstd;
         stats(i + 1, nmean, nrstd);
         ring.wait(i);
-        const V *xs = reinterpret_cast<const V *>(ring.slot(i, 0, 2)) + (long)g * nvec + t;
-        const V *ds = reinterpret_cast<const V *>(ring.slot(i, 1, 2)) + (long)g * nvec + t;
+        const V *xs = reinterpret_cast<const V *>(ring.slot(i, 0)) + (long)g * nvec + t;
+        const V *ds = reinterpret_cast<const V *>(ring.slot(i, 1)) + (long)g * nvec + t;
         float sg = 0.f, sgx = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -710,7 +713,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
         mean = nmean;
         rstd = nrstd;
         __syncthreads(); // the slot is read: refill it
-        if (threadIdx.x == 0) ring.issue(i + S, a.x, a.dy, 2);
+        if (threadIdx.x == 0) ring.issue(i + S);
     }
     if (!a.dgamma) return;
     block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(sm + RING_OFF));
