@@ -22,7 +22,8 @@
 //
 // Defaults (measured and verified on the H100, 2026-11-23): tokens > 64:
 // two consumer warpgroups, BM 128, BN 128 (m64n256k16), 4 stages of 48 KiB,
-// clusters of 2 when tokens > 128; tokens <= 64: one consumer warpgroup,
+// clusters of 2 when tokens > 128 make an even number of 128-row blocks;
+// tokens <= 64: one consumer warpgroup,
 // BM 64, BN 64, 8 stages.
 //
 // KBENCH_FUSED (environment, read once; comma-separated) steers it for
@@ -935,7 +936,10 @@ template <typename T> int gate_up_hopper(const kb_mlp_args *a, cudaStream_t s)
     const int M = a->tokens, N = a->inter;
     int wg = k.wg, bn = k.bn, cl = k.cl;
     if (!wg) wg = M <= 64 ? 1 : 2;
-    if (!cl) cl = wg == 2 && M > 128 ? 2 : 1;
+    // clusters of 2 only over an even number of 128-row m-blocks: an odd count
+    // leaves one CTA a tile wholly past the last token (TMA zero-fills it,
+    // the stores are guarded), a case no GPU run has verified yet
+    if (!cl) cl = wg == 2 && M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
     if (bn < 0 && wg == 2) bn = cl == 2 ? pick_bn<T, 2>(M, N) : pick_bn<T, 1>(M, N);
     if (bn <= 0) bn = wg == 1 ? 64 : 128;
     const int g = k.group;
