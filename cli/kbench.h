@@ -325,6 +325,64 @@ void kb_cuda_fail(int err, const char *what, const char *file, int line);
     } while (0)
 int kb_cuda_sticky(int err); /* the context is unusable after this error */
 
+/* ---- compare.c: kbench compare BASE.json NEW.json ---------------------- */
+/* One row of a result file (pointers into the file's JSON tree). */
+typedef struct {
+    const char *op, *impl;
+    const struct cJSON *params; /* the case's parameters */
+    char *key;         /* op, impl and every parameter, canonical: rows match when keys are equal */
+    char *label;       /* "pass=fwd dtype=bf16 seq=2048 ...", as the sweep tables print a case */
+    double median_ms;  /* NAN: not timed */
+    double noise_pct;  /* NAN: not recorded */
+    const char *verified, *error; /* "" when absent */
+    int ok;            /* not "verified": "fail", and no error */
+    int index;         /* position in results[] */
+} kb_cmp_row;
+
+typedef struct {
+    struct cJSON *root;
+    kb_cmp_row *rows;
+    int nrows;
+    char name[1024];  /* the path, for messages */
+    const char *version, *git, *device, *started; /* "" when absent */
+} kb_cmp_file;
+
+/* 0, or -1 with err "NAME: not found | not JSON (...) | not a kbench result file (...)". */
+int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, size_t errlen);
+int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen);
+void kb_cmp_free(kb_cmp_file *f);
+
+typedef enum { KB_CMP_SAME, KB_CMP_FASTER, KB_CMP_SLOWER, KB_CMP_FAILED, KB_CMP_NA, KB_CMP_ONLY_BASE, KB_CMP_ONLY_NEW } kb_cmp_verdict;
+const char *kb_cmp_verdict_name(kb_cmp_verdict v); /* "same", "faster", "slower", "FAILED", "n/a", "only in base", ... */
+/* speedup = base/new median (NAN unless both timed); bound_pct = the change that
+ * counts: threshold_pct, or both rows' noise_pct added when that is larger.
+ * FAILED: base ok and new not; n/a: new failed too, or one of them untimed. */
+kb_cmp_verdict kb_cmp_judge(const kb_cmp_row *base, const kb_cmp_row *cur, double threshold_pct, double *speedup,
+                            double *bound_pct);
+
+typedef struct {
+    const kb_cmp_row *base, *cur; /* NULL for a case only in the other file */
+    kb_cmp_verdict verdict;
+    double speedup, bound_pct;
+} kb_cmp_pair;
+
+typedef struct {
+    kb_cmp_pair *pairs; /* base rows in order (matched or only in base), then those only in new */
+    int npairs;
+    int cases, faster, slower, same, failed, na, only_base, only_new; /* cases: matched */
+} kb_cmp_result;
+
+/* Match cur's rows to base's (impls: comma list, "" = all); -1 with err when a
+ * name in impls is in neither file. The result points into both files. */
+int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
+                 kb_cmp_result *res, char *err, size_t errlen);
+void kb_cmp_result_free(kb_cmp_result *r);
+int kb_cmp_regressions(const kb_cmp_result *r); /* slower + FAILED */
+void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,
+                  double threshold_pct, int quiet);
+int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen);
+int kb_compare_main(int argc, char **argv); /* argv[0] = "compare"; returns the exit code */
+
 /* util */
 void kb_die_usage(const char *fmt, ...);
 int kb_levenshtein(const char *a, const char *b);

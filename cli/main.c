@@ -88,20 +88,22 @@ static void print_main_help(FILE *f)
             prog);
     for (int i = 0; i < kb_nops; i++) fprintf(f, "  %-18s %s\n", kb_ops[i]->name, kb_ops[i]->summary);
     fprintf(f,
-            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
+            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
             "sweep [FILE.json]", "run a JSON sweep (no FILE: the built-in configs/default.json)",
             "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
             "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
             "device", "GPU name, SMs, L2, clocks, driver/runtime, measured copy bandwidth and GEMM throughput",
+            "compare BASE NEW", "per-case speedups between two result JSON files; exit 4 on a regression",
             "help [COMMAND]", "help on a command (or: COMMAND --help)");
     fprintf(f,
             "\nExamples:\n"
             "  %s rope --seq 2048 --batch 16 --dtype fp32,bf16 --pass fwd,bwd\n"
             "  %s sweep configs/rope.json --out-dir results/today\n"
             "  %s sweep configs/ci.json --dry-run\n"
+            "  %s compare results/base/rope.json results/rope.json\n"
             "\nExit codes: 0 ok, 1 a verification failed, 2 usage or config error,\n"
-            "3 CUDA/device error (no GPU, driver too old, out of memory).\n",
-            prog, prog, prog);
+            "3 CUDA/device error (no GPU, driver too old, out of memory), 4 a regression found by compare.\n",
+            prog, prog, prog, prog);
 }
 
 /* Flags shared by the run commands, plus an op's parameters. */
@@ -387,11 +389,12 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "device")) return cmd_device(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare")) return kb_compare_main(argc - 1, argv + 1);
     const char *cands[40];
     int n = 0;
     for (int i = 0; i < kb_nops; i++) cands[n++] = kb_ops[i]->name;
-    const char *fixed[] = {"sweep", "check", "list", "device", "help"};
-    for (int i = 0; i < 5; i++) cands[n++] = fixed[i];
+    const char *fixed[] = {"sweep", "check", "list", "device", "compare", "help"};
+    for (int i = 0; i < 6; i++) cands[n++] = fixed[i];
     const char *near = kb_nearest(cmd, cands, n);
     if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
     return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);

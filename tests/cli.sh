@@ -312,6 +312,125 @@ cli_mlp() {
     done_test "kbench mlp reports verified rows and % of the GEMM ceiling on the GPU"
 }
 
+# ---- kbench compare (no GPU) ----------------------------------------------
+
+# summary_is TEXT: the last line of stdout is TEXT
+summary_is() { [ "$(tail -n 1 "$T/out")" = "$1" ] || bad "summary: $(tail -n 1 "$T/out"), want: $1"; }
+
+cli_compare() {
+    local d=tests/data/compare
+    run compare --help
+    expect_rc 0
+    expect_out_has "usage: kbench compare BASE.json NEW.json" "Matching:" "every parameter" "--threshold PCT" \
+        "noise" "Exit codes: 0 no regression, 4" "only in base"
+    done_test "kbench compare --help exits 0 and explains matching and exit codes"
+
+    run help compare
+    expect_rc 0
+    expect_out_has "usage: kbench compare"
+    done_test "kbench help compare exits 0"
+
+    run --help
+    expect_out_has "compare BASE NEW" "4 a regression found by compare"
+    done_test "kbench --help lists compare and exit code 4"
+
+    run compare "$d/base.json" "$d/base.json"
+    expect_rc 0
+    [ -s "$T/err" ] && bad "stderr not empty"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new"
+    done_test "compare: a file with itself exits 0, every case same"
+
+    # new.json: rope fwd naive 1.18x faster, rope fwd opt 11% slower, rope bwd opt 5.5%
+    # slower inside its noise (0.5% + 6%), mlp cublas (params in another order) same,
+    # layernorm only in base, mlp fused only in new
+    run compare "$d/base.json" "$d/new.json"
+    expect_rc 4
+    summary_is "compare: 5 cases, 1 faster, 1 slower, 3 same, 1 only in base, 1 only in new"
+    grep -E '^rope .* opt +0\.0494 +0\.0550 +0\.90x +slower' "$T/out" >/dev/null || bad "no slower line for rope fwd opt"
+    grep -E '^rope .*pass=fwd.* naive .* 1\.18x +faster' "$T/out" >/dev/null || bad "no faster line for rope fwd naive"
+    grep -E '^rope .*pass=bwd.* opt .* same +noise 6\.5%' "$T/out" >/dev/null || bad "no same-by-noise line for rope bwd opt"
+    grep -E '^mlp .*tokens=2048.* cublas .* same' "$T/out" >/dev/null || bad "mlp cublas did not match across param order"
+    expect_out_has "only in base (1):" "only in new (1):" "layernorm" "fused"
+    done_test "compare: a regression exits 4 with per-case verdicts"
+
+    run compare "$d/base.json" "$d/new.json" --threshold 15
+    expect_rc 0
+    summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 1 only in base, 1 only in new"
+    done_test "compare --threshold 15 exits 0"
+
+    run compare --impl naive "$d/base.json" "$d/new.json"
+    expect_rc 0
+    summary_is "compare: 2 cases, 1 faster, 0 slower, 1 same, 0 only in base, 0 only in new"
+    done_test "compare --impl naive restricts to naive (exit 0)"
+
+    run compare "$d/base.json" "$d/new.json" --impl opt --quiet
+    expect_rc 4
+    [ "$(grep -c 'slower' "$T/out")" -eq 2 ] || bad "want the slower line and the summary only"
+    grep -q 'only in base (' "$T/out" && bad "--quiet lists the cases in one file"
+    summary_is "compare: 2 cases, 0 faster, 1 slower, 1 same, 1 only in base, 0 only in new"
+    done_test "compare --quiet prints the regression and the summary"
+
+    run compare "$d/base.json" "$d/failed.json"
+    expect_rc 4
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 FAILED"
+    grep -E '^rope .*pass=fwd.* opt .* FAILED +new: y: rel_err' "$T/out" >/dev/null || bad "no FAILED line with the error"
+    done_test "compare: a case that fails in new exits 4 (FAILED)"
+
+    run compare "$d/failed.json" "$d/base.json"
+    expect_rc 0
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 n/a"
+    done_test "compare: a case fixed in new is n/a, not a regression"
+
+    run compare "$d/base.json" "$d/new.json" --csv "$T/cmp.csv"
+    expect_rc 4
+    if [ -s "$T/cmp.csv" ]; then
+        [ "$(nlines "$T/cmp.csv")" -eq 8 ] || bad "$(nlines "$T/cmp.csv") CSV lines, want 8 (header, 5 cases, 2 in one file)"
+        head -n 1 "$T/cmp.csv" | grep -q '^op,impl,pass,dtype,.*,base_median_ms,new_median_ms,.*,speedup,threshold_pct,verdict,note$' ||
+            bad "CSV header: $(head -n 1 "$T/cmp.csv")"
+        [ "$(csv_col "$T/cmp.csv" verdict | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = " 1 faster; 1 only in base; 1 only in new; 3 same; 1 slower;" ] ||
+            bad "CSV verdicts: $(csv_col "$T/cmp.csv" verdict | tr '\n' ' ')"
+    else
+        bad "no $T/cmp.csv"
+    fi
+    done_test "compare --csv writes the comparison table"
+
+    sed 's/"name": "NVIDIA H100 80GB HBM3"/"name": "NVIDIA H200"/; s/"version": "0.1.0"/"version": "0.2.0"/' \
+        "$d/base.json" >"$T/h200.json"
+    run compare "$d/base.json" "$T/h200.json"
+    expect_rc 0
+    expect_err_has "different devices: base NVIDIA H100 80GB HBM3, new NVIDIA H200" "different kbench versions: base 0.1.0, new 0.2.0"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new"
+    done_test "compare: different devices and versions are noted, not refused"
+
+    local f
+    for f in results/curated/*/bench-rope-*.json; do
+        [ -e "$f" ] || continue
+        run compare "$f" "$f"
+        expect_rc 0
+        tail -n 1 "$T/out" | grep -qE '^compare: [1-9][0-9]* cases, 0 faster, 0 slower, [1-9][0-9]* same, 0 only in base, 0 only in new$' ||
+            bad "summary: $(tail -n 1 "$T/out")"
+        done_test "compare reads the real result file $f"
+    done
+
+    # exit 2: one line naming the file and what is wrong
+    usage_error "compare: a missing file exits 2" compare "$d/base.json" "$T/none.json" -- "$T/none.json: not found"
+    printf '{"kbench": {}, "results": [\n  {"op": "rope",}\n]}\n' >"$T/syntax.json"
+    usage_error "compare: a file that is not JSON exits 2" compare "$T/syntax.json" "$d/new.json" -- "$T/syntax.json: not JSON" "line 2"
+    : >"$T/empty.json"
+    usage_error "compare: an empty file exits 2" compare "$d/base.json" "$T/empty.json" -- "$T/empty.json: not JSON"
+    usage_error "compare: a sweep config exits 2" compare configs/ci.json "$d/new.json" -- "configs/ci.json: not a kbench result file"
+    printf '{"kbench": {"version": "0.1.0"}, "results": [{"op": "rope", "impl": "opt"}]}\n' >"$T/noparams.json"
+    usage_error "compare: a row without params exits 2" compare "$d/base.json" "$T/noparams.json" -- "not a kbench result file" "results[0]" "params"
+    usage_error "compare: a directory exits 2" compare "$d" "$d/new.json" -- "is a directory"
+    usage_error "compare: one file exits 2" compare "$d/base.json" -- "want two result files"
+    usage_error "compare: three files exit 2" compare "$d/base.json" "$d/new.json" "$d/new.json" -- "want two result files"
+    usage_error "compare: a bad --threshold exits 2" compare "$d/base.json" "$d/new.json" --threshold fast -- "--threshold" "'fast'"
+    usage_error "compare: a negative --threshold exits 2" compare "$d/base.json" "$d/new.json" --threshold -3 -- "--threshold"
+    usage_error "compare: an unknown --impl exits 2" compare "$d/base.json" "$d/new.json" --impl optt -- "no implementation 'optt'"
+    usage_error "compare: a misspelt flag suggests" compare "$d/base.json" "$d/new.json" --treshold 3 -- "did you mean --threshold"
+    usage_error "compare: an unwritable --csv exits 2" compare "$d/base.json" "$d/new.json" --csv "$T/none/x/cmp.csv" -- "cannot write $T/none/x/cmp.csv"
+}
+
 cli_run_all() {
     cli_help
     cli_list
@@ -320,4 +439,5 @@ cli_run_all() {
     cli_dry_runs
     cli_device
     cli_mlp
+    cli_compare
 }
