@@ -18,14 +18,6 @@
 
 #define MAX_FILE_BYTES (512L << 20)
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- a growable string -------------------------------------------------- */
 typedef struct {
     char *s;
@@ -149,7 +141,7 @@ static int opt_number(const cJSON *row, const char *key, double *out, int idx, c
     *out = NAN;
     if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsNumber(v)) {
-        errf(err, errlen, "%s: not a kbench result file (results[%d]: \"%s\" is not a number)", name, idx, key);
+        kb_errf(err, errlen, "%s: not a kbench result file (results[%d]: \"%s\" is not a number)", name, idx, key);
         return -1;
     }
     *out = v->valuedouble;
@@ -162,16 +154,6 @@ static const char *opt_string(const cJSON *o, const char *key)
     return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
 }
 
-static void line_col(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (const char *s = text; s < at && *s; s++) {
-        if (*s == '\n') { (*line)++; *col = 1; }
-        else (*col)++;
-    }
-}
-
 int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
@@ -179,14 +161,14 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     f->version = f->git = f->device = f->started = "";
     const char *end = NULL;
     size_t skip = strspn(text, " \t\r\n");
-    if (!text[skip]) { errf(err, errlen, "%s: not JSON (the file is empty)", name); return -1; }
+    if (!text[skip]) { kb_errf(err, errlen, "%s: not JSON (the file is empty)", name); return -1; }
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
         int line, col;
         const char *at = end ? end : cJSON_GetErrorPtr();
         if (!at) at = text;
-        line_col(text, at, &line, &col);
-        errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
+        kb_line_col(text, at, &line, &col);
+        kb_errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
         return -1;
     }
     f->root = root;
@@ -197,7 +179,7 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     else if (!cJSON_IsObject(kb)) what = "no \"kbench\" object; result files come from kbench --json or --out-dir";
     else if (!cJSON_IsArray(res)) what = "no \"results\" array";
     if (what) {
-        errf(err, errlen, "%s: not a kbench result file (%s)", name, what);
+        kb_errf(err, errlen, "%s: not a kbench result file (%s)", name, what);
         goto fail;
     }
     f->version = opt_string(kb, "version");
@@ -225,7 +207,7 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
                : er && !cJSON_IsString(er) && !cJSON_IsNull(er)          ? "\"error\" is not a string"
                                                                          : NULL;
         if (what) {
-            errf(err, errlen, "%s: not a kbench result file (results[%d] %s)", name, i, what);
+            kb_errf(err, errlen, "%s: not a kbench result file (results[%d] %s)", name, i, what);
             goto fail;
         }
         if (opt_number(o, "median_ms", &r->median_ms, i, name, err, errlen) ||
@@ -253,13 +235,13 @@ int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen)
     memset(f, 0, sizeof *f);
     struct stat sb;
     if (stat(path, &sb)) {
-        if (errno == ENOENT) errf(err, errlen, "%s: not found", path);
-        else errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        if (errno == ENOENT) kb_errf(err, errlen, "%s: not found", path);
+        else kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
-    if (S_ISDIR(sb.st_mode)) { errf(err, errlen, "%s: is a directory, not a result file", path); return -1; }
+    if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s: is a directory, not a result file", path); return -1; }
     FILE *fp = fopen(path, "rb");
-    if (!fp) { errf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
+    if (!fp) { kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
     sbuf b = {0};
     char chunk[65536];
     size_t got;
@@ -272,10 +254,10 @@ int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen)
     fclose(fp);
     char *text = sb_take(&b);
     int rc = -1;
-    if (rerr) errf(err, errlen, "%s: cannot read: %s", path, strerror(rerr));
-    else if (toobig) errf(err, errlen, "%s: not a kbench result file (larger than %ld MiB)", path, MAX_FILE_BYTES >> 20);
+    if (rerr) kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(rerr));
+    else if (toobig) kb_errf(err, errlen, "%s: not a kbench result file (larger than %ld MiB)", path, MAX_FILE_BYTES >> 20);
     else if (strlen(text) != b.len)
-        errf(err, errlen, "%s: not JSON (binary data: a NUL byte at offset %zu)", path, strlen(text));
+        kb_errf(err, errlen, "%s: not JSON (binary data: a NUL byte at offset %zu)", path, strlen(text));
     else rc = kb_cmp_parse(text, path, f, err, errlen);
     free(text);
     return rc;
@@ -376,7 +358,7 @@ static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const ch
                     sb_str(&have, ", ");
                 }
             if (have.len) have.s[have.len - 2] = 0;
-            errf(err, errlen, "--impl: no implementation '%.*s' in either file (they have: %s)", (int)k, p,
+            kb_errf(err, errlen, "--impl: no implementation '%.*s' in either file (they have: %s)", (int)k, p,
                  have.len ? have.s + 2 : "none");
             free(have.s);
             return -1;
@@ -572,7 +554,7 @@ static void csv_num(FILE *f, double v, const char *fmt)
 int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
-    if (!f) { errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
+    if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
     /* parameter columns: the union over every row, in order of appearance */
     const char **cols = malloc(sizeof *cols * 64);
     int ncols = 0, capcols = 64;
@@ -632,7 +614,7 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
         fputc('\n', f);
     }
     free(cols);
-    if (fclose(f)) { errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
+    if (fclose(f)) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
     return 0;
 }
 

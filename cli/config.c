@@ -12,17 +12,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void errf(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
 
 /* Text of a JSON scalar as a flag would carry it. */
 static int scalar_text(const cJSON *v, char *buf, size_t n)
@@ -48,8 +39,8 @@ static int intlist_text(const cJSON *arr, char *buf, size_t n, const char *key, 
     buf[0] = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, arr) {
-        if (!cJSON_IsNumber(e)) { errf(err, errlen, "%s: expected a list of integers", key); return -1; }
-        if (o + 24 >= n) { errf(err, errlen, "%s: list too long", key); return -1; }
+        if (!cJSON_IsNumber(e)) { kb_errf(err, errlen, "%s: expected a list of integers", key); return -1; }
+        if (o + 24 >= n) { kb_errf(err, errlen, "%s: list too long", key); return -1; }
         o += (size_t)snprintf(buf + o, n - o, "%s%.17g", o ? "," : "", e->valuedouble);
     }
     if (!o) snprintf(buf, n, "none");
@@ -72,31 +63,31 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
         }
         const cJSON *e;
         cJSON_ArrayForEach(e, v) {
-            if (!cJSON_IsArray(e)) { errf(err, errlen, "%s: expected an array of integer arrays", p->name); free(buf); return -1; }
+            if (!cJSON_IsArray(e)) { kb_errf(err, errlen, "%s: expected an array of integer arrays", p->name); free(buf); return -1; }
             if (intlist_text(e, item, sizeof item, p->name, err, errlen)) { free(buf); return -1; }
-            if (o + strlen(item) + 2 >= cap) { errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
+            if (o + strlen(item) + 2 >= cap) { kb_errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
             o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? sep : "", item);
         }
         *out = buf;
         return 0;
     }
     if (cJSON_IsArray(v)) {
-        if (cJSON_GetArraySize(v) == 0) { errf(err, errlen, "%s: empty array (an axis needs at least one value)", p->name); free(buf); return -1; }
+        if (cJSON_GetArraySize(v) == 0) { kb_errf(err, errlen, "%s: empty array (an axis needs at least one value)", p->name); free(buf); return -1; }
         const cJSON *e;
         cJSON_ArrayForEach(e, v) {
             if (scalar_text(e, item, sizeof item)) {
-                errf(err, errlen, "%s: array elements must be numbers or strings, got %s", p->name, json_type(e));
+                kb_errf(err, errlen, "%s: array elements must be numbers or strings, got %s", p->name, json_type(e));
                 free(buf);
                 return -1;
             }
-            if (o + strlen(item) + 2 >= cap) { errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
+            if (o + strlen(item) + 2 >= cap) { kb_errf(err, errlen, "%s: too long", p->name); free(buf); return -1; }
             o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? sep : "", item);
         }
         *out = buf;
         return 0;
     }
     if (scalar_text(v, buf, cap)) {
-        errf(err, errlen, "%s: expected a number, a string or an array, got %s", p->name, json_type(v));
+        kb_errf(err, errlen, "%s: expected a number, a string or an array, got %s", p->name, json_type(v));
         free(buf);
         return -1;
     }
@@ -104,7 +95,7 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
     return 0;
 }
 
-static void line_col(const char *text, const char *at, int *line, int *col)
+void kb_line_col(const char *text, const char *at, int *line, int *col)
 {
     *line = 1;
     *col = 1;
@@ -116,16 +107,16 @@ static void line_col(const char *text, const char *at, int *line, int *col)
 
 static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *err, size_t errlen)
 {
-    if (!cJSON_IsObject(obj)) { errf(err, errlen, "%s: \"settings\" must be an object", name); return -1; }
+    if (!cJSON_IsObject(obj)) { kb_errf(err, errlen, "%s: \"settings\" must be an object", name); return -1; }
     const cJSON *e;
     cJSON_ArrayForEach(e, obj) {
         char text[1024], e2[KB_ERRLEN];
         if (scalar_text(e, text, sizeof text)) {
-            errf(err, errlen, "%s: settings.%s: expected a scalar, got %s", name, e->string, json_type(e));
+            kb_errf(err, errlen, "%s: settings.%s: expected a scalar, got %s", name, e->string, json_type(e));
             return -1;
         }
         if (kb_opts_set(o, e->string, text, e2, sizeof e2)) {
-            errf(err, errlen, "%s: settings: %s", name, e2);
+            kb_errf(err, errlen, "%s: settings: %s", name, e2);
             return -1;
         }
     }
@@ -138,15 +129,15 @@ int kb_config_sweep(const cJSON *sw, const char *where, int all_enums, kb_case *
                     size_t errlen)
 {
     char e2[KB_ERRLEN];
-    if (!cJSON_IsObject(sw)) { errf(err, errlen, "%s: a sweep must be an object", where); return -1; }
+    if (!cJSON_IsObject(sw)) { kb_errf(err, errlen, "%s: a sweep must be an object", where); return -1; }
     const cJSON *opj = cJSON_GetObjectItemCaseSensitive(sw, "op");
-    if (!cJSON_IsString(opj)) { errf(err, errlen, "%s: missing \"op\" (one of the ops in: kbench list)", where); return -1; }
+    if (!cJSON_IsString(opj)) { kb_errf(err, errlen, "%s: missing \"op\" (one of the ops in: kbench list)", where); return -1; }
     const kb_op *op = kb_find_op(opj->valuestring);
     if (!op) {
         const char *names[32];
         for (int i = 0; i < kb_nops; i++) names[i] = kb_ops[i]->name;
         const char *near = kb_nearest(opj->valuestring, names, kb_nops);
-        errf(err, errlen, "%s: unknown op '%s'%s%s%s", where, opj->valuestring, near ? " (did you mean '" : "",
+        kb_errf(err, errlen, "%s: unknown op '%s'%s%s%s", where, opj->valuestring, near ? " (did you mean '" : "",
              near ? near : "", near ? "'?)" : "");
         return -1;
     }
@@ -162,16 +153,16 @@ int kb_config_sweep(const cJSON *sw, const char *where, int all_enums, kb_case *
         int pi = kb_param_index(op, e->string);
         if (pi < 0) {
             kb_sweep_set(&s, e->string, "", e2, sizeof e2); /* builds the suggestion */
-            errf(err, errlen, "%s: %s", where, e2);
+            kb_errf(err, errlen, "%s: %s", where, e2);
             return -1;
         }
         char *text;
-        if (sweep_axis_text(&op->params[pi], e, &text, e2, sizeof e2)) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+        if (sweep_axis_text(&op->params[pi], e, &text, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
         int rc = kb_sweep_set(&s, e->string, text, e2, sizeof e2);
         free(text);
-        if (rc) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+        if (rc) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
     }
-    if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { errf(err, errlen, "%s: %s", where, e2); return -1; }
+    if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
     return 0;
 }
 
@@ -183,20 +174,20 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
         int line, col;
         const char *at = end ? end : cJSON_GetErrorPtr();
         if (!at) at = text;
-        line_col(text, at, &line, &col);
+        kb_line_col(text, at, &line, &col);
         int len = (int)strcspn(at, "\r\n");
-        errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len,
+        kb_errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len,
              *at ? at : "end of file");
         return -1;
     }
     int rc = -1;
-    if (!cJSON_IsObject(root)) { errf(err, errlen, "%s: the top level must be an object with \"sweeps\"", name); goto out; }
+    if (!cJSON_IsObject(root)) { kb_errf(err, errlen, "%s: the top level must be an object with \"sweeps\"", name); goto out; }
     const cJSON *e;
     cJSON_ArrayForEach(e, root) {
         if (strcmp(e->string, "settings") && strcmp(e->string, "sweeps") && strcmp(e->string, "description")) {
             static const char *const keys[] = {"settings", "sweeps", "description"};
             const char *near = kb_nearest(e->string, keys, 3);
-            errf(err, errlen, "%s: unknown key '%s'%s%s%s", name, e->string, near ? " (did you mean '" : "",
+            kb_errf(err, errlen, "%s: unknown key '%s'%s%s%s", name, e->string, near ? " (did you mean '" : "",
                  near ? near : "", near ? "'?)" : " (expected settings, sweeps, description)");
             goto out;
         }
@@ -205,7 +196,7 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
     if (st && parse_settings(st, &plan->opts, name, err, errlen)) goto out;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
     if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0) {
-        errf(err, errlen, "%s: \"sweeps\" must be a non-empty array of sweep objects", name);
+        kb_errf(err, errlen, "%s: \"sweeps\" must be a non-empty array of sweep objects", name);
         goto out;
     }
     int k = 0;
@@ -223,11 +214,11 @@ out:
 int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) { errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    if (!f) { kb_errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    if (n < 0 || n > (64 << 20)) { fclose(f); errf(err, errlen, "%s: not a sweep file (size)", path); return -1; }
+    if (n < 0 || n > (64 << 20)) { fclose(f); kb_errf(err, errlen, "%s: not a sweep file (size)", path); return -1; }
     char *text = malloc((size_t)n + 1);
     size_t got = fread(text, 1, (size_t)n, f);
     fclose(f);

@@ -190,6 +190,10 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 /* "seq=2048 batch=16 ..." (all parameters) */
 void kb_case_label(const kb_case *c, char *buf, size_t n);
+/* snprintf into an error buffer (params.c) */
+void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1-based line and column of `at` in `text` (config.c: JSON syntax errors) */
+void kb_line_col(const char *text, const char *at, int *line, int *col);
 const char *kb_nearest(const char *word, const char *const *cands, int n); /* or NULL */
 
 /* A sweep: axes per parameter, expanded to cases. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void errf(char *err, size_t n, const char *fmt, ...)
+void kb_errf(char *err, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -134,20 +134,20 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
             snprintf(x, sizeof x, "%.10g", v->num);
             snprintf(a, sizeof a, "%.10g", p->min);
             snprintf(b, sizeof b, "%.10g", p->max);
-            errf(err, errlen, "%s = %s is out of bounds [%s, %s]", p->name, x, a, b);
+            kb_errf(err, errlen, "%s = %s is out of bounds [%s, %s]", p->name, x, a, b);
             return -1;
         }
         return 0;
     case KB_P_ENUM:
         if (v->num < 0 || v->num >= kb_choice_count(p)) {
-            errf(err, errlen, "%s: no such choice (choose from %s)", p->name, p->choices);
+            kb_errf(err, errlen, "%s: no such choice (choose from %s)", p->name, p->choices);
             return -1;
         }
         return 0;
     case KB_P_INTLIST:
         for (int i = 0; i < v->nlist; i++)
             if (v->list[i] < p->min || v->list[i] > p->max) {
-                errf(err, errlen, "%s: element %d = %d is out of bounds [%.10g, %.10g]", p->name, i,
+                kb_errf(err, errlen, "%s: element %d = %d is out of bounds [%.10g, %.10g]", p->name, i,
                      v->list[i], p->min, p->max);
                 return -1;
             }
@@ -161,7 +161,7 @@ static int parse_num(const kb_param *p, const char *s, size_t len, double *out, 
 {
     char buf[64];
     if (len == 0 || len >= sizeof buf) {
-        errf(err, errlen, "%s: expected a number, got '%.*s'", p->name, (int)len, s);
+        kb_errf(err, errlen, "%s: expected a number, got '%.*s'", p->name, (int)len, s);
         return -1;
     }
     memcpy(buf, s, len);
@@ -172,11 +172,11 @@ static int parse_num(const kb_param *p, const char *s, size_t len, double *out, 
     /* accept k/M suffixes for ints: 4k = 4096 */
     if (end != buf && p->type != KB_P_FLOAT && (*end == 'k' || *end == 'K') && end[1] == 0) { v *= 1024; end++; }
     if (end == buf || *end || errno == ERANGE || !isfinite(v)) {
-        errf(err, errlen, "%s: expected a number, got '%s'", p->name, buf);
+        kb_errf(err, errlen, "%s: expected a number, got '%s'", p->name, buf);
         return -1;
     }
     if (p->type != KB_P_FLOAT && v != floor(v)) {
-        errf(err, errlen, "%s: expected an integer, got '%s'", p->name, buf);
+        kb_errf(err, errlen, "%s: expected an integer, got '%s'", p->name, buf);
         return -1;
     }
     *out = v;
@@ -214,13 +214,13 @@ static int parse_range(const kb_param *p, const char *s, size_t len, kb_val **va
         if (parse_num(&fp, st, slen, &step, err, errlen)) return -1;
     }
     if ((mul && step <= 1) || (!mul && step <= 0) || b < a) {
-        errf(err, errlen, "%s: bad range '%.*s' (write start:end:step or start:end:xfactor, end >= start)",
+        kb_errf(err, errlen, "%s: bad range '%.*s' (write start:end:step or start:end:xfactor, end >= start)",
              p->name, (int)len, s);
         return -1;
     }
     int count = 0;
     for (double v = a; v <= b * (1 + 1e-12); v = mul ? v * step : v + step) {
-        if (++count > 100000) { errf(err, errlen, "%s: range '%.*s' has too many values", p->name, (int)len, s); return -1; }
+        if (++count > 100000) { kb_errf(err, errlen, "%s: range '%.*s' has too many values", p->name, (int)len, s); return -1; }
         kb_val x = {.num = p->type == KB_P_FLOAT ? v : floor(v + 0.5)};
         push(vals, n, cap, x);
     }
@@ -244,7 +244,7 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
                     size_t l = strcspn(e, ",/");
                     if (e + l > s + len) l = (size_t)(s + len - e);
                     double x;
-                    if (l == 0) { errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); free(*vals); *vals = NULL; return -1; }
+                    if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); free(*vals); *vals = NULL; return -1; }
                     if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); free(*vals); *vals = NULL; return -1; }
                     v.list = realloc(v.list, (size_t)(lc + 1) * sizeof(int));
                     v.list[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
@@ -270,14 +270,14 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
     for (;;) {
         size_t len = strcspn(s, ",");
         if (len == 0) {
-            errf(err, errlen, "%s: empty value in '%s'", p->name, text);
+            kb_errf(err, errlen, "%s: empty value in '%s'", p->name, text);
             free(*vals); *vals = NULL;
             return -1;
         }
         if (p->type == KB_P_ENUM) {
             int idx = choice_index(p, s, len);
             if (idx < 0) {
-                errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
+                kb_errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
                 free(*vals); *vals = NULL;
                 return -1;
             }
@@ -347,8 +347,8 @@ int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, si
         const char *names[KB_MAX_PARAMS];
         for (int k = 0; k < s->op->nparams; k++) names[k] = s->op->params[k].name;
         const char *near = kb_nearest(param, names, s->op->nparams);
-        if (near) errf(err, errlen, "%s has no parameter '%s' (did you mean '%s'?)", s->op->name, param, near);
-        else errf(err, errlen, "%s has no parameter '%s' (see: kbench list)", s->op->name, param);
+        if (near) kb_errf(err, errlen, "%s has no parameter '%s' (did you mean '%s'?)", s->op->name, param, near);
+        else kb_errf(err, errlen, "%s has no parameter '%s' (see: kbench list)", s->op->name, param);
         return -1;
     }
     kb_val *vals;
@@ -371,7 +371,7 @@ int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, 
 {
     long total = kb_sweep_count(s);
     if (total + *ncases > 1000000) {
-        errf(err, errlen, "%s: the sweep has %ld cases; more than 1000000 is surely a mistake", s->op->name, total);
+        kb_errf(err, errlen, "%s: the sweep has %ld cases; more than 1000000 is surely a mistake", s->op->name, total);
         return -1;
     }
     *cases = realloc(*cases, (size_t)(*ncases + total) * sizeof **cases);
@@ -388,7 +388,7 @@ int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, 
             char label[512], e2[KB_ERRLEN];
             kb_case_label(c, label, sizeof label);
             snprintf(e2, sizeof e2, "%s", err);
-            errf(err, errlen, "%s %s: %s", s->op->name, label, e2);
+            kb_errf(err, errlen, "%s %s: %s", s->op->name, label, e2);
             return -1;
         }
         (*ncases)++;
