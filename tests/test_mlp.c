@@ -384,6 +384,10 @@ static void test_check_sweeps(void **state)
         assert_true(has_case(cases, n, "fp32", "off", t, h, i));
         assert_true(has_case(cases, n, "fp32", "on", t, h, i));
     }
+    /* the fused kernel's two-warpgroup paths on Hopper: clusters of 2 (200
+     * tokens: two row blocks) and not (300: three), edges cut short */
+    assert_true(has_case(cases, n, "bf16", "off", 200, 72, 200));
+    assert_true(has_case(cases, n, "fp16", "off", 300, 72, 200));
     /* small enough to keep check quick: the largest is 130 x 257 x 513 or 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) assert_true(mlp()->flops(&cases[k]) <= 6.0 * 31 * 520 * 1400);
     free(cases);

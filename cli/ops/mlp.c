@@ -257,6 +257,11 @@ static const char *const checks[] = {
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 130, \"hidden\": 257, \"inter\": 513}",
     "{\"dtype\": \"fp32\", \"tf32\": [\"off\", \"on\"], \"tokens\": 130, \"hidden\": 257, \"inter\": 513}",
     "{\"dtype\": [\"fp32\", \"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": [1, 5], \"inter\": [1, 7]}",
+    /* fused on Hopper: two consumer warpgroups (tokens > 64), clusters of 2
+     * (an even number of 128-row blocks: 200) and not (300), each with the
+     * last row block, column tile (200 = 128 + 72) and k block (72 = 64 + 8)
+     * cut short */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": 200}",
 };
 
 const kb_op kb_op_mlp = {
