@@ -4,7 +4,8 @@
 # ../shared/tools/peers.py is at .peers/peers.py (ratios from one run, not
 # two). Outputs (CSV, JSON, logs) go to ${OUT:-results}.
 #
-#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [mlp]    (default: rope norm mlp)
+#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [mlp] [mlp-variants]
+#                                                (default: rope norm mlp)
 #
 #   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
 #   norm       layernorm rows 4096 x cols 512..16384 and rmsnorm rows 4096,
@@ -13,6 +14,9 @@
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   mlp        configs/mlp.json, every implementation
+#   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
+#              `kbench check mlp --impl fused` under each, then each timed
+#              twice at the seed's shape against the default
 # Each section takes a few minutes on an H100; run one or two per call.
 set -uo pipefail
 out=${OUT:-results}
@@ -53,6 +57,17 @@ for section in "$@"; do
         kb sweep configs/mlp.json --csv "$out/bench-mlp.csv" --json "$out/bench-mlp.json" | tee "$out/bench-mlp.txt" | tail -n 60
         peers mlp mlp
         ;;
-    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, mlp)" >&2; exit 2 ;;
+    mlp-variants)
+        seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16 --min-time 0.2 --quiet"
+        for v in "" nauto w2,c2,n112 w2,c2,n96 e1; do
+            echo "-- KBENCH_FUSED=$v"
+            KBENCH_FUSED=$v timeout 120 ./kbench check mlp --impl fused | tail -n 2
+            for r in 1 2; do
+                KBENCH_FUSED=$v kb mlp --impl fused $seed --csv "$out/bench-mlp-fused-${v:-default}-$r.csv"
+                sed -n 2p "$out/bench-mlp-fused-${v:-default}-$r.csv" | cut -d, -f1-12
+            done
+        done
+        ;;
+    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, mlp, mlp-variants)" >&2; exit 2 ;;
     esac
 done
