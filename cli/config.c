@@ -125,8 +125,18 @@ static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *
 
 /* Expand one sweep object into plan's cases. If check_all_enums, enum
  * parameters the object leaves out are swept over every choice. */
+/* kb_config_sweep, then the plan's command-line axes (hits[i]: sweeps they applied to) */
+static int config_sweep(const cJSON *sw, const char *where, int all_enums, const kb_plan *set, int *hits,
+                        kb_case **cases, int *ncases, char *err, size_t errlen);
+
 int kb_config_sweep(const cJSON *sw, const char *where, int all_enums, kb_case **cases, int *ncases, char *err,
                     size_t errlen)
+{
+    return config_sweep(sw, where, all_enums, NULL, NULL, cases, ncases, err, errlen);
+}
+
+static int config_sweep(const cJSON *sw, const char *where, int all_enums, const kb_plan *set, int *hits,
+                        kb_case **cases, int *ncases, char *err, size_t errlen)
 {
     char e2[KB_ERRLEN];
     if (!cJSON_IsObject(sw)) { kb_errf(err, errlen, "%s: a sweep must be an object", where); return -1; }
@@ -161,6 +171,14 @@ int kb_config_sweep(const cJSON *sw, const char *where, int all_enums, kb_case *
         int rc = kb_sweep_set(&s, e->string, text, e2, sizeof e2);
         free(text);
         if (rc) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
+    }
+    for (int i = 0; set && i < set->nset; i++) {
+        if (kb_param_index(op, set->set_name[i]) < 0) continue;
+        if (kb_sweep_set(&s, set->set_name[i], set->set_val[i], e2, sizeof e2)) {
+            kb_errf(err, errlen, "--set %s=%s (%s): %s", set->set_name[i], set->set_val[i], where, e2);
+            return -1;
+        }
+        hits[i]++;
     }
     if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
     return 0;
@@ -199,12 +217,18 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
         kb_errf(err, errlen, "%s: \"sweeps\" must be a non-empty array of sweep objects", name);
         goto out;
     }
-    int k = 0;
+    int k = 0, hits[KB_MAX_SET_AXES] = {0};
     cJSON_ArrayForEach(e, sw) {
         char where[1100];
         snprintf(where, sizeof where, "%s: sweeps[%d]", name, k++);
-        if (kb_config_sweep(e, where, 0, &plan->cases, &plan->ncases, err, errlen)) goto out;
+        if (config_sweep(e, where, 0, plan, hits, &plan->cases, &plan->ncases, err, errlen)) goto out;
     }
+    for (int i = 0; i < plan->nset; i++)
+        if (!hits[i]) {
+            kb_errf(err, errlen, "--set %s: no sweep of %s has an op with the parameter '%s' (see: kbench list)",
+                    plan->set_name[i], name, plan->set_name[i]);
+            goto out;
+        }
     rc = 0;
 out:
     cJSON_Delete(root);

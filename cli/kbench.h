@@ -236,10 +236,17 @@ void kb_opts_default(kb_opts *o);
 int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_t errlen);
 
 /* ---- config.c: JSON sweeps -------------------------------------------- */
+#define KB_MAX_SET_AXES 8
 typedef struct {
     kb_case *cases;
     int ncases;
     kb_opts opts;        /* settings from the file, then flags override */
+    /* axes given on the command line (kbench sweep --set NAME=VALUES), set
+     * before parsing: in every sweep whose op has the parameter NAME, its
+     * axis becomes VALUES (read like a flag value); a NAME no sweep's op has
+     * is an error */
+    int nset;
+    const char *set_name[KB_MAX_SET_AXES], *set_val[KB_MAX_SET_AXES];
 } kb_plan;
 
 /* Give every case its own seed from the run's seed (after flags are applied). */

@@ -116,11 +116,15 @@ typedef struct {
     const char *set_name[64];
     const char *set_val[64];
     int nset;
+    /* sweep --set NAME=VALUES */
+    char axis_buf[KB_MAX_SET_AXES][256];
+    const char *axis_name[KB_MAX_SET_AXES], *axis_val[KB_MAX_SET_AXES];
+    int naxes;
     char **pos;
     int npos;
 } kb_cli;
 
-enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SETTING = 1000, OPT_PARAM = 2000 };
+enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SET = 901, OPT_SETTING = 1000, OPT_PARAM = 2000 };
 
 static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
 {
@@ -140,6 +144,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             n++;
         }
     opts[n++] = (struct option){"dry-run", no_argument, NULL, OPT_DRY};
+    if (!strcmp(cmd, "sweep")) opts[n++] = (struct option){"set", required_argument, NULL, OPT_SET};
     opts[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[n] = (struct option){0};
     const char *cands[KB_MAX_PARAMS + 64];
@@ -173,6 +178,19 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             exit(KB_EXIT_OK);
         }
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
+        if (c == OPT_SET) {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1] || strlen(optarg) >= sizeof cli->axis_buf[0])
+                return usage_error(cmd, "--set takes NAME=VALUES, a parameter and its axis (--set dtype=fp16,bf16), not '%s'",
+                                   optarg);
+            if (cli->naxes == KB_MAX_SET_AXES) return usage_error(cmd, "--set: at most %d axes", KB_MAX_SET_AXES);
+            char *b = cli->axis_buf[cli->naxes];
+            snprintf(b, sizeof cli->axis_buf[0], "%s", optarg);
+            b[eq - optarg] = 0;
+            cli->axis_name[cli->naxes] = b;
+            cli->axis_val[cli->naxes++] = b + (eq - optarg) + 1;
+            continue;
+        }
         if (c >= OPT_PARAM) {
             if (kb_sweep_set(&cli->sweep, cli->op->params[c - OPT_PARAM].name, optarg, err, sizeof err))
                 return usage_error(cmd, "%s", err);
@@ -232,8 +250,11 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
                "                \"dtype\": \"bf16\", \"seqlens\": [[100, 200], [7]]}]}\n\n"
                "Every array is an axis and a sweep's cases are the cartesian product; a scalar is a\n"
                "one-value axis; a string is read like a flag value (\"512:8192:x2\", \"all\"). Keys are\n"
-               "the parameter names of `%s list`. Flags override the file's settings.\n\n",
-               prog, prog);
+               "the parameter names of `%s list`. Flags override the file's settings.\n\n"
+               "  --set NAME=VALUES      replace the axis NAME in every sweep whose op has that\n"
+               "                         parameter (VALUES read like a flag value); repeatable:\n"
+               "                         %s sweep configs/layernorm.json --set dtype=all --set rows=1024\n\n",
+               prog, prog, prog);
         print_settings_help(stdout);
         return KB_EXIT_OK;
     }
@@ -242,6 +263,11 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     kb_opts_default(&plan.opts);
+    plan.nset = cli.naxes;
+    for (int i = 0; i < cli.naxes; i++) {
+        plan.set_name[i] = cli.axis_name[i];
+        plan.set_val[i] = cli.axis_val[i];
+    }
     char err[KB_ERRLEN];
     const char *name = "default";
     static char base[256];

@@ -8,8 +8,8 @@
 #                                                (default: rope norm mlp)
 #
 #   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
-#   norm       layernorm rows 4096 x cols 512..16384 and rmsnorm rows 4096,
-#              16384 x cols 2048..8192, every dtype, fwd and bwd, naive and opt
+#   norm       configs/layernorm.json and configs/rmsnorm.json for every
+#              dtype (--set dtype=all), fwd and bwd, naive and opt
 #   norm-bulk  opt alone at the same shapes, twice: the default kernels and
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
@@ -38,9 +38,9 @@ for section in "$@"; do
         peers copy,rope rope
         ;;
     norm)
-        kb layernorm --rows 4096 --cols $LN_COLS --dtype fp16,bf16,fp32 --pass fwd,bwd --min-time 0.1 --quiet \
+        kb sweep configs/layernorm.json --set dtype=all --min-time 0.1 --quiet \
             --csv "$out/bench-layernorm.csv" --json "$out/bench-layernorm.json"
-        kb rmsnorm $RMS --dtype bf16,fp16,fp32 --pass fwd,bwd --min-time 0.1 --quiet \
+        kb sweep configs/rmsnorm.json --set dtype=all --min-time 0.1 --quiet \
             --csv "$out/bench-rmsnorm.csv" --json "$out/bench-rmsnorm.json"
         peers copy,layernorm norm
         ;;

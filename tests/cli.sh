@@ -175,6 +175,18 @@ cli_dry_runs() {
     tail -n 1 "$T/out" | grep -qE '^[1-9][0-9]* cases; ' || bad "no closing 'N cases' line"
     done_test "kbench sweep --dry-run (built-in default) exits 0"
 
+    # --set replaces an axis in every sweep whose op has it: 24 cases x 3 dtypes
+    run sweep configs/layernorm.json --set dtype=all --dry-run
+    expect_rc 0
+    tail -n 1 "$T/out" | grep -qE '^72 cases; ' || bad "want 72 cases: $(tail -n 1 "$T/out")"
+    [ "$(grep -cE ' dtype=fp32 ' "$T/out")" -eq 24 ] || bad "want 24 fp32 cases"
+    done_test "kbench sweep --set dtype=all multiplies the cases"
+    usage_error "sweep --set with a parameter no sweep has exits 2" sweep configs/layernorm.json --set heads=4 --dry-run -- \
+        "--set heads" "configs/layernorm.json"
+    usage_error "sweep --set without = exits 2" sweep configs/layernorm.json --set dtype --dry-run -- "NAME=VALUES"
+    usage_error "sweep --set with a refused value exits 2" sweep configs/layernorm.json --set dtype=fp99 --dry-run -- \
+        "fp99" "choose from"
+
     run check --dry-run
     expect_rc 0
     [ -s "$T/err" ] && bad "stderr not empty"

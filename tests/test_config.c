@@ -42,6 +42,56 @@ static void parse_bad(const char *text, const char *const *has)
 }
 #define BAD(text, ...) parse_bad(text, (const char *const[]){__VA_ARGS__, NULL})
 
+/* --set: an axis replaced in every sweep whose op has the parameter, others untouched */
+static void test_set_axes(void **state)
+{
+    (void)state;
+    const char *text = "{\"sweeps\": ["
+                       "{\"op\": \"layernorm\", \"dtype\": \"fp16\", \"rows\": 4096, \"cols\": [512, 1024]},"
+                       "{\"op\": \"rope\", \"dtype\": \"bf16\", \"seq\": 16, \"batch\": 1}]}";
+    kb_plan p;
+    plan_init(&p);
+    char err[KB_ERRLEN] = "";
+    p.nset = 2;
+    p.set_name[0] = "dtype";
+    p.set_val[0] = "fp32,fp16,bf16";
+    p.set_name[1] = "rows";
+    p.set_val[1] = "7";
+    if (kb_config_parse(text, "t.json", &p, err, sizeof err)) fail_msg("refused: %s", err);
+    assert_int_equal(p.ncases, 3 * 2 + 3); /* layernorm: 3 dtypes x 2 cols; rope: 3 dtypes */
+    int dt[3] = {0}, rows7 = 0;
+    for (int i = 0; i < p.ncases; i++) {
+        const kb_case *c = &p.cases[i];
+        const char *d = kb_case_enum(c, "dtype");
+        dt[!strcmp(d, "fp32") ? 0 : !strcmp(d, "fp16") ? 1 : 2]++;
+        if (!strcmp(c->op->name, "layernorm")) rows7 += kb_case_val(c, "rows")->num == 7;
+        else assert_null(kb_case_val(c, "rows")); /* rope has no rows: untouched */
+    }
+    assert_int_equal(dt[0], 3);
+    assert_int_equal(dt[1], 3);
+    assert_int_equal(dt[2], 3);
+    assert_int_equal(rows7, 6);
+    free(p.cases);
+
+    /* a parameter no sweep's op has, and a value the parameter refuses */
+    plan_init(&p);
+    p.nset = 1;
+    p.set_name[0] = "heads";
+    p.set_val[0] = "4";
+    const char *ln = "{\"sweeps\": [{\"op\": \"layernorm\", \"rows\": 8, \"cols\": 8}]}";
+    assert_int_equal(kb_config_parse(ln, "t.json", &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--set heads"));
+    assert_non_null(strstr(err, "t.json"));
+    free(p.cases);
+    plan_init(&p);
+    p.nset = 1;
+    p.set_name[0] = "cols";
+    p.set_val[0] = "0";
+    assert_int_equal(kb_config_parse(ln, "t.json", &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--set cols=0"));
+    free(p.cases);
+}
+
 static void test_valid_file(void **state)
 {
     (void)state;
@@ -322,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_settings_errors),
         cmocka_unit_test(test_plan_seed),
         cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_set_axes),
         cmocka_unit_test(test_default_config),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
