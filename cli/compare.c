@@ -159,15 +159,12 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     memset(f, 0, sizeof *f);
     snprintf(f->name, sizeof f->name, "%s", name);
     f->version = f->git = f->device = f->started = "";
-    const char *end = NULL;
     size_t skip = strspn(text, " \t\r\n");
     if (!text[skip]) { kb_errf(err, errlen, "%s: not JSON (the file is empty)", name); return -1; }
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    const char *at;
+    int line, col;
+    cJSON *root = kb_json_parse(text, &at, &line, &col);
     if (!root) {
-        int line, col;
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        if (!at) at = text;
-        kb_line_col(text, at, &line, &col);
         kb_errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
         return -1;
     }

@@ -95,14 +95,20 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
     return 0;
 }
 
-void kb_line_col(const char *text, const char *at, int *line, int *col)
+cJSON *kb_json_parse(const char *text, const char **at, int *line, int *col)
 {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (root) return root;
+    *at = end ? end : cJSON_GetErrorPtr();
+    if (!*at) *at = text;
     *line = 1;
     *col = 1;
-    for (const char *s = text; s < at && *s; s++) {
+    for (const char *s = text; s < *at && *s; s++) {
         if (*s == '\n') { (*line)++; *col = 1; }
         else (*col)++;
     }
+    return NULL;
 }
 
 static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *err, size_t errlen)
@@ -186,13 +192,10 @@ static int config_sweep(const cJSON *sw, const char *where, int all_enums, const
 
 int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    const char *at;
+    int line, col;
+    cJSON *root = kb_json_parse(text, &at, &line, &col);
     if (!root) {
-        int line, col;
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        if (!at) at = text;
-        kb_line_col(text, at, &line, &col);
         int len = (int)strcspn(at, "\r\n");
         kb_errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len,
              *at ? at : "end of file");

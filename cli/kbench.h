@@ -192,8 +192,10 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 void kb_case_label(const kb_case *c, char *buf, size_t n);
 /* snprintf into an error buffer (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* 1-based line and column of `at` in `text` (config.c: JSON syntax errors) */
-void kb_line_col(const char *text, const char *at, int *line, int *col);
+struct cJSON;
+/* cJSON_ParseWithOpts of a whole text (config.c); on a syntax error NULL,
+ * with where it stopped (*at) and that place's 1-based line and column */
+struct cJSON *kb_json_parse(const char *text, const char **at, int *line, int *col);
 const char *kb_nearest(const char *word, const char *const *cands, int n); /* or NULL */
 
 /* A sweep: axes per parameter, expanded to cases. */
@@ -254,7 +256,6 @@ void kb_plan_seed(kb_plan *plan);
 /* Parse a sweep file's text; name is for messages. 0 or -1 with err. */
 int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen);
 int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen);
-struct cJSON;
 /* One sweep object to cases; all_enums sweeps enum parameters it omits over every choice. */
 int kb_config_sweep(const struct cJSON *sw, const char *where, int all_enums, kb_case **cases, int *ncases,
                     char *err, size_t errlen);
