@@ -162,11 +162,11 @@ extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n
         return cuda_fail(e, "cudaMalloc (GEMM ceiling)", __FILE__, __LINE__);
     }
     size_t nn = (size_t)n * (size_t)n;
-    switch (dtype) {
-    case 0: rc = fill<float>(g->a, nn, 1); if (!rc) rc = fill<float>(g->b, nn, 2); break;
-    case 1: rc = fill<__half>(g->a, nn, 1); if (!rc) rc = fill<__half>(g->b, nn, 2); break;
-    default: rc = fill<__nv_bfloat16>(g->a, nn, 1); if (!rc) rc = fill<__nv_bfloat16>(g->b, nn, 2); break;
-    }
+    rc = kb::by_dtype(dtype, [&](auto t) {
+        using T = decltype(t);
+        int r = fill<T>(g->a, nn, 1);
+        return r ? r : fill<T>(g->b, nn, 2);
+    });
     if (!rc) {
         cudaError_t s = cudaDeviceSynchronize();
         if (s != cudaSuccess) rc = cuda_fail(s, "cudaDeviceSynchronize (GEMM ceiling inputs)", __FILE__, __LINE__);

@@ -130,22 +130,12 @@ template <typename T> int silu_mul_launch(const void *g, const void *u, void *h,
 
 int silu_mul(int dtype, const void *g, const void *u, void *h, long rows, int cols, long ld, cudaStream_t s)
 {
-    switch (dtype) {
-    case 0: return silu_mul_launch<float>(g, u, h, rows, cols, ld, s);
-    case 1: return silu_mul_launch<__half>(g, u, h, rows, cols, ld, s);
-    case 2: return silu_mul_launch<__nv_bfloat16>(g, u, h, rows, cols, ld, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(dtype, [&](auto t) { return silu_mul_launch<decltype(t)>(g, u, h, rows, cols, ld, s); });
 }
 
 int gemm_naive_any(int dtype, const void *A, const void *B, void *C, int M, int N, int K, cudaStream_t s)
 {
-    switch (dtype) {
-    case 0: return gemm_naive<float>(A, B, C, M, N, K, s);
-    case 1: return gemm_naive<__half>(A, B, C, M, N, K, s);
-    case 2: return gemm_naive<__nv_bfloat16>(A, B, C, M, N, K, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(dtype, [&](auto t) { return gemm_naive<decltype(t)>(A, B, C, M, N, K, s); });
 }
 
 size_t esize(int dtype) { return dtype == 0 ? 4 : 2; }

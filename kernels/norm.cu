@@ -850,11 +850,16 @@ bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
 
 // The bulk kernels are built for sm_90a, which runs on compute capability 9.0
 // alone. Not yet measured on a GPU: taken only when KBENCH_NORM_BULK=1.
+// Decided once, at the first launch (not on every timed launch).
 bool bulk_ok()
 {
-    const char *e = getenv("KBENCH_NORM_BULK");
-    if (!e || !*e || !strcmp(e, "0")) return false;
-    return device_attr(cudaDevAttrComputeCapabilityMajor) == 9 && device_attr(cudaDevAttrComputeCapabilityMinor) == 0;
+    static const bool ok = [] {
+        const char *e = getenv("KBENCH_NORM_BULK");
+        if (!e || !*e || !strcmp(e, "0")) return false;
+        return device_attr(cudaDevAttrComputeCapabilityMajor) == 9 &&
+               device_attr(cudaDevAttrComputeCapabilityMinor) == 0;
+    }();
+    return ok;
 }
 
 // The bulk plan: rows whose bytes are a multiple of 16, 16-byte aligned
@@ -1058,38 +1063,26 @@ extern "C" int kb_norm_naive(const kb_norm_args *a, void *stream)
 {
     if (!args_ok(a)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    switch (a->dtype) {
-    case 0: return launch_naive<float>(a, s);
-    case 1: return launch_naive<__half>(a, s);
-    case 2: return launch_naive<__nv_bfloat16>(a, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(a->dtype, [&](auto t) { return launch_naive<decltype(t)>(a, s); });
 }
 
 extern "C" int kb_norm_opt(const kb_norm_args *a, void *stream)
 {
     if (!args_ok(a) || (a->backward && a->dgamma && !a->work)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    switch (a->dtype) {
-    case 0: return launch_opt<float>(a, s);
-    case 1: return launch_opt<__half>(a, s);
-    case 2: return launch_opt<__nv_bfloat16>(a, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(a->dtype, [&](auto t) { return launch_opt<decltype(t)>(a, s); });
 }
 
 extern "C" size_t kb_norm_work_bytes(const kb_norm_args *a)
 {
     if (!a->backward || !a->dgamma) return 0;
     // one partial row (dgamma, dbeta) per block of a bulk plan's grid
-    Plan bp;
     long grid = 0;
-    int be = 1;
-    switch (a->dtype) {
-    case 0: be = bulk_plan<float>(a, bp) ? run_bulk_nv<float>(a, bp, nullptr, &grid) : 1; break;
-    case 1: be = bulk_plan<__half>(a, bp) ? run_bulk_nv<__half>(a, bp, nullptr, &grid) : 1; break;
-    case 2: be = bulk_plan<__nv_bfloat16>(a, bp) ? run_bulk_nv<__nv_bfloat16>(a, bp, nullptr, &grid) : 1; break;
-    }
+    const int be = kb::by_dtype(a->dtype, [&](auto t) {
+        using T = decltype(t);
+        Plan bp;
+        return bulk_plan<T>(a, bp) ? run_bulk_nv<T>(a, bp, nullptr, &grid) : 1;
+    });
     if (!be) return (size_t)grid * 2 * (size_t)a->cols * sizeof(float);
     // else at most every block resident at once, one partial row each
     int dev = 0, per_sm = 0;

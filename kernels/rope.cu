@@ -363,22 +363,12 @@ extern "C" int kb_rope_naive(const kb_rope_args *a, void *stream)
 {
     if (!args_ok(a)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    switch (a->dtype) {
-    case 0: return launch_naive<float>(a, s);
-    case 1: return launch_naive<__half>(a, s);
-    case 2: return launch_naive<__nv_bfloat16>(a, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(a->dtype, [&](auto t) { return launch_naive<decltype(t)>(a, s); });
 }
 
 extern "C" int kb_rope_opt(const kb_rope_args *a, void *stream)
 {
     if (!args_ok(a)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    switch (a->dtype) {
-    case 0: return launch_opt<float>(a, s);
-    case 1: return launch_opt<__half>(a, s);
-    case 2: return launch_opt<__nv_bfloat16>(a, s);
-    }
-    return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(a->dtype, [&](auto t) { return launch_opt<decltype(t)>(a, s); });
 }
