@@ -849,7 +849,8 @@ int device_attr(cudaDeviceAttr attr)
 bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
 
 // The bulk kernels are built for sm_90a, which runs on compute capability 9.0
-// alone. Not yet measured on a GPU: taken only when KBENCH_NORM_BULK=1.
+// alone. Correct, but faster than the default only for long rows so far
+// (kernels/NOTES.md): taken only when KBENCH_NORM_BULK=1.
 // Decided once, at the first launch (not on every timed launch).
 bool bulk_ok()
 {
