@@ -21,18 +21,18 @@
 //  - fp32: a CUDA-core register-tiled kernel (true fp32, whatever tf32 says).
 //
 // Defaults (measured and verified on the H100, 2026-11-23): tokens > 64:
-// two consumer warpgroups, BM 128, BN 128 (m64n256k16), 4 stages of 48 KiB,
-// clusters of 2 when tokens > 128 make an even number of 128-row blocks;
+// two consumer warpgroups, BM 128, BN 128, 112 or 96 (m64n(2 BN)k16) by
+// pick_bn's wave model (4 or 5 stages of up to 48 KiB), clusters of 2 when
+// tokens > 128 make an even number of 128-row blocks;
 // tokens <= 64: one consumer warpgroup,
 // BM 64, BN 64, 8 stages.
 //
 // KBENCH_FUSED (environment, read once; comma-separated) steers it for
 // experiments: "mma" the portable kernel on Hopper; "c1"/"c2" the cluster
 // size; "w1"/"w2" consumer warpgroups; "n<BN>" the tile width (w2: 128,
-// 112, 96, 64; w1: 128, 64); "nauto" picks BN by pick_bn's wave model;
+// 112, 96, 64; w1: 128, 64; "nauto": pick_bn's, the default for w2);
 // "g<N>" m-groups walking the n-blocks together; "e1" the epilogue's
-// unguarded fast path for interior tiles. BN 112/96, nauto and e1 compile
-// (no spills) but have not run on a GPU yet (kernels/NOTES.md).
+// unguarded fast path for interior tiles (no faster, kernels/NOTES.md).
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -766,7 +766,9 @@ template <typename T, int NWG, int BN, int CL> int launch_wgmma(const kb_mlp_arg
 // a guess from one measurement: at 2048 x 1024 x 11008, BN 64 (21 rounds,
 // the last 85% full) ran as fast as BN 128 (11 rounds, the last 42% full),
 // so per FLOP about 4.5% slower. 112 fills 12 rounds exactly there, if 66
-// clusters of 2 fit. Not yet measured (the "nauto" knob), so not the default.
+// clusters of 2 fit. Measured there (H100, 2026-11-23, two runs each, ms):
+// BN 128 0.2250 / 0.2260, 112 0.2203 / 0.2224, 96 0.2197 / 0.2211, this
+// model (112) 0.2215 / 0.2224: 2% faster than a fixed 128.
 template <typename T, int CL> int pick_bn(int M, int N)
 {
     static const int bns[] = {128, 112, 96, 64};
@@ -794,7 +796,7 @@ template <typename T> int gate_up_hopper(const kb_mlp_args *a, cudaStream_t s)
     // leaves one CTA a tile wholly past the last token (TMA zero-fills it,
     // the stores are guarded), a case no GPU run has verified yet
     if (!cl) cl = wg == 2 && M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
-    if (bn < 0 && wg == 2) bn = cl == 2 ? pick_bn<T, 2>(M, N) : pick_bn<T, 1>(M, N);
+    if (bn <= 0 && wg == 2) bn = cl == 2 ? pick_bn<T, 2>(M, N) : pick_bn<T, 1>(M, N);
     if (bn <= 0) bn = wg == 1 ? 64 : 128;
     const int g = k.group;
     if (wg == 1) return bn == 128 ? launch_wgmma<T, 1, 128, 1>(a, g, s) : launch_wgmma<T, 1, 64, 1>(a, g, s);

@@ -100,8 +100,12 @@ template <typename T> __global__ void naive_bwd_dgamma(kb_norm_args a)
 
 // Sum v over the group of tpr threads; every thread of the group gets the
 // same bits (a butterfly adds the same two values on both sides). Must be
-// reached by every thread of the block when tpr > 32.
-__device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red)
+// reached by every thread of the block when tpr > 32. buf < 0: red holds 32
+// entries and is freed by a barrier first; buf 0 or 1: red holds 2 x 32 and
+// the caller alternates buf row by row (a buffer is rewritten two rows later,
+// after a barrier that every thread passes only once done reading it), so
+// a row costs one barrier.
+__device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int buf = -1)
 {
     const int lanes = tpr < 32 ? tpr : 32;
 #pragma unroll
@@ -112,7 +116,10 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red)
         }
     if (tpr <= 32) return v;
     const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
-    __syncthreads(); // red is free again
+    if (buf < 0)
+        __syncthreads(); // red is free again
+    else
+        red += 32 * buf;
     if ((threadIdx.x & 31) == 0) red[warp] = v;
     __syncthreads();
     float2 s = red[first];
@@ -121,6 +128,40 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red)
         s.y += red[first + k].y;
     }
     return s;
+}
+
+// LayerNorm's row statistics in one reduction. Each thread passes
+// (n, s1, s2, K): its count of values and the sums of (x - K) and (x - K)^2,
+// K being one value of the row that every thread of its warp shares (so s2
+// suffers no cancellation from a large mean). Lanes add by a butterfly (same
+// bits everywhere); across warps each warp's sums are moved to the first
+// warp's K (x - K0 = (x - Kw) + d) and added in warp order. Returns
+// (n, sum of x - K0, sum of (x - K0)^2, K0). red and buf as group_sum's.
+__device__ __forceinline__ float4 group_shifted(float4 m, int tpr, float4 *red, int buf)
+{
+    const int lanes = tpr < 32 ? tpr : 32;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < lanes) {
+            m.x += __shfl_xor_sync(0xffffffffu, m.x, o);
+            m.y += __shfl_xor_sync(0xffffffffu, m.y, o);
+            m.z += __shfl_xor_sync(0xffffffffu, m.z, o);
+        }
+    if (tpr <= 32) return m;
+    const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
+    red += 32 * buf;
+    if ((threadIdx.x & 31) == 0) red[warp] = m;
+    __syncthreads();
+    const float k0 = red[first].w;
+    float n = 0.f, t1 = 0.f, t2 = 0.f;
+    for (int k = 0; k < nw; k++) {
+        const float4 r = red[first + k];
+        const float d = r.w - k0;
+        n += r.x;
+        t1 += fmaf(r.x, d, r.y);
+        t2 += fmaf(d, fmaf(r.x, d, 2.f * r.y), r.z);
+    }
+    return make_float4(n, t1, t2, k0);
 }
 
 // By value: the copy is one 16-byte load (a reference would read element by element).
@@ -162,6 +203,10 @@ template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile(
 // The rows of a thread group: row0 + i*stride, i < iters (a persistent grid).
 // Vector k of thread t sits at column (k*tpr + t)*W, and in stage s at slot
 // ((s*rpb + g)*NV + k)*tpr + t of a tensor's staging area.
+// The opt kernels' dynamic shared memory starts with the reductions' [2][32]
+// float4 (group_shifted; group_sum's [2][32] float2 fits), in float2 units.
+constexpr int RED_F2 = 128;
+
 template <typename T, int W, int NV, int S> struct Stager {
     Vec<T, W> *buf; // [S][rpb][NV][tpr]
     int g, t, tpr, rpb, iters;
@@ -218,40 +263,54 @@ template <typename T, int W, int NV, int S>
 __global__ void __launch_bounds__(1024) opt_fwd(kb_norm_args a, int tpr, int iters)
 {
     extern __shared__ float2 smem[];
-    float2 *red = smem;
     Stager<T, W, NV, S> st;
-    st.init(smem + 32, tpr, iters, a);
+    st.init(smem + RED_F2, tpr, iters, a);
     const int t = st.t;
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
 #pragma unroll
     for (int s = 0; s < S; s++) st.issue(s, xg, nullptr, 0);
+    const float inv_n = 1.f / (float)cols;
     for (int i = 0; i < iters; i++) {
         const long row = st.row0 + (long)i * st.stride;
         const bool live = row < a.rows;
         if constexpr (S > 0) cp_async_wait<S - 1>();
         float v[NV][W];
+        int n = 0; // this thread's values in the row
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             Vec<T, W> p = st.get(i, k, xg, 0, live);
+            if (((long)k * tpr + t) * W < cols) n += W;
 #pragma unroll
             for (int j = 0; j < W; j++) v[k][j] = to_f(p.v[j]);
         }
-        float mean = 0.f, ss = 0.f;
+        // one reduction per row: sums shifted by a value of the row (LayerNorm), or of squares (RMSNorm)
+        float mean = 0.f, var;
         if (!a.rms) {
-            float sum = 0.f;
+            const int lanes = tpr < 32 ? tpr : 32;
+            const float K = __shfl_sync(0xffffffffu, v[0][0], (threadIdx.x & 31) & ~(lanes - 1));
+            float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (((long)k * tpr + t) * W < cols)
+#pragma unroll
+                    for (int j = 0; j < W; j++) {
+                        const float d = v[k][j] - K;
+                        s1 += d;
+                        s2 = fmaf(d, d, s2);
+                    }
+            const float4 m = group_shifted(make_float4((float)n, s1, s2, K), tpr, reinterpret_cast<float4 *>(smem), i & 1);
+            mean = fmaf(m.y, inv_n, m.w);
+            var = fmaxf(fmaf(-m.y * inv_n, m.y, m.z) * inv_n, 0.f);
+        } else {
+            float ss = 0.f;
 #pragma unroll
             for (int k = 0; k < NV; k++)
 #pragma unroll
-                for (int j = 0; j < W; j++) sum += v[k][j];
-            mean = group_sum(make_float2(sum, 0.f), tpr, red).x / (float)cols;
+                for (int j = 0; j < W; j++) ss = fmaf(v[k][j], v[k][j], ss);
+            var = group_sum(make_float2(ss, 0.f), tpr, smem, i & 1).x * inv_n;
         }
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (((long)k * tpr + t) * W < cols)
-#pragma unroll
-                for (int j = 0; j < W; j++) ss += (v[k][j] - mean) * (v[k][j] - mean);
-        const float rstd = rsqrtf(group_sum(make_float2(ss, 0.f), tpr, red).x / (float)cols + a.eps);
+        const float rstd = rsqrtf(var + a.eps);
         st.issue(i + S, xg, nullptr, 0); // every staged value is consumed: refill this stage
         if (!live) continue;
         T *y = (T *)a.y + row * cols;
@@ -387,7 +446,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 
 constexpr int BWD_BLOCK = 512;
 
-// smem: red[32], then the staging area of x and dy, which the end reuses for
+// smem: red (RED_F2), then the staging area of x and dy, which the end reuses for
 // the block's dgamma/dbeta accumulator (several rows per block) and
 // column_sums' slices (bwd_smem sizes it for all three).
 template <typename T, int W, int NV, int S>
@@ -396,7 +455,7 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
     extern __shared__ float2 smem[];
     float2 *red = smem;
     Stager<T, W, NV, S> st;
-    st.init(smem + 32, tpr, iters, a);
+    st.init(smem + RED_F2, tpr, iters, a);
     const int g = st.g, t = st.t, rpb = st.rpb, second = S * blockDim.x * NV; // dy's staging area
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *dyg = (const T *)a.dy, *gm = (const T *)a.gamma;
@@ -431,7 +490,7 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
                 sgx += gd * (to_f(xv[k].v[i]) - mean) * rstd;
             }
         }
-        const float2 s = group_sum(make_float2(sg, sgx), tpr, red);
+        const float2 s = group_sum(make_float2(sg, sgx), tpr, red, it & 1);
         st.issue(it + S, xg, dyg, second); // every staged value is consumed: refill this stage
         if (!live) continue;
         const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
@@ -454,9 +513,9 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
     }
     if constexpr (S > 0) cp_async_wait<0>();
     if (!a.dgamma) return;
-    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem + 32));
+    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem + RED_F2));
     cooperative_groups::this_grid().sync();
-    column_sums(a, (const float *)a.work, smem + 32);
+    column_sums(a, (const float *)a.work, smem + RED_F2);
 }
 
 // ---- Hopper: whole chunks of rows by the copy engine -----------------------
@@ -519,9 +578,10 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *b, unsigned parity
 #endif
 }
 
-// The ring's shared memory: its barriers at 0 (8 at most), red[32] at 64, the
-// slots from RING_OFF (16-byte aligned, as bulk copies need).
-constexpr int RING_OFF = 64 + 32 * 8;
+// The ring's shared memory: its barriers at 0 (8 at most), the reductions'
+// [2][32] float4 at 64, the slots from RING_OFF (16-byte aligned, as bulk
+// copies need).
+constexpr int RING_OFF = 64 + 2 * 32 * 16;
 
 // The ring of one block: chunk ch holds rows ch*R .. ch*R + R - 1 (fewer at
 // the end) of one tensor (src0) or two (src1: the slot holds src0's rows, then
@@ -585,33 +645,52 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
     Ring ring;
     ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, nullptr);
     const T *gm = (const T *)a.gamma, *bt = (const T *)a.beta;
-    const float n = (float)cols;
+    float4 *red4 = reinterpret_cast<float4 *>(red);
+    const float inv_n = 1.f / (float)cols;
     const int iters = ring.iters();
     for (int i = 0; i < iters; i++) {
         const long row = ring.chunk(i) * R + g;
         const bool live = row < a.rows;
         ring.wait(i);
         const V *mine = reinterpret_cast<const V *>(ring.slot(i, 0)) + (long)g * nvec + t; // vector k at mine[k * tpr]
-        float mean = 0.f, ss = 0.f, f[W];
+        // one reduction per row, as opt_fwd's
+        float mean = 0.f, var, f[W];
         if (!a.rms) {
-            float s = 0.f;
+            const int lanes = tpr < 32 ? tpr : 32;
+            float k0 = 0.f;
+            if (live) {
+                unpack<T, W>(mine[0], f);
+                k0 = f[0];
+            }
+            const float K = __shfl_sync(0xffffffffu, k0, (threadIdx.x & 31) & ~(lanes - 1));
+            float s1 = 0.f, s2 = 0.f, cnt = 0.f;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (live && k * tpr + t < nvec) {
+                    unpack<T, W>(mine[k * tpr], f);
+                    cnt += (float)W;
+#pragma unroll
+                    for (int j = 0; j < W; j++) {
+                        const float d = f[j] - K;
+                        s1 += d;
+                        s2 = fmaf(d, d, s2);
+                    }
+                }
+            const float4 m = group_shifted(make_float4(cnt, s1, s2, K), tpr, red4, i & 1);
+            mean = fmaf(m.y, inv_n, m.w);
+            var = fmaxf(fmaf(-m.y * inv_n, m.y, m.z) * inv_n, 0.f);
+        } else {
+            float ss = 0.f;
 #pragma unroll
             for (int k = 0; k < NV; k++)
                 if (live && k * tpr + t < nvec) {
                     unpack<T, W>(mine[k * tpr], f);
 #pragma unroll
-                    for (int j = 0; j < W; j++) s += f[j];
+                    for (int j = 0; j < W; j++) ss = fmaf(f[j], f[j], ss);
                 }
-            mean = group_sum(make_float2(s, 0.f), tpr, red).x / n;
+            var = group_sum(make_float2(ss, 0.f), tpr, red, i & 1).x * inv_n;
         }
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (live && k * tpr + t < nvec) {
-                unpack<T, W>(mine[k * tpr], f);
-#pragma unroll
-                for (int j = 0; j < W; j++) ss += (f[j] - mean) * (f[j] - mean);
-            }
-        const float rstd = rsqrtf(group_sum(make_float2(ss, 0.f), tpr, red).x / n + a.eps);
+        const float rstd = rsqrtf(var + a.eps);
         if (live) {
             T *y = (T *)a.y + row * cols;
 #pragma unroll
@@ -689,7 +768,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
                 sgx += gd * (xf[j] - mean) * rstd;
             }
         }
-        const float2 sum = group_sum(make_float2(sg, sgx), tpr, red);
+        const float2 sum = group_sum(make_float2(sg, sgx), tpr, red, i & 1);
         if (live) {
             const float c1 = sum.y / (float)cols, c2 = a.rms ? 0.f : sum.x / (float)cols;
             T *dx = (T *)a.y + row * cols;
@@ -849,18 +928,25 @@ int device_attr(cudaDeviceAttr attr)
 bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
 
 // The bulk kernels are built for sm_90a, which runs on compute capability 9.0
-// alone. Correct, but faster than the default only for long rows so far
-// (kernels/NOTES.md): taken only when KBENCH_NORM_BULK=1.
-// Decided once, at the first launch (not on every timed launch).
-bool bulk_ok()
+// alone. They beat the default kernels on long rows (kernels/NOTES.md: at
+// 32 KiB rows, +13 points of copy forward, +15 backward; below 16 KiB they
+// lose forward), so by default they take rows of at least KB_NORM_BULK_BYTES.
+// KBENCH_NORM_BULK=1 takes them for every row they can do, 0 never.
+// Decided once, at the first launch (not on every timed launch): -1 by row
+// bytes, 0 never, 1 always.
+#ifndef KB_NORM_BULK_BYTES
+#define KB_NORM_BULK_BYTES 32768
+#endif
+int bulk_mode()
 {
-    static const bool ok = [] {
+    static const int mode = [] {
+        if (device_attr(cudaDevAttrComputeCapabilityMajor) != 9 || device_attr(cudaDevAttrComputeCapabilityMinor) != 0)
+            return 0;
         const char *e = getenv("KBENCH_NORM_BULK");
-        if (!e || !*e || !strcmp(e, "0")) return false;
-        return device_attr(cudaDevAttrComputeCapabilityMajor) == 9 &&
-               device_attr(cudaDevAttrComputeCapabilityMinor) == 0;
+        if (!e || !*e) return -1;
+        return strcmp(e, "0") ? 1 : 0;
     }();
-    return ok;
+    return mode;
 }
 
 // The bulk plan: rows whose bytes are a multiple of 16, 16-byte aligned
@@ -872,7 +958,8 @@ bool bulk_ok()
 template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 {
     const int es = (int)sizeof(T), w = 16 / es;
-    if (!bulk_ok() || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) ||
+    const int mode = bulk_mode();
+    if (!mode || (mode < 0 && a->cols * es < KB_NORM_BULK_BYTES) || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) ||
         !aligned16(a->beta) || !aligned16(a->dy))
         return false;
     const long nvec = a->cols / w, nv0 = a->backward ? (8 / w > 0 ? 8 / w : 1) : 4;
@@ -915,7 +1002,7 @@ size_t plan_smem(const Plan &p, const kb_norm_args *a)
     size_t acc = a->backward && p.nv && p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0;
     size_t part = a->backward ? (size_t)(p.block / 32) * 32 * sizeof(float2) : 0;
     size_t m = stage > acc ? stage : acc;
-    return 32 * sizeof(float2) + (m > part ? m : part);
+    return RED_F2 * sizeof(float2) + (m > part ? m : part);
 }
 
 // A persistent grid: every block resident at once (the backward's grid

@@ -10,7 +10,7 @@
 #   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
 #   norm       configs/layernorm.json and configs/rmsnorm.json for every
 #              dtype (--set dtype=all), fwd and bwd, naive and opt
-#   norm-bulk  opt alone at the same shapes, twice: the default kernels and
+#   norm-bulk  opt alone at the same shapes, twice: KBENCH_NORM_BULK=0 and
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   mlp        configs/mlp.json, every implementation
@@ -59,7 +59,7 @@ for section in "$@"; do
         ;;
     mlp-variants)
         seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16 --min-time 0.2 --quiet"
-        for v in "" nauto w2,c2,n112 w2,c2,n96 e1; do
+        for v in "" w2,c2,n128 w2,c2,n96 e1; do
             echo "-- KBENCH_FUSED=$v"
             KBENCH_FUSED=$v timeout 120 ./kbench check mlp --impl fused | tail -n 2
             for r in 1 2; do
