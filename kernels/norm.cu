@@ -930,7 +930,8 @@ bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
 // The bulk kernels are built for sm_90a, which runs on compute capability 9.0
 // alone. They beat the default kernels on long rows (kernels/NOTES.md: at
 // 32 KiB rows, +13 points of copy forward, +15 backward; below 16 KiB they
-// lose forward), so by default they take rows of at least KB_NORM_BULK_BYTES.
+// lose forward, and gain 1-7 points backward), so by default they take the
+// backward, and forward rows of at least KB_NORM_BULK_BYTES.
 // KBENCH_NORM_BULK=1 takes them for every row they can do, 0 never.
 // Decided once, at the first launch (not on every timed launch): -1 by row
 // bytes, 0 never, 1 always.
@@ -959,7 +960,7 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 {
     const int es = (int)sizeof(T), w = 16 / es;
     const int mode = bulk_mode();
-    if (!mode || (mode < 0 && a->cols * es < KB_NORM_BULK_BYTES) || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) ||
+    if (!mode || (mode < 0 && !a->backward && a->cols * es < KB_NORM_BULK_BYTES) || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) ||
         !aligned16(a->beta) || !aligned16(a->dy))
         return false;
     const long nvec = a->cols / w, nv0 = a->backward ? (8 / w > 0 ? 8 / w : 1) : 4;

@@ -287,8 +287,8 @@ static const kb_impl impls[] = {
      "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
     {"opt", launch_opt,
      "a thread group per row sized to cols, 16-byte vectors, the row kept in registers; backward fused with "
-     "per-block dgamma/dbeta partials and a grid-wide column sum (deterministic); on sm_90, rows of 32 KiB or "
-     "more staged by bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
+     "per-block dgamma/dbeta partials and a grid-wide column sum (deterministic); on sm_90, the backward and "
+     "forward rows of 32 KiB or more staged by bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
 };
 
 /* small and odd shapes (not multiples of the vector width or the block),
