@@ -693,8 +693,9 @@ bool maps_for(const kb_mlp_args *a, int bm, int bn, MapCache **out)
 
 template <int NWG, int BN> struct Shape {
     static constexpr int BM = 64 * NWG, STAGE = BM * 128 + 2 * BN * 128;
-    // as many stages as fit in 200 KiB, 12 at most (BN 128: 4 stages of 48 KiB)
-    static constexpr int STAGES = (200 * 1024 / STAGE) < 12 ? (200 * 1024 / STAGE) : 12;
+    // as many stages as fit in 220 KiB (of the 227 a block may have), 12 at most
+    // (BN 128: 4 stages of 48 KiB; 112: 5 of 44; 96: 5 of 40)
+    static constexpr int STAGES = (220 * 1024 / STAGE) < 12 ? (220 * 1024 / STAGE) : 12;
     static constexpr int SMEM = STAGES * STAGE + 1024; // + alignment to 1024
 };
 
