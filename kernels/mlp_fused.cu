@@ -30,7 +30,7 @@
 // KBENCH_FUSED (environment, read once; comma-separated) steers it for
 // experiments: "mma" the portable kernel on Hopper; "c1"/"c2" the cluster
 // size; "w1"/"w2" consumer warpgroups; "n<BN>" the tile width (w2: 128,
-// 112, 96, 64; w1: 128, 64; "nauto": pick_bn's, the default for w2);
+// 112, 96, 64; w1: 128, 64; unset: pick_bn's for w2, 64 for w1);
 // "g<N>" m-groups walking the n-blocks together; "e1" the epilogue's
 // unguarded fast path for interior tiles (no faster, kernels/NOTES.md).
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
@@ -603,7 +603,7 @@ const Device &device()
 // KBENCH_FUSED: testing knobs (see the top of the file); 0 = automatic
 struct Knobs {
     bool mma = false, fast_epilogue = false;
-    int cl = 0, bn = 0, wg = 0, group = 0; // bn -1: pick_bn's model
+    int cl = 0, bn = 0, wg = 0, group = 0;
 };
 
 const Knobs &knobs()
@@ -618,7 +618,6 @@ const Knobs &knobs()
         for (char *tok = strtok(buf, ","); tok; tok = strtok(nullptr, ",")) {
             if (!strcmp(tok, "mma")) k.mma = true;
             else if (tok[0] == 'c') k.cl = atoi(tok + 1);
-            else if (!strcmp(tok, "nauto")) k.bn = -1;
             else if (!strcmp(tok, "e1")) k.fast_epilogue = true;
             else if (tok[0] == 'n') k.bn = atoi(tok + 1);
             else if (tok[0] == 'w') k.wg = atoi(tok + 1);
@@ -797,7 +796,7 @@ template <typename T> int gate_up_hopper(const kb_mlp_args *a, cudaStream_t s)
     // leaves one CTA a tile wholly past the last token (TMA zero-fills it,
     // the stores are guarded), a case no GPU run has verified yet
     if (!cl) cl = wg == 2 && M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
-    if (bn <= 0 && wg == 2) bn = cl == 2 ? pick_bn<T, 2>(M, N) : pick_bn<T, 1>(M, N);
+    if (!bn && wg == 2) bn = cl == 2 ? pick_bn<T, 2>(M, N) : pick_bn<T, 1>(M, N);
     if (bn <= 0) bn = wg == 1 ? 64 : 128;
     const int g = k.group;
     if (wg == 1) return bn == 128 ? launch_wgmma<T, 1, 128, 1>(a, g, s) : launch_wgmma<T, 1, 64, 1>(a, g, s);

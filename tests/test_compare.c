@@ -72,6 +72,15 @@ static void parse_ok(const char *text, kb_cmp_file *f)
     if (kb_cmp_parse(text, "t.json", f, err, sizeof err)) fail_msg("kb_cmp_parse: %s", err);
 }
 
+/* f parsed from a result file of this device and version holding rows (freed) */
+static void parse_rows(const char *device, const char *version, char *rows, kb_cmp_file *f)
+{
+    char *text = result_json(device, version, rows);
+    parse_ok(text, f);
+    free(text);
+    free(rows);
+}
+
 /* kb_cmp_parse must fail with a message containing each of the strings */
 static void parse_fails(const char *text, const char *want1, const char *want2)
 {
@@ -314,10 +323,9 @@ static void test_match(void **state)
     char *nrows = join(5, rope_row(32, "opt", 1.2, 0.5, "pass", NULL), rope_row(128, "opt", 1.0, 0.5, "pass", NULL),
                        rope_row(16, "naive", 0.5, 0.5, "pass", NULL), rope_row(16, "opt", -1, -1, "fail", "y: bad"),
                        rope_row(32, "naive", 2.02, 0.5, "pass", NULL));
-    char *bt = result_json("H100", "0.1.0", brows), *nt = result_json("H100", "0.1.0", nrows);
     kb_cmp_file b, n;
-    parse_ok(bt, &b);
-    parse_ok(nt, &n);
+    parse_rows("H100", "0.1.0", brows, &b);
+    parse_rows("H100", "0.1.0", nrows, &n);
     kb_cmp_result r;
     char err[KB_ERRLEN] = "";
     assert_int_equal(kb_cmp_match(&b, &n, "", 5, &r, err, sizeof err), 0);
@@ -402,10 +410,6 @@ static void test_match(void **state)
 
     kb_cmp_free(&b);
     kb_cmp_free(&n);
-    free(bt);
-    free(nt);
-    free(brows);
-    free(nrows);
 }
 
 /* a case that appears twice pairs up in order of appearance; a third is only in base */
@@ -415,10 +419,9 @@ static void test_match_duplicates(void **state)
     char *brows = join(3, rope_row(16, "opt", 1.0, -1, "pass", NULL), rope_row(16, "opt", 2.0, -1, "pass", NULL),
                        rope_row(16, "opt", 3.0, -1, "pass", NULL));
     char *nrows = join(2, rope_row(16, "opt", 1.0, -1, "pass", NULL), rope_row(16, "opt", 2.0, -1, "pass", NULL));
-    char *bt = result_json("H100", "0.1.0", brows), *nt = result_json("H100", "0.1.0", nrows);
     kb_cmp_file b, n;
-    parse_ok(bt, &b);
-    parse_ok(nt, &n);
+    parse_rows("H100", "0.1.0", brows, &b);
+    parse_rows("H100", "0.1.0", nrows, &n);
     kb_cmp_result r;
     char err[KB_ERRLEN];
     assert_int_equal(kb_cmp_match(&b, &n, "", 5, &r, err, sizeof err), 0);
@@ -439,10 +442,6 @@ static void test_match_duplicates(void **state)
     kb_cmp_free(&e);
     kb_cmp_free(&b);
     kb_cmp_free(&n);
-    free(bt);
-    free(nt);
-    free(brows);
-    free(nrows);
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -452,10 +451,9 @@ static void test_csv(void **state)
     (void)state;
     char *brows = join(2, rope_row(16, "naive", 1.0, 0.5, "pass", NULL), rope_row(16, "opt", 0.5, 0.5, "pass", NULL));
     char *nrows = join(2, rope_row(16, "opt", 0.6, 0.5, "pass", NULL), rope_row(32, "opt", 0.5, 0.5, "pass", NULL));
-    char *bt = result_json("H100", "0.1.0", brows), *nt = result_json("H200", "0.2.0", nrows);
     kb_cmp_file b, n;
-    parse_ok(bt, &b);
-    parse_ok(nt, &n);
+    parse_rows("H100", "0.1.0", brows, &b);
+    parse_rows("H200", "0.2.0", nrows, &n);
     kb_cmp_result r;
     char err[KB_ERRLEN];
     assert_int_equal(kb_cmp_match(&b, &n, "", 5, &r, err, sizeof err), 0);
@@ -485,10 +483,6 @@ static void test_csv(void **state)
     kb_cmp_result_free(&r);
     kb_cmp_free(&b);
     kb_cmp_free(&n);
-    free(bt);
-    free(nt);
-    free(brows);
-    free(nrows);
 }
 
 int main(void)
