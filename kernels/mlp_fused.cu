@@ -622,6 +622,7 @@ const Knobs &knobs()
             else if (tok[0] == 'n') k.bn = atoi(tok + 1);
             else if (tok[0] == 'w') k.wg = atoi(tok + 1);
             else if (tok[0] == 'g') k.group = atoi(tok + 1);
+            else fprintf(stderr, "kbench: KBENCH_FUSED: '%s' ignored (mma, c<N>, w<N>, n<BN>, g<N>, e1)\n", tok);
         }
     }
     return k;

@@ -7,6 +7,7 @@
 //           dx = rstd*(g - mean(g) - xh*mean(g*xh)) (RMSNorm: no mean(g)),
 //           dgamma = sum over rows of dy*xh, dbeta = sum over rows of dy.
 #include <cooperative_groups.h>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -945,7 +946,9 @@ int bulk_mode()
             return 0;
         const char *e = getenv("KBENCH_NORM_BULK");
         if (!e || !*e) return -1;
-        return strcmp(e, "0") ? 1 : 0;
+        if (!strcmp(e, "0") || !strcmp(e, "1")) return e[0] - '0';
+        fprintf(stderr, "kbench: KBENCH_NORM_BULK=%s ignored (0: never, 1: always, unset: by row length)\n", e);
+        return -1;
     }();
     return mode;
 }
