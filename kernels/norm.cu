@@ -374,33 +374,84 @@ template <typename T, int W> __global__ void __launch_bounds__(1024) loop_fwd(kb
 }
 
 // After the grid barrier: dgamma[j] (dbeta[j]) = sum over blocks b, in order
-// of b, of work[b][0][j] (work[b][1][j]). A block takes tiles of 32 columns;
-// its warps split the blocks and add their slices in warp order.
-__device__ void column_sums(const kb_norm_args &a, const float *work, float2 *part)
+// of b, of work[b][0][j] (work[b][1][j]). The 2*cols sums (dgamma's columns,
+// then dbeta's: value v of a partial row) go in tiles of 8 units of VW values
+// (VW = 4, float4 loads, when cols % 4 == 0); a block takes tiles; lane l of
+// warp w loads unit l & 7 of the partial rows b = s, s + ns, ... (slice
+// s = 4w + (l >> 3), ns = 4 x warps), four rows' loads in flight before their
+// adds (in order of b), so a tile costs about one L2 round trip, not one per
+// row; then the slices' sums are added in order of s (part: blockDim * 16
+// bytes of shared memory). Every sum's order is fixed: the same bits on every run.
+constexpr size_t COLSUM_SMEM_PER_THREAD = 16;
+template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
+    float v[VW];
+    __device__ __forceinline__ CgVec() {}
+    __device__ __forceinline__ explicit CgVec(const float *p)
+    {
+        if constexpr (VW == 4) {
+            const float4 f = __ldcg(reinterpret_cast<const float4 *>(p));
+            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+        } else {
+            v[0] = __ldcg(p);
+        }
+    }
+};
+template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const float *work, float *part)
 {
-    const long cols = a.cols;
-    const int lane = threadIdx.x & 31, slice = threadIdx.x >> 5, nslice = blockDim.x >> 5, nblk = gridDim.x;
-    for (long tile = blockIdx.x; tile * 32 < cols; tile += gridDim.x) {
-        const long j = tile * 32 + lane;
-        float sg = 0.f, sb = 0.f;
-        if (j < cols)
-            for (int b = slice; b < nblk; b += nslice) {
-                sg += __ldcg(work + (long)b * 2 * cols + j);
-                sb += __ldcg(work + (long)b * 2 * cols + cols + j);
+    using F = CgVec<VW>;
+    const long cols = a.cols, n2 = 2 * cols;
+    const int lane = threadIdx.x & 31, u = lane & 7, ns = (int)(blockDim.x >> 5) * 4, sl = (int)(threadIdx.x >> 5) * 4 + (lane >> 3),
+              nblk = gridDim.x;
+    constexpr int TV = 8 * VW; // values of a tile
+    for (long tile = blockIdx.x; tile * TV < n2; tile += gridDim.x) {
+        const long v = tile * TV + (long)u * VW; // this unit's first value (n2 % VW == 0)
+        float acc[VW];
+#pragma unroll
+        for (int q = 0; q < VW; q++) acc[q] = 0.f;
+        if (v < n2) {
+            int b = sl;
+            for (; b + 3 * ns < nblk; b += 4 * ns) {
+                F r[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * ns) * n2 + v);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+#pragma unroll
+                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
             }
-        part[slice * 32 + lane] = make_float2(sg, sb);
+            for (; b < nblk; b += ns) {
+                const F r(work + (long)b * n2 + v);
+#pragma unroll
+                for (int q = 0; q < VW; q++) acc[q] += r.v[q];
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < VW; q++) part[sl * TV + u * VW + q] = acc[q];
         __syncthreads();
-        if (slice == 0 && j < cols) {
-            float2 s = part[lane];
-            for (int k = 1; k < nslice; k++) {
-                s.x += part[k * 32 + lane].x;
-                s.y += part[k * 32 + lane].y;
-            }
-            a.dgamma[j] = s.x;
-            if (a.dbeta) a.dbeta[j] = s.y;
+        // value t of the tile: slices in order, 8 at a time by 8 threads, then those 8 partials in order
+        const int t = threadIdx.x % TV, grp = threadIdx.x / TV, ngrp = min((int)blockDim.x / TV, 8);
+        const int per = (ns + ngrp - 1) / ngrp;
+        float g = 0.f;
+        if (grp < ngrp)
+            for (int k = grp * per; k < (grp + 1) * per && k < ns; k++) g += part[k * TV + t];
+        __syncthreads();
+        if (grp < ngrp) part[grp * TV + t] = g;
+        __syncthreads();
+        if (threadIdx.x < TV && tile * TV + threadIdx.x < n2) {
+            float tot = part[t];
+            for (int k = 1; k < ngrp; k++) tot += part[k * TV + t];
+            const long vv = tile * TV + t;
+            if (vv < cols) a.dgamma[vv] = tot;
+            else if (a.dbeta) a.dbeta[vv - cols] = tot;
         }
         __syncthreads();
     }
+}
+
+__device__ void column_sums(const kb_norm_args &a, const float *work, void *part)
+{
+    if (a.cols % 4 == 0) column_sums_w<4>(a, work, (float *)part);
+    else column_sums_w<1>(a, work, (float *)part);
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
@@ -856,6 +907,219 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
     column_sums(a, (const float *)a.work, smem + 32);
 }
 
+// ---- warp-row kernels: whole warps per row, no block-wide barrier ----------
+// A row belongs to a group of wpr warps (tpr = 32 wpr threads, any wpr from 1
+// to 32, so rows of 5 or 10 warps' worth need no idle warps); lane t of the
+// group holds vectors t, t + tpr, ... (NV of them, 16 bytes each) in
+// registers. Sums: shuffles within a warp; across the group's warps, shared
+// memory and a named barrier (bar.sync 1 + group, tpr) that only this group's
+// warps wait on, so the block's other rows go on. The cross-warp sum adds the
+// warps' values in warp order: the same bits in every thread and on every
+// run. The forward takes one row per group (a grid over the rows, as many
+// groups resident as registers allow); the backward is persistent (its
+// dgamma/dbeta partials stay in registers across rows).
+// Needs cols a multiple of the vector width and 16-byte aligned tensors; a
+// block holds at most 16 groups (named barriers 1..15; one-warp groups need none).
+__device__ __forceinline__ void group_bar(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Sum v over the group: red[2][32] holds one value per warp of the block, buf
+// picks the half; a half is rewritten two calls later, after a named barrier
+// that each of the group's warps passes only once done reading it.
+template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, float2 (*red)[32], int buf)
+{
+    if constexpr (WPR > 0) wpr = WPR;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+    }
+    if (wpr == 1) return v;
+    const int warp = threadIdx.x >> 5, g = warp / wpr, first = g * wpr;
+    if ((threadIdx.x & 31) == 0) red[buf][warp] = v;
+    group_bar(1 + g, wpr * 32);
+    float2 s = red[buf][first];
+#pragma unroll
+    for (int k = 1; k < (WPR > 0 ? WPR : wpr); k++) {
+        s.x += red[buf][first + k].x;
+        s.y += red[buf][first + k].y;
+    }
+    return s;
+}
+
+template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) wr_fwd(kb_norm_args a, int wpr)
+{
+    if constexpr (WPR > 0) wpr = WPR;
+    constexpr int W = 16 / sizeof(T);
+    using V = Vec<T, W>;
+    __shared__ float2 red[2][32];
+    const int tpr = wpr * 32, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
+    const long row = (long)blockIdx.x * (blockDim.x / tpr) + g;
+    if (row >= a.rows) return; // the whole group: its barrier counts no one else
+    const long cols = a.cols;
+    const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
+    V xv[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int c = k * tpr + t;
+        if (c < nvec) xv[k] = xr[c];
+        else
+#pragma unroll
+            for (int j = 0; j < W; j++) xv[k].v[j] = from_f<T>(0.f);
+    }
+    const float inv_n = 1.f / (float)cols;
+    float mean = 0.f;
+    if (!a.rms) { // two passes over registers: the mean, then squared deviations from it
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+#pragma unroll
+            for (int j = 0; j < W; j++) s += to_f(xv[k].v[j]);
+        mean = wr_sum<WPR>(make_float2(s, 0.f), wpr, red, 0).x * inv_n;
+    }
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (k * tpr + t < nvec)
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float d = to_f(xv[k].v[j]) - mean;
+                q = fmaf(d, d, q);
+            }
+    const float rstd = rsqrtf(wr_sum<WPR>(make_float2(q, 0.f), wpr, red, 1).x * inv_n + a.eps);
+    const V *gm = reinterpret_cast<const V *>(a.gamma), *bt = reinterpret_cast<const V *>(a.beta);
+    V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int c = k * tpr + t;
+        if (c >= nvec) continue;
+        float gv[W], bv[W], o[W];
+        if (gm) unpack<T, W>(gm[c], gv);
+        if (bt) unpack<T, W>(bt[c], bv);
+#pragma unroll
+        for (int j = 0; j < W; j++)
+            o[j] = (to_f(xv[k].v[j]) - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
+        store_f<T, W>(reinterpret_cast<T *>(y + c), o);
+    }
+    if (t == 0) {
+        if (a.mean) a.mean[row] = mean;
+        a.rstd[row] = rstd;
+    }
+}
+
+// Backward: a persistent grid of blocks of at most 512 threads (128 registers);
+// group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
+template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters)
+{
+    if constexpr (WPR > 0) wpr = WPR;
+    constexpr int W = 16 / sizeof(T);
+    using V = Vec<T, W>;
+    extern __shared__ float2 smem[]; // the end's block accumulator and column_sums' slices
+    __shared__ float2 red[2][32];
+    const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
+              nvec = (int)(a.cols / W);
+    const long cols = a.cols, row0 = (long)blockIdx.x * G + g, stride = (long)gridDim.x * G;
+    const V *gm = reinterpret_cast<const V *>(a.gamma);
+    float dg[NV][W], db[NV][W];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+#pragma unroll
+        for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
+    V xv[NV], dv[NV];
+    float mean = 0.f, rstd = 0.f;
+    auto fetch = [&](int i) { // row i's vectors (zeros past the row or the rows)
+        const long row = row0 + (long)i * stride;
+        const bool live = i < iters && row < a.rows;
+        const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
+        const V *dr = reinterpret_cast<const V *>((const T *)a.dy + row * cols);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (live && c < nvec) {
+                xv[k] = xr[c];
+                dv[k] = dr[c];
+            } else {
+#pragma unroll
+                for (int j = 0; j < W; j++) xv[k].v[j] = dv[k].v[j] = from_f<T>(0.f);
+            }
+        }
+        mean = live && !a.rms ? a.mean[row] : 0.f;
+        rstd = live ? a.rstd[row] : 0.f;
+    };
+    fetch(0);
+    for (int i = 0; i < iters; i++) {
+        const long row = row0 + (long)i * stride;
+        V x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            x[k] = xv[k];
+            d[k] = dv[k];
+        }
+        const float m = mean, r = rstd;
+        fetch(i + 1);
+        float sg = 0.f, sgx = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            float gv[W];
+            if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float gd = to_f(d[k].v[j]) * (gm && c < nvec ? gv[j] : 1.f); // 0 past the row
+                sg += gd;
+                sgx = fmaf(gd, (to_f(x[k].v[j]) - m) * r, sgx);
+            }
+        }
+        const float2 s = wr_sum<WPR>(make_float2(sg, sgx), wpr, red, i & 1);
+        if (row >= a.rows) continue; // the group's rows end together; its barriers stay matched
+        const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
+        V *dx = reinterpret_cast<V *>((T *)a.y + row * cols);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (c >= nvec) continue;
+            float gv[W], o[W];
+            if (gm) unpack<T, W>(gm[c], gv);
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float dd = to_f(d[k].v[j]), xh = (to_f(x[k].v[j]) - m) * r;
+                o[j] = r * (dd * (gm ? gv[j] : 1.f) - c2 - xh * c1);
+                dg[k][j] = fmaf(dd, xh, dg[k][j]);
+                db[k][j] += dd;
+            }
+            store_f<T, W>(reinterpret_cast<T *>(dx + c), o);
+        }
+    }
+    if (!a.dgamma) return;
+    // the block's partial row: each group's sums in acc[g][2][cols], then every
+    // thread adds columns over the groups in order of g
+    float *acc = reinterpret_cast<float *>(smem), *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
+    float *mine = G > 1 ? acc + (long)g * 2 * cols : work;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int c = k * tpr + t;
+        if (c < nvec) {
+            Vec<float, W> vg, vb;
+#pragma unroll
+            for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
+            *reinterpret_cast<Vec<float, W> *>(mine + (long)c * W) = vg;
+            *reinterpret_cast<Vec<float, W> *>(mine + cols + (long)c * W) = vb;
+        }
+    }
+    __syncthreads();
+    if (G > 1)
+        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
+            float v = acc[j];
+            for (int q = 1; q < G; q++) v += acc[(long)q * 2 * cols + j];
+            work[j] = v;
+        }
+    __syncthreads(); // acc becomes column_sums' slices
+    cooperative_groups::this_grid().sync();
+    column_sums(a, (const float *)a.work, smem);
+}
+
 // ---- launch plans ----------------------------------------------------------
 long pow2ceil(long n)
 {
@@ -868,6 +1132,7 @@ struct Plan {
     int w, nv, tpr, block; // nv = 0: the loop kernels
     int stages;            // cp.async stages (16-byte vectors), 0: plain loads; bulk: slots of the ring
     bool bulk;             // the sm_90 kernels: chunks of block/tpr rows by bulk copies
+    bool wr;               // the warp-row kernels: tpr = 32 x warps per row, nv vectors per lane
     long grid;
     int iters;
     size_t smem;
@@ -994,12 +1259,18 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 // rows per block) and column_sums' slices.
 size_t plan_smem(const Plan &p, const kb_norm_args *a)
 {
+    if (p.wr) { // backward: the groups' partial rows (several groups), column_sums' slices
+        if (!a->backward) return 0;
+        const size_t acc = p.tpr < p.block ? (size_t)(p.block / p.tpr) * 2 * (size_t)a->cols * sizeof(float) : 0,
+                     part = (size_t)p.block * COLSUM_SMEM_PER_THREAD;
+        return acc > part ? acc : part;
+    }
     if (p.bulk) { // the ring; the backward's end reuses it as above
         const size_t es = a->dtype == 0 ? 4 : 2;
         size_t m = (size_t)p.stages * (a->backward ? 2 : 1) * (p.block / p.tpr) * a->cols * es;
         if (a->backward) {
             const size_t acc = p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0,
-                         part = (size_t)(p.block / 32) * 32 * sizeof(float2);
+                         part = (size_t)p.block * COLSUM_SMEM_PER_THREAD;
             m = m > acc ? m : acc;
             m = m > part ? m : part;
         }
@@ -1007,7 +1278,7 @@ size_t plan_smem(const Plan &p, const kb_norm_args *a)
     }
     size_t stage = (size_t)p.stages * p.block * (p.nv ? p.nv : 1) * 16 * (a->backward ? 2 : 1);
     size_t acc = a->backward && p.nv && p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0;
-    size_t part = a->backward ? (size_t)(p.block / 32) * 32 * sizeof(float2) : 0;
+    size_t part = a->backward ? (size_t)p.block * COLSUM_SMEM_PER_THREAD : 0;
     size_t m = stage > acc ? stage : acc;
     return RED_F2 * sizeof(float2) + (m > part ? m : part);
 }
@@ -1125,9 +1396,110 @@ template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cuda
     return (int)cudaErrorInvalidValue;
 }
 
+// The warp-row kernels take every row whose bytes are a multiple of 16 (16-byte
+// aligned tensors) and that 32 warps (backward 16) of NV vectors a lane hold:
+// NV 4 forward (64 registers at most), 2 backward (x, dy and two sums an
+// element: 16-bit ~128 registers, fp32 ~94), as few
+// warps as hold the row (wpr = ceil(vectors / 32 NV)), then NV as small as
+// those warps allow. Forward blocks hold 256 threads or one group, backward
+// 512 (one block an SM: fewer partial rows for column_sums).
+// KBENCH_NORM_WR=0 never takes them (the kernels above then); 1, 2 or 4 sets
+// NV (backward: at most 2). Decided once.
+constexpr int WR_FWD_BLOCK = 256, WR_BWD_BLOCK = 512;
+int wr_mode()
+{
+    static const int mode = [] {
+        const char *e = getenv("KBENCH_NORM_WR");
+        if (!e || !*e) return -1;
+        if (!strcmp(e, "0") || !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4")) return e[0] - '0';
+        fprintf(stderr, "kbench: KBENCH_NORM_WR=%s ignored (0: never; 1, 2, 4: vectors a lane)\n", e);
+        return -1;
+    }();
+    return mode;
+}
+
+template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
+{
+    const int w = 16 / (int)sizeof(T), mode = wr_mode();
+    if (!mode || a->cols % w || !aligned16(a->x) || !aligned16(a->y) || !aligned16(a->gamma) || !aligned16(a->beta) ||
+        !aligned16(a->dy))
+        return false;
+    const long nvec = a->cols / w;
+    const int nvmax = a->backward ? 2 : 4;
+    int nv = mode > 0 ? mode : nvmax;
+    if (nv > nvmax) nv = nvmax;
+    const long wpr = (nvec + 32 * nv - 1) / (32 * nv);
+    if (wpr > (a->backward ? 16 : 32)) return false;
+    while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; // a short row: fewer vectors, same warps
+    p = Plan{};
+    p.wr = true;
+    p.w = w;
+    p.nv = nv;
+    p.tpr = (int)(32 * wpr);
+    const int blk = a->backward ? WR_BWD_BLOCK : WR_FWD_BLOCK;
+    long G = blk / p.tpr;
+    if (G < 1) G = 1;
+    if (G > 16) G = 16;
+    if (G > 1 && G * p.tpr > blk) G = blk / p.tpr;
+    p.block = (int)(G * p.tpr);
+    return true;
+}
+
+// Runs a warp-row plan, or (grid != NULL) gives the backward's grid.
+template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p, cudaStream_t s, long *grid)
+{
+    kb_norm_args args = *a;
+    int wpr = p.tpr / 32;
+    if (!a->backward) {
+        if (grid) return (int)cudaErrorInvalidValue;
+        const long G = p.block / p.tpr;
+        wr_fwd<T, NV, WPR><<<(unsigned)((a->rows + G - 1) / G), p.block, 0, s>>>(args, wpr);
+        return (int)cudaGetLastError();
+    }
+    if constexpr (NV > 2) { // never planned: registers would spill
+        return (int)cudaErrorInvalidValue;
+    } else {
+        auto kernel = wr_bwd<T, NV, WPR>;
+        const int e = fit_grid(kernel, a, p);
+        if (e) return e;
+        if (grid) {
+            *grid = p.grid;
+            return 0;
+        }
+        int iters = p.iters;
+        void *kargs[] = {&args, &wpr, &iters};
+        return launch_bwd(kernel, a, p, s, kargs);
+    }
+}
+
+// warps per row known at compile time where they are a power of two (the
+// common hidden sizes), else passed (0)
+template <typename T, int NV> int run_wr_nv(const kb_norm_args *a, const Plan &p, cudaStream_t s, long *grid)
+{
+    switch (p.tpr / 32) {
+    case 1: return run_wr<T, NV, 1>(a, p, s, grid);
+    case 2: return run_wr<T, NV, 2>(a, p, s, grid);
+    case 4: return run_wr<T, NV, 4>(a, p, s, grid);
+    case 8: return run_wr<T, NV, 8>(a, p, s, grid);
+    case 16: return run_wr<T, NV, 16>(a, p, s, grid);
+    }
+    return run_wr<T, NV, 0>(a, p, s, grid);
+}
+
+template <typename T> int run_wr_plan(const kb_norm_args *a, const Plan &p, cudaStream_t s, long *grid)
+{
+    switch (p.nv) {
+    case 1: return run_wr_nv<T, 1>(a, p, s, grid);
+    case 2: return run_wr_nv<T, 2>(a, p, s, grid);
+    case 4: return run_wr_nv<T, 4>(a, p, s, grid);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
 template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
 {
     Plan bp;
+    if (bulk_mode() != 1 && wr_plan<T>(a, bp)) return run_wr_plan<T>(a, bp, s, nullptr);
     if (bulk_plan<T>(a, bp)) return run_bulk_nv<T>(a, bp, s, nullptr);
     const Plan p = shape_plan<T>(a);
     return p.w == 1 ? run_w<T, 1>(a, p, s) : run_w<T, 16 / sizeof(T)>(a, p, s);
@@ -1171,11 +1543,12 @@ extern "C" int kb_norm_opt(const kb_norm_args *a, void *stream)
 extern "C" size_t kb_norm_work_bytes(const kb_norm_args *a)
 {
     if (!a->backward || !a->dgamma) return 0;
-    // one partial row (dgamma, dbeta) per block of a bulk plan's grid
+    // one partial row (dgamma, dbeta) per block of a warp-row or bulk plan's grid
     long grid = 0;
     const int be = kb::by_dtype(a->dtype, [&](auto t) {
         using T = decltype(t);
         Plan bp;
+        if (bulk_mode() != 1 && wr_plan<T>(a, bp)) return run_wr_plan<T>(a, bp, nullptr, &grid);
         return bulk_plan<T>(a, bp) ? run_bulk_nv<T>(a, bp, nullptr, &grid) : 1;
     });
     if (!be) return (size_t)grid * 2 * (size_t)a->cols * sizeof(float);

@@ -4,7 +4,7 @@
 # ../shared/tools/peers.py is at .peers/peers.py (ratios from one run, not
 # two). Outputs (CSV, JSON, logs) go to ${OUT:-results}.
 #
-#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [mlp] [mlp-variants]
+#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [norm-wr] [mlp] [mlp-variants]
 #                                                (default: rope norm mlp)
 #
 #   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
@@ -13,6 +13,11 @@
 #   norm-bulk  opt alone at the same shapes, twice: KBENCH_NORM_BULK=0 and
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
+#   norm-wr    the warp-row norm kernels (the default where they apply):
+#              `kbench check layernorm rmsnorm`, then opt timed (no verify) at
+#              rows 4096 against the kernels before them (KBENCH_NORM_WR=0),
+#              twice each; the backward without affine (no dgamma sums);
+#              RMSNorm bf16 (NOCHECK=1, NOPEERS=1 skip those steps)
 #   mlp        configs/mlp.json, every implementation
 #   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
 #              `kbench check mlp --impl fused` under each, then each timed
@@ -23,6 +28,8 @@ out=${OUT:-results}
 mkdir -p "$out"
 peers() { [ -f .peers/peers.py ] && PYTHONUNBUFFERED=1 timeout 300 python3 .peers/peers.py --only "$1" --out "$out/peers-$2.json" 2>&1 | tail -n 40; }
 kb() { timeout 600 ./kbench "$@"; }
+# one line per row of a kbench CSV: pass dtype rows cols impl median_ms GB/s %copy (or TFLOP/s)
+show() { awk -F, 'FNR==1{for(i=1;i<=NF;i++)h[$i]=i;next}{printf "%s %s %s %s %s %s %s %s%s\n",$h["pass"],$h["dtype"],$h["rows"],$h["cols"],$h["impl"],$h["median_ms"],$h["gbps"],$h["pct_of_copy"],($h["affine"]=="none"?" none":"")}' "$@"; }
 LN_COLS=512,1024,2048,3072,4096,5120,6144,8192,10240,12288,14336,16384
 RMS="--rows 4096,16384 --cols 2048,4096,5120,8192"
 [ $# -gt 0 ] || set -- rope norm mlp
@@ -53,6 +60,24 @@ for section in "$@"; do
                 --min-time 0.1 --quiet --csv "$out/bench-rmsnorm-bulk$bulk.csv" --json "$out/bench-rmsnorm-bulk$bulk.json"
         done
         ;;
+    norm-wr)
+        [ -n "${NOCHECK:-}" ] || timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
+        ln="--impl opt --rows 4096 --cols 512,1024,2048,4096,8192,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
+        r=0
+        for v in "" 0 "" 0; do
+            r=$((r + 1))
+            KBENCH_NORM_WR=$v timeout 300 ./kbench layernorm $ln --pass fwd,bwd --csv "$out/ln-wr$r.csv"
+            echo "-- layernorm KBENCH_NORM_WR=$v (run $r)"
+            show "$out/ln-wr$r.csv"
+        done
+        for v in "" 0; do
+            KBENCH_NORM_WR=$v timeout 300 ./kbench layernorm $ln --pass bwd --affine none --csv "$out/ln-none-wr${v:-d}.csv"
+            KBENCH_NORM_WR=$v timeout 300 ./kbench rmsnorm --impl opt $RMS --dtype bf16 --pass fwd,bwd --min-time 0.05 --no-verify --quiet --csv "$out/rms-wr${v:-d}.csv"
+            echo "-- KBENCH_NORM_WR=$v: layernorm bwd affine none; rmsnorm bf16"
+            show "$out/ln-none-wr${v:-d}.csv" "$out/rms-wr${v:-d}.csv"
+        done
+        [ -n "${NOPEERS:-}" ] || peers copy,layernorm norm
+        ;;
     mlp)
         kb sweep configs/mlp.json --csv "$out/bench-mlp.csv" --json "$out/bench-mlp.json" | tee "$out/bench-mlp.txt" | tail -n 60
         peers mlp mlp
@@ -68,6 +93,6 @@ for section in "$@"; do
             done
         done
         ;;
-    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, mlp, mlp-variants)" >&2; exit 2 ;;
+    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, norm-wr, mlp, mlp-variants)" >&2; exit 2 ;;
     esac
 done

@@ -286,16 +286,20 @@ static const kb_impl impls[] = {
     {"naive", launch_naive,
      "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
     {"opt", launch_opt,
-     "a thread group per row sized to cols, 16-byte vectors, the row kept in registers; backward fused with "
-     "per-block dgamma/dbeta partials and a grid-wide column sum (deterministic); on sm_90, the backward and "
-     "forward rows of 32 KiB or more staged by bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
+     "whole warps per row, the row in 16-byte vectors in registers, warps of a row meeting at their own named "
+     "barrier (KBENCH_NORM_WR=0: off); backward persistent, fused with per-block dgamma/dbeta partials and a "
+     "grid-wide column sum (deterministic); rows that are not 16-byte multiples or too long for registers: a "
+     "thread group per row or, on sm_90, bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
 };
 
 /* small and odd shapes (not multiples of the vector width or the block),
  * every path of opt: thread groups of 1 to 512, several rows per block,
- * backward grids that loop over rows, rows too long for registers */
+ * backward grids that loop over rows, rows too long for registers; warp-row
+ * groups of 1 to 32 warps, powers of two and not (3000, 5120: 3, 5, 6, 10,
+ * 12 warps) */
 static const char *const checks[] = {
     "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",
+    "{\"rows\": [5, 300], \"cols\": [3000, 5120]}",
     "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
     "{\"rows\": 3000, \"cols\": [200, 1024]}",
     "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
