@@ -47,23 +47,54 @@ static double dot(const double *a, const double *b, long n)
     return (s0 + s1) + (s2 + s3);
 }
 
-void ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y)
+/* the sum of (a_k b_k)^2 */
+static double dot_sq(const double *a, const double *b, long n)
+{
+    double s0 = 0, s1 = 0;
+    long k = 0;
+    for (; k + 2 <= n; k += 2) {
+        const double p0 = a[k] * b[k], p1 = a[k + 1] * b[k + 1];
+        s0 += p0 * p0;
+        s1 += p1 * p1;
+    }
+    for (; k < n; k++) s0 += a[k] * b[k] * a[k] * b[k];
+    return s0 + s1;
+}
+
+static double silu_prime(double a) /* sigmoid(a) (1 + a (1 - sigmoid(a))) */
+{
+    const double s = 1.0 / (1.0 + exp(-a));
+    return s * (1.0 + a * (1.0 - s));
+}
+
+double ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y)
 {
     const long R = a->rows, H = a->hidden, I = a->inter;
-    double *h = malloc((size_t)(R * I + 1) * sizeof *h);
+    double *h = malloc((size_t)(R * I + 1) * sizeof *h), *hc = malloc((size_t)(R * I + 1) * sizeof *hc);
 #pragma omp parallel for schedule(static)
     for (long j = 0; j < I; j++) {
         const double *gj = G + j * H, *uj = U + j * H;
         for (long r = 0; r < R; r++) {
-            double g = round_to(dot(x + r * H, gj, H), a->dtype);
-            double u = round_to(dot(x + r * H, uj, H), a->dtype);
-            h[r * I + j] = round_to(ref_silu(g) * u, a->dtype);
+            const double *xr = x + r * H;
+            double g = round_to(dot(xr, gj, H), a->dtype);
+            double u = round_to(dot(xr, uj, H), a->dtype);
+            const double hv = round_to(ref_silu(g) * u, a->dtype);
+            const double gs = sqrt(dot_sq(xr, gj, H)), us = sqrt(dot_sq(xr, uj, H));
+            const double c = (fabs(silu_prime(g)) * gs * fabs(u) + fabs(ref_silu(g)) * us) / 4;
+            h[r * I + j] = hv;
+            hc[r * I + j] = c > fabs(hv) ? c : fabs(hv);
         }
     }
-#pragma omp parallel for schedule(static)
+    double ss = 0;
+#pragma omp parallel for schedule(static) reduction(+ : ss)
     for (long i = 0; i < H; i++) {
         const double *di = D + i * I;
-        for (long r = 0; r < R; r++) y[r * H + i] = dot(h + r * I, di, I);
+        for (long r = 0; r < R; r++) {
+            y[r * H + i] = dot(h + r * I, di, I);
+            ss += dot_sq(hc + r * I, di, I);
+        }
     }
     free(h);
+    free(hc);
+    return sqrt(ss);
 }

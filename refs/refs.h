@@ -42,6 +42,13 @@ double ref_silu(double a); /* a * sigmoid(a) */
 /* How many of `tokens` rows the reference computes: all at small shapes, a
  * sample (at least 64) where tokens * hidden * inter exceeds its budget. */
 long ref_mlp_sample_count(long tokens, long hidden, long inter);
-void ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y);
+/* Returns y's conditioned scale (kb_buf.scale): the L2 norm over y of
+ * sqrt(sum_k (hc_rk D_ik)^2), where hc = max(|h|, (|silu'(g)| gs |u| +
+ * |silu(g)| us) / 4) and gs, us are the L2 norms of the products x G and x U
+ * that g and u sum. Where g and u are well conditioned (|g| ~ gs) hc is |h|
+ * and, with y's terms of random sign, the scale about ||y||; where a few
+ * products cancel (tiny hidden sizes), fp32 sums err relative to gs, not |g|,
+ * and hc carries that through silu and the product into y. */
+double ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y);
 
 #endif
