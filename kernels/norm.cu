@@ -448,8 +448,68 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
     }
 }
 
+// The same sums without shared memory or block barriers (KBENCH_NORM_COLSUM=1;
+// written 2026-11-23 without a GPU: not yet run). Every thread of the grid
+// takes part: a unit of VW columns goes to S adjacent lanes of one warp (S the
+// largest power of two up to 32 that the grid's threads allow), lane s adding
+// the partial rows b = s, s + S, ... (four loads in flight before their adds,
+// in order of b), then the S lanes add by a butterfly: a fixed order, the same
+// bits on every run. A tile of column_sums_w costs three block barriers and an
+// L2 round trip, and a block takes 2 cols / (32 grid) tiles one after another;
+// here every load of a thread is in flight within one or two round trips.
+template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const float *work)
+{
+    using F = CgVec<VW>;
+    const long cols = a.cols, n2 = 2 * cols, nu = n2 / VW, warps = (long)gridDim.x * (blockDim.x >> 5);
+    const int nblk = gridDim.x, lane = threadIdx.x & 31;
+    int S = 32;
+    while (S > 1 && warps * (32 / S) < nu) S >>= 1;
+    const int per = 32 / S, sl = lane % S; // units a warp takes at once; this lane's slice
+    const long warp = (long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    for (long u0 = warp * per; u0 < nu; u0 += warps * per) { // warp-uniform: every lane shuffles
+        const long unit = u0 + lane / S, v = unit * VW;
+        float acc[VW];
+#pragma unroll
+        for (int q = 0; q < VW; q++) acc[q] = 0.f;
+        if (unit < nu) {
+            int b = sl;
+            for (; b + 3 * S < nblk; b += 4 * S) {
+                F r[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * S) * n2 + v);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+#pragma unroll
+                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
+            }
+            for (; b < nblk; b += S) {
+                const F r(work + (long)b * n2 + v);
+#pragma unroll
+                for (int q = 0; q < VW; q++) acc[q] += r.v[q];
+            }
+        }
+        for (int o = S >> 1; o > 0; o >>= 1)
+#pragma unroll
+            for (int q = 0; q < VW; q++) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], o);
+        if (sl == 0 && unit < nu)
+#pragma unroll
+            for (int q = 0; q < VW; q++) {
+                const long vv = v + q;
+                if (vv < cols) a.dgamma[vv] = acc[q];
+                else if (a.dbeta) a.dbeta[vv - cols] = acc[q];
+            }
+    }
+}
+
+__constant__ int c_colsum_lanes; // KBENCH_NORM_COLSUM=1: column_sums_lanes
+
 __device__ void column_sums(const kb_norm_args &a, const float *work, void *part)
 {
+    if (c_colsum_lanes) {
+        if (a.cols % 4 == 0) column_sums_lanes<4>(a, work);
+        else column_sums_lanes<1>(a, work);
+        return;
+    }
     if (a.cols % 4 == 0) column_sums_w<4>(a, work, (float *)part);
     else column_sums_w<1>(a, work, (float *)part);
 }
@@ -1496,8 +1556,25 @@ template <typename T> int run_wr_plan(const kb_norm_args *a, const Plan &p, cuda
     return (int)cudaErrorInvalidValue;
 }
 
+// KBENCH_NORM_COLSUM=1: the backward's column sums by column_sums_lanes (not
+// yet run on a GPU); read once, copied to the device at the first launch.
+int colsum_init()
+{
+    static const int rc = [] {
+        const char *e = getenv("KBENCH_NORM_COLSUM");
+        int v = 0;
+        if (e && *e) {
+            if (!strcmp(e, "0") || !strcmp(e, "1")) v = e[0] - '0';
+            else fprintf(stderr, "kbench: KBENCH_NORM_COLSUM=%s ignored (0: per-block tiles, 1: lanes)\n", e);
+        }
+        return (int)cudaMemcpyToSymbol(c_colsum_lanes, &v, sizeof v);
+    }();
+    return rc;
+}
+
 template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
 {
+    if (a->backward && colsum_init()) return colsum_init();
     Plan bp;
     if (bulk_mode() != 1 && wr_plan<T>(a, bp)) return run_wr_plan<T>(a, bp, s, nullptr);
     if (bulk_plan<T>(a, bp)) return run_bulk_nv<T>(a, bp, s, nullptr);

@@ -14,10 +14,12 @@
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   norm-wr    the warp-row norm kernels (the default where they apply):
-#              `kbench check layernorm rmsnorm`, then opt timed (no verify) at
-#              rows 4096 against the kernels before them (KBENCH_NORM_WR=0),
-#              twice each; the backward without affine (no dgamma sums);
-#              RMSNorm bf16 (NOCHECK=1, NOPEERS=1 skip those steps)
+#              `kbench check layernorm rmsnorm` with each column sum
+#              (KBENCH_NORM_COLSUM=0, 1), then opt timed (no verify) at rows
+#              4096: default and COLSUM=1 twice each, the kernels before the
+#              warp-row ones (KBENCH_NORM_WR=0) once; the backward without
+#              affine (no dgamma sums); RMSNorm bf16 (NOCHECK=1, NOPEERS=1
+#              skip those steps)
 #   mlp        configs/mlp.json, every implementation
 #   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
 #              `kbench check mlp --impl fused` under each, then each timed
@@ -61,13 +63,22 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        [ -n "${NOCHECK:-}" ] || timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
+        for c in 0 1; do
+            [ -n "${NOCHECK:-}" ] && break
+            echo "-- check KBENCH_NORM_COLSUM=$c"
+            KBENCH_NORM_COLSUM=$c timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
+        done
         ln="--impl opt --rows 4096 --cols 512,1024,2048,4096,8192,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
         r=0
-        for v in "" 0 "" 0; do
+        for v in d c1 d c1 0; do
             r=$((r + 1))
-            KBENCH_NORM_WR=$v timeout 300 ./kbench layernorm $ln --pass fwd,bwd --csv "$out/ln-wr$r.csv"
-            echo "-- layernorm KBENCH_NORM_WR=$v (run $r)"
+            case $v in
+            d) env="KBENCH_NORM_WR=" pass=fwd,bwd ;;
+            c1) env="KBENCH_NORM_COLSUM=1" pass=bwd ;;
+            *) env="KBENCH_NORM_WR=$v" pass=fwd,bwd ;;
+            esac
+            env $env timeout 300 ./kbench layernorm $ln --pass $pass --csv "$out/ln-wr$r.csv"
+            echo "-- layernorm $env (run $r)"
             show "$out/ln-wr$r.csv"
         done
         for v in "" 0; do
