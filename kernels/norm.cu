@@ -980,6 +980,8 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
 // dgamma/dbeta partials stay in registers across rows).
 // Needs cols a multiple of the vector width and 16-byte aligned tensors; a
 // block holds at most 16 groups (named barriers 1..15; one-warp groups need none).
+constexpr int WR_FWD_MAX2 = 256; // threads of a forward block with two rows a group
+
 __device__ __forceinline__ void group_bar(int id, int threads)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -1009,63 +1011,88 @@ template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, f
     return s;
 }
 
-template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) wr_fwd(kb_norm_args a, int wpr)
+// RW rows a group (KBENCH_NORM_WR_ROWS=2: RW 2, groups of 8 warps at most, so
+// a block of 256 whose registers are not capped at 64; written without a GPU:
+// not yet run): every row's loads in flight before the first sum, and each
+// exchange carries the sums of RW rows at once.
+template <typename T, int NV, int WPR, int RW = 1>
+__global__ void __launch_bounds__(RW > 1 ? WR_FWD_MAX2 : 1024) wr_fwd(kb_norm_args a, int wpr)
 {
+    static_assert(RW == 1 || RW == 2, "wr_sum carries two sums");
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
     __shared__ float2 red[2][32];
     const int tpr = wpr * 32, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
-    const long row = (long)blockIdx.x * (blockDim.x / tpr) + g;
-    if (row >= a.rows) return; // the whole group: its barrier counts no one else
+    const long row0 = ((long)blockIdx.x * (blockDim.x / tpr) + g) * RW;
+    if (row0 >= a.rows) return; // the whole group: its barrier counts no one else
     const long cols = a.cols;
-    const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
-    V xv[NV];
+    V xv[RW][NV];
 #pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int c = k * tpr + t;
-        if (c < nvec) xv[k] = xr[c];
-        else
+    for (int r = 0; r < RW; r++) {
+        const bool live = row0 + r < a.rows;
+        const V *xr = reinterpret_cast<const V *>((const T *)a.x + (row0 + r) * cols);
 #pragma unroll
-            for (int j = 0; j < W; j++) xv[k].v[j] = from_f<T>(0.f);
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (live && c < nvec) xv[r][k] = xr[c];
+            else
+#pragma unroll
+                for (int j = 0; j < W; j++) xv[r][k].v[j] = from_f<T>(0.f);
+        }
     }
     const float inv_n = 1.f / (float)cols;
-    float mean = 0.f;
+    float mean[RW], rstd[RW];
+#pragma unroll
+    for (int r = 0; r < RW; r++) mean[r] = 0.f;
     if (!a.rms) { // two passes over registers: the mean, then squared deviations from it
-        float s = 0.f;
+        float s[2] = {0.f, 0.f};
+#pragma unroll
+        for (int r = 0; r < RW; r++)
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+#pragma unroll
+                for (int j = 0; j < W; j++) s[r] += to_f(xv[r][k].v[j]);
+        const float2 m = wr_sum<WPR>(make_float2(s[0], s[1]), wpr, red, 0);
+        mean[0] = m.x * inv_n;
+        if constexpr (RW > 1) mean[RW - 1] = m.y * inv_n;
+    }
+    float q[2] = {0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < RW; r++)
 #pragma unroll
         for (int k = 0; k < NV; k++)
+            if (k * tpr + t < nvec)
 #pragma unroll
-            for (int j = 0; j < W; j++) s += to_f(xv[k].v[j]);
-        mean = wr_sum<WPR>(make_float2(s, 0.f), wpr, red, 0).x * inv_n;
-    }
-    float q = 0.f;
-#pragma unroll
-    for (int k = 0; k < NV; k++)
-        if (k * tpr + t < nvec)
-#pragma unroll
-            for (int j = 0; j < W; j++) {
-                const float d = to_f(xv[k].v[j]) - mean;
-                q = fmaf(d, d, q);
-            }
-    const float rstd = rsqrtf(wr_sum<WPR>(make_float2(q, 0.f), wpr, red, 1).x * inv_n + a.eps);
+                for (int j = 0; j < W; j++) {
+                    const float d = to_f(xv[r][k].v[j]) - mean[r];
+                    q[r] = fmaf(d, d, q[r]);
+                }
+    const float2 v = wr_sum<WPR>(make_float2(q[0], q[1]), wpr, red, 1);
+    rstd[0] = rsqrtf(v.x * inv_n + a.eps);
+    if constexpr (RW > 1) rstd[RW - 1] = rsqrtf(v.y * inv_n + a.eps);
     const V *gm = reinterpret_cast<const V *>(a.gamma), *bt = reinterpret_cast<const V *>(a.beta);
-    V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
 #pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int c = k * tpr + t;
-        if (c >= nvec) continue;
-        float gv[W], bv[W], o[W];
-        if (gm) unpack<T, W>(gm[c], gv);
-        if (bt) unpack<T, W>(bt[c], bv);
+    for (int r = 0; r < RW; r++) {
+        const long row = row0 + r;
+        if (row >= a.rows) break;
+        V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
 #pragma unroll
-        for (int j = 0; j < W; j++)
-            o[j] = (to_f(xv[k].v[j]) - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
-        store_f<T, W>(reinterpret_cast<T *>(y + c), o);
-    }
-    if (t == 0) {
-        if (a.mean) a.mean[row] = mean;
-        a.rstd[row] = rstd;
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (c >= nvec) continue;
+            float gv[W], bv[W], o[W];
+            if (gm) unpack<T, W>(gm[c], gv);
+            if (bt) unpack<T, W>(bt[c], bv);
+#pragma unroll
+            for (int j = 0; j < W; j++)
+                o[j] = (to_f(xv[r][k].v[j]) - mean[r]) * rstd[r] * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
+            store_f<T, W>(reinterpret_cast<T *>(y + c), o);
+        }
+        if (t == 0) {
+            if (a.mean) a.mean[row] = mean[r];
+            a.rstd[row] = rstd[r];
+        }
     }
 }
 
@@ -1478,6 +1505,20 @@ int wr_mode()
     return mode;
 }
 
+// KBENCH_NORM_WR_ROWS=2: the forward's groups take two rows each where a
+// block is 256 threads at most (not yet run on a GPU). Read once.
+int wr_rows()
+{
+    static const int rows = [] {
+        const char *e = getenv("KBENCH_NORM_WR_ROWS");
+        if (!e || !*e || !strcmp(e, "1")) return 1;
+        if (!strcmp(e, "2")) return 2;
+        fprintf(stderr, "kbench: KBENCH_NORM_WR_ROWS=%s ignored (1 or 2)\n", e);
+        return 1;
+    }();
+    return rows;
+}
+
 template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
 {
     const int w = 16 / (int)sizeof(T), mode = wr_mode();
@@ -1513,6 +1554,12 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
     if (!a->backward) {
         if (grid) return (int)cudaErrorInvalidValue;
         const long G = p.block / p.tpr;
+        if constexpr (WPR * 32 <= WR_FWD_MAX2) {
+            if (wr_rows() == 2 && p.block <= WR_FWD_MAX2) {
+                wr_fwd<T, NV, WPR, 2><<<(unsigned)((a->rows + 2 * G - 1) / (2 * G)), p.block, 0, s>>>(args, wpr);
+                return (int)cudaGetLastError();
+            }
+        }
         wr_fwd<T, NV, WPR><<<(unsigned)((a->rows + G - 1) / G), p.block, 0, s>>>(args, wpr);
         return (int)cudaGetLastError();
     }
