@@ -481,8 +481,17 @@ static void test_check_sweeps(void **state)
      * tokens: two row blocks) and not (300: three), edges cut short */
     assert_true(has_case(cases, n, "bf16", "off", 200, 72, 200));
     assert_true(has_case(cases, n, "fp16", "off", 300, 72, 200));
-    /* small enough to keep check quick: the largest is 130 x 257 x 513 or 31 x 520 x 1400 */
-    for (int k = 0; k < n; k++) assert_true(mlp()->flops(&cases[k]) <= 6.0 * 31 * 520 * 1400);
+    /* and CTAs of it that take several tiles (more tiles than an H100 has
+     * clusters or CTAs), with and without clusters */
+    assert_true(has_case(cases, n, "bf16", "off", 512, 72, 4000));
+    assert_true(has_case(cases, n, "fp16", "off", 640, 72, 4000));
+    /* small enough to keep check quick: the largest are those, ~1 GFLOP of
+     * double reference each; every other case at most 31 x 520 x 1400 */
+    for (int k = 0; k < n; k++) {
+        const double f = mlp()->flops(&cases[k]);
+        if (cases[k].v[4].num == 4000) assert_true(f <= 6.0 * 640 * 72 * 4000);
+        else assert_true(f <= 6.0 * 31 * 520 * 1400);
+    }
     free(cases);
 }
 
