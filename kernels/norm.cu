@@ -515,27 +515,41 @@ __device__ void column_sums(const kb_norm_args &a, const float *work, void *part
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
-// into work[blockIdx.x]; with several groups per block, the groups add theirs
-// in `acc` (2*cols floats of shared memory) in group order.
+// into work[blockIdx.x]. One group a block: its vectors stored whole (16-byte
+// stores; element by element they were a scattered 4-byte store per value).
+// Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
+// its row there, then every thread adds columns over the groups in group
+// order; else acc holds 2*cols floats and the groups add theirs in turn, a
+// barrier each.
 template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
-                               float *acc)
+                               float *acc, bool wide = false)
 {
     const long cols = a.cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
     float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
-    if (rpb == 1) {
+    if (rpb == 1 || wide) {
+        float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
-            if (c < cols)
+            if (c < cols) {
+                Vec<float, W> vg, vb;
 #pragma unroll
-                for (int j = 0; j < W; j++) {
-                    work[c + j] = dg[k][j];
-                    work[cols + c + j] = db[k][j];
-                }
+                for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
+                *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
+                *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
+            }
         }
+        if (rpb == 1) return;
+        __syncthreads();
+        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
+            float v = acc[j];
+            for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
+            work[j] = v;
+        }
+        __syncthreads(); // acc is reused next
         return;
     }
     for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
@@ -1180,29 +1194,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr
         }
     }
     if (!a.dgamma) return;
-    // the block's partial row: each group's sums in acc[g][2][cols], then every
-    // thread adds columns over the groups in order of g
-    float *acc = reinterpret_cast<float *>(smem), *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
-    float *mine = G > 1 ? acc + (long)g * 2 * cols : work;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int c = k * tpr + t;
-        if (c < nvec) {
-            Vec<float, W> vg, vb;
-#pragma unroll
-            for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
-            *reinterpret_cast<Vec<float, W> *>(mine + (long)c * W) = vg;
-            *reinterpret_cast<Vec<float, W> *>(mine + cols + (long)c * W) = vb;
-        }
-    }
-    __syncthreads();
-    if (G > 1)
-        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
-            float v = acc[j];
-            for (int q = 1; q < G; q++) v += acc[(long)q * 2 * cols + j];
-            work[j] = v;
-        }
-    __syncthreads(); // acc becomes column_sums' slices
+    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem), true); // smem: G * 2*cols floats
     cooperative_groups::this_grid().sync();
     column_sums(a, (const float *)a.work, smem);
 }
