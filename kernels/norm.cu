@@ -1112,7 +1112,12 @@ __global__ void __launch_bounds__(RW > 1 ? WR_FWD_MAX2 : 1024) wr_fwd(kb_norm_ar
 
 // Backward: a persistent grid of blocks of at most 512 threads (128 registers);
 // group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
-template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters)
+// S > 0 (KBENCH_NORM_WR_STAGES=2 or 3; written without a GPU: not yet run):
+// the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
+// copies and reads back only its own vectors, so no barrier guards them)
+// instead of one row ahead in registers: more bytes in flight, fewer registers.
+template <typename T, int NV, int WPR, int S = 0>
+__global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters)
 {
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
@@ -1130,6 +1135,14 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr
         for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
     V xv[NV], dv[NV];
     float mean = 0.f, rstd = 0.f;
+    [[maybe_unused]] Stager<T, W, NV, S> st;
+    [[maybe_unused]] const int second = S * (int)blockDim.x * NV; // dy's staging area, in vectors
+    auto stats = [&](int i) { // row i's saved statistics
+        const long row = row0 + (long)i * stride;
+        const bool live = i < iters && row < a.rows;
+        mean = live && !a.rms ? a.mean[row] : 0.f;
+        rstd = live ? a.rstd[row] : 0.f;
+    };
     auto fetch = [&](int i) { // row i's vectors (zeros past the row or the rows)
         const long row = row0 + (long)i * stride;
         const bool live = i < iters && row < a.rows;
@@ -1149,17 +1162,35 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr
         mean = live && !a.rms ? a.mean[row] : 0.f;
         rstd = live ? a.rstd[row] : 0.f;
     };
-    fetch(0);
+    if constexpr (S > 0) {
+        st.init(smem, tpr, iters, a);
+#pragma unroll
+        for (int q = 0; q < S; q++) st.issue(q, (const T *)a.x, (const T *)a.dy, second);
+        stats(0);
+    } else {
+        fetch(0);
+    }
     for (int i = 0; i < iters; i++) {
         const long row = row0 + (long)i * stride;
         V x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
+        if constexpr (S > 0) {
+            cp_async_wait<S - 1>();
 #pragma unroll
-        for (int k = 0; k < NV; k++) {
-            x[k] = xv[k];
-            d[k] = dv[k];
+            for (int k = 0; k < NV; k++) {
+                x[k] = st.get(i, k, (const T *)a.x, 0, row < a.rows);
+                d[k] = st.get(i, k, (const T *)a.dy, second, row < a.rows);
+            }
+            st.issue(i + S, (const T *)a.x, (const T *)a.dy, second); // this thread's copies of row i are read
+        } else {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                x[k] = xv[k];
+                d[k] = dv[k];
+            }
         }
         const float m = mean, r = rstd;
-        fetch(i + 1);
+        if constexpr (S > 0) stats(i + 1);
+        else fetch(i + 1);
         float sg = 0.f, sgx = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -1193,6 +1224,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(512) wr
             store_f<T, W>(reinterpret_cast<T *>(dx + c), o);
         }
     }
+    if constexpr (S > 0) cp_async_wait<0>();
     if (!a.dgamma) return;
     block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem), true); // smem: G * 2*cols floats
     cooperative_groups::this_grid().sync();
@@ -1338,11 +1370,12 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 // rows per block) and column_sums' slices.
 size_t plan_smem(const Plan &p, const kb_norm_args *a)
 {
-    if (p.wr) { // backward: the groups' partial rows (several groups), column_sums' slices
+    if (p.wr) { // backward: the staging of x and dy, the groups' partial rows, column_sums' slices
         if (!a->backward) return 0;
         const size_t acc = p.tpr < p.block ? (size_t)(p.block / p.tpr) * 2 * (size_t)a->cols * sizeof(float) : 0,
-                     part = (size_t)p.block * COLSUM_SMEM_PER_THREAD;
-        return acc > part ? acc : part;
+                     part = (size_t)p.block * COLSUM_SMEM_PER_THREAD,
+                     stage = (size_t)p.stages * p.block * p.nv * 16 * 2, m = acc > part ? acc : part;
+        return m > stage ? m : stage;
     }
     if (p.bulk) { // the ring; the backward's end reuses it as above
         const size_t es = a->dtype == 0 ? 4 : 2;
@@ -1511,6 +1544,20 @@ int wr_rows()
     return rows;
 }
 
+// KBENCH_NORM_WR_STAGES=2 or 3: the warp-row backward stages rows by cp.async
+// (wr_bwd's S; not yet run on a GPU); unset or 0: one row ahead in registers.
+int wr_stages()
+{
+    static const int stages = [] {
+        const char *e = getenv("KBENCH_NORM_WR_STAGES");
+        if (!e || !*e || !strcmp(e, "0")) return 0;
+        if (!strcmp(e, "2") || !strcmp(e, "3")) return e[0] - '0';
+        fprintf(stderr, "kbench: KBENCH_NORM_WR_STAGES=%s ignored (0, 2 or 3)\n", e);
+        return 0;
+    }();
+    return stages;
+}
+
 template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
 {
     const int w = 16 / (int)sizeof(T), mode = wr_mode();
@@ -1535,6 +1582,7 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     if (G > 16) G = 16;
     if (G > 1 && G * p.tpr > blk) G = blk / p.tpr;
     p.block = (int)(G * p.tpr);
+    p.stages = a->backward ? wr_stages() : 0;
     return true;
 }
 
@@ -1558,7 +1606,7 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
     if constexpr (NV > 2) { // never planned: registers would spill
         return (int)cudaErrorInvalidValue;
     } else {
-        auto kernel = wr_bwd<T, NV, WPR>;
+        auto kernel = p.stages == 3 ? wr_bwd<T, NV, WPR, 3> : p.stages == 2 ? wr_bwd<T, NV, WPR, 2> : wr_bwd<T, NV, WPR>;
         const int e = fit_grid(kernel, a, p);
         if (e) return e;
         if (grid) {

@@ -15,9 +15,11 @@
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   norm-wr    the warp-row norm kernels (the default where they apply):
 #              `kbench check layernorm rmsnorm` with each column sum
-#              (KBENCH_NORM_COLSUM=0, 1) and two rows a forward group
-#              (KBENCH_NORM_WR_ROWS=2), then opt timed (no verify) at rows
-#              4096: default, COLSUM=1 and WR_ROWS=2 twice each, the kernels before the
+#              (KBENCH_NORM_COLSUM=0, 1), two rows a forward group
+#              (KBENCH_NORM_WR_ROWS=2) and the staged backward
+#              (KBENCH_NORM_WR_STAGES=3), then opt timed (no verify) at rows
+#              4096: default, COLSUM=1, WR_ROWS=2 and WR_STAGES=3 (with
+#              COLSUM=1) twice each, the kernels before the
 #              warp-row ones (KBENCH_NORM_WR=0) once; the backward without
 #              affine (no dgamma sums); RMSNorm bf16 (NOCHECK=1, NOPEERS=1
 #              skip those steps)
@@ -64,19 +66,20 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        for v in COLSUM=0 COLSUM=1 WR_ROWS=2; do
+        for v in COLSUM=0 COLSUM=1 WR_ROWS=2 WR_STAGES=3; do
             [ -n "${NOCHECK:-}" ] && break
             echo "-- check KBENCH_NORM_$v"
             env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
         done
         ln="--impl opt --rows 4096 --cols 512,1024,2048,4096,8192,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
         r=0
-        for v in d c1 r2 d c1 r2 0; do
+        for v in d c1 r2 s3 d c1 r2 s3 0; do
             r=$((r + 1))
             case $v in
             d) env="KBENCH_NORM_WR=" pass=fwd,bwd ;;
             c1) env="KBENCH_NORM_COLSUM=1" pass=bwd ;;
             r2) env="KBENCH_NORM_WR_ROWS=2" pass=fwd ;;
+            s3) env="KBENCH_NORM_WR_STAGES=3 KBENCH_NORM_COLSUM=1" pass=bwd ;;
             *) env="KBENCH_NORM_WR=$v" pass=fwd,bwd ;;
             esac
             env $env timeout 300 ./kbench layernorm $ln --pass $pass --csv "$out/ln-wr$r.csv"
