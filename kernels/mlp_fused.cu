@@ -433,7 +433,10 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 for (int i = 0; i < BN; i++) reg_fence(d[i]);
                 release(prev);
 #pragma unroll
-                for (int i = 0; i < BN; i++) e[i] = d[i];
+                for (int i = 0; i < BN; i++) {
+                    e[i] = d[i];
+                    reg_fence(e[i]); // the copy here, not after the next tile's full-barrier wait
+                }
                 pending = true;
                 pm0 = m0;
                 pn0 = n0;
