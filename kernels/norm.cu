@@ -196,7 +196,7 @@ template <typename T, int W> __device__ __forceinline__ void store_f(T *p, const
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
 {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -450,11 +450,13 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
 
 // The same sums without shared memory or block barriers (KBENCH_NORM_COLSUM=1;
 // written 2026-11-23 without a GPU: not yet run). Every thread of the grid
-// takes part: a unit of VW columns goes to S adjacent lanes of one warp (S the
-// largest power of two up to 32 that the grid's threads allow), lane s adding
-// the partial rows b = s, s + S, ... (four loads in flight before their adds,
-// in order of b), then the S lanes add by a butterfly: a fixed order, the same
-// bits on every run. A tile of column_sums_w costs three block barriers and an
+// takes part: a warp takes `per` adjacent units of VW columns at once, S = 32 /
+// per lanes each (S the largest power of two up to 32 that the grid's threads
+// allow); lane l works on unit l % per and slice s = l / per, adding the
+// partial rows b = s, s + S, ... (four loads in flight before their adds, in
+// order of b; the lanes of one slice read adjacent units of one row), then a
+// unit's S lanes add by a butterfly (xor multiples of per): a fixed order,
+// the same bits on every run. A tile of column_sums_w costs three block barriers and an
 // L2 round trip, and a block takes 2 cols / (32 grid) tiles one after another;
 // here every load of a thread is in flight within one or two round trips.
 template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const float *work)
@@ -464,10 +466,10 @@ template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const
     const int nblk = gridDim.x, lane = threadIdx.x & 31;
     int S = 32;
     while (S > 1 && warps * (32 / S) < nu) S >>= 1;
-    const int per = 32 / S, sl = lane % S; // units a warp takes at once; this lane's slice
+    const int per = 32 / S, sl = lane / per; // units a warp takes at once; this lane's slice
     const long warp = (long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     for (long u0 = warp * per; u0 < nu; u0 += warps * per) { // warp-uniform: every lane shuffles
-        const long unit = u0 + lane / S, v = unit * VW;
+        const long unit = u0 + lane % per, v = unit * VW;
         float acc[VW];
 #pragma unroll
         for (int q = 0; q < VW; q++) acc[q] = 0.f;
@@ -490,7 +492,7 @@ template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const
         }
         for (int o = S >> 1; o > 0; o >>= 1)
 #pragma unroll
-            for (int q = 0; q < VW; q++) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], o);
+            for (int q = 0; q < VW; q++) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], o * per);
         if (sl == 0 && unit < nu)
 #pragma unroll
             for (int q = 0; q < VW; q++) {
@@ -516,7 +518,8 @@ __device__ void column_sums(const kb_norm_args &a, const float *work, void *part
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
 // into work[blockIdx.x]. One group a block: its vectors stored whole (16-byte
-// stores; element by element they were a scattered 4-byte store per value).
+// stores, two for a vector of 8; element by element they were a scattered
+// 4-byte store per value).
 // Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
 // its row there, then every thread adds columns over the groups in group
 // order; else acc holds 2*cols floats and the groups add theirs in turn, a
@@ -1122,7 +1125,9 @@ __global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
-    extern __shared__ float2 smem[]; // the end's block accumulator and column_sums' slices
+    // the staging (S > 0), then the end's partial rows and column_sums' slices;
+    // 16-byte aligned for cp.async and the vector stores
+    extern __shared__ __align__(16) float2 smem[];
     __shared__ float2 red[2][32];
     const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
               nvec = (int)(a.cols / W);
@@ -1654,7 +1659,8 @@ int colsum_init()
             if (!strcmp(e, "0") || !strcmp(e, "1")) v = e[0] - '0';
             else fprintf(stderr, "kbench: KBENCH_NORM_COLSUM=%s ignored (0: per-block tiles, 1: lanes)\n", e);
         }
-        return (int)cudaMemcpyToSymbol(c_colsum_lanes, &v, sizeof v);
+        // the constant starts at 0: only the opt-in touches the device (once, current device)
+        return v ? (int)cudaMemcpyToSymbol(c_colsum_lanes, &v, sizeof v) : 0;
     }();
     return rc;
 }

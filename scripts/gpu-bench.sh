@@ -66,7 +66,7 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        for v in COLSUM=0 COLSUM=1 WR_ROWS=2 WR_STAGES=3; do
+        for v in COLSUM=0 COLSUM=1 WR_ROWS=2 WR_STAGES=2 WR_STAGES=3; do
             [ -n "${NOCHECK:-}" ] && break
             echo "-- check KBENCH_NORM_$v"
             env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
