@@ -396,9 +396,31 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
         }
     }
 };
-template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const float *work, float *part)
+// acc += work[b][v .. v + VW) for the partial rows b = b0, b0 + step, ... <
+// nblk, in order of b, four rows' loads in flight before their adds.
+template <int VW>
+__device__ __forceinline__ void add_rows(float (&acc)[VW], const float *work, long n2, long v, int b0, int step, int nblk)
 {
     using F = CgVec<VW>;
+    int b = b0;
+    for (; b + 3 * step < nblk; b += 4 * step) {
+        F r[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * step) * n2 + v);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+#pragma unroll
+            for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
+    }
+    for (; b < nblk; b += step) {
+        const F r(work + (long)b * n2 + v);
+#pragma unroll
+        for (int q = 0; q < VW; q++) acc[q] += r.v[q];
+    }
+}
+
+template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const float *work, float *part)
+{
     const long cols = a.cols, n2 = 2 * cols;
     const int lane = threadIdx.x & 31, u = lane & 7, ns = (int)(blockDim.x >> 5) * 4, sl = (int)(threadIdx.x >> 5) * 4 + (lane >> 3),
               nblk = gridDim.x;
@@ -408,23 +430,7 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
         float acc[VW];
 #pragma unroll
         for (int q = 0; q < VW; q++) acc[q] = 0.f;
-        if (v < n2) {
-            int b = sl;
-            for (; b + 3 * ns < nblk; b += 4 * ns) {
-                F r[4];
-#pragma unroll
-                for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * ns) * n2 + v);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-#pragma unroll
-                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
-            }
-            for (; b < nblk; b += ns) {
-                const F r(work + (long)b * n2 + v);
-#pragma unroll
-                for (int q = 0; q < VW; q++) acc[q] += r.v[q];
-            }
-        }
+        if (v < n2) add_rows<VW>(acc, work, n2, v, sl, ns, nblk);
 #pragma unroll
         for (int q = 0; q < VW; q++) part[sl * TV + u * VW + q] = acc[q];
         __syncthreads();
@@ -461,7 +467,6 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
 // here every load of a thread is in flight within one or two round trips.
 template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const float *work)
 {
-    using F = CgVec<VW>;
     const long cols = a.cols, n2 = 2 * cols, nu = n2 / VW, warps = (long)gridDim.x * (blockDim.x >> 5);
     const int nblk = gridDim.x, lane = threadIdx.x & 31;
     int S = 32;
@@ -473,23 +478,7 @@ template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const
         float acc[VW];
 #pragma unroll
         for (int q = 0; q < VW; q++) acc[q] = 0.f;
-        if (unit < nu) {
-            int b = sl;
-            for (; b + 3 * S < nblk; b += 4 * S) {
-                F r[4];
-#pragma unroll
-                for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * S) * n2 + v);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-#pragma unroll
-                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
-            }
-            for (; b < nblk; b += S) {
-                const F r(work + (long)b * n2 + v);
-#pragma unroll
-                for (int q = 0; q < VW; q++) acc[q] += r.v[q];
-            }
-        }
+        if (unit < nu) add_rows<VW>(acc, work, n2, v, sl, S, nblk);
         for (int o = S >> 1; o > 0; o >>= 1)
 #pragma unroll
             for (int q = 0; q < VW; q++) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], o * per);
