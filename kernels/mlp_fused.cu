@@ -356,6 +356,22 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 }
             }
         };
+        // k-block kb's wgmmas on the current stage, once its bytes landed (kb 0 overwrites d)
+        auto issue = [&](int kb) {
+            mbar_wait(smem_u32(&full[stage]), phase);
+            const uint32_t a = base + stage * STAGE;
+            const uint64_t da = desc_sw128(a + wg * 64 * 128), db = desc_sw128(a + A_BYTES);
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < 4; k++) wgmma<2 * BN, T>(d, da + 2 * k, db + 2 * k, kb > 0 || k > 0);
+            wgmma_commit();
+        };
+        auto advance = [&] {
+            if (++stage == STAGES) {
+                stage = 0;
+                phase ^= 1;
+            }
+        };
         if constexpr (!OV) {
             for (int t = cluster; t < tiles; t += clusters) {
                 int mg, nb;
@@ -363,25 +379,16 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
                 int prev = 0;
                 for (int kb = 0; kb < nk; kb++) {
-                    mbar_wait(smem_u32(&full[stage]), phase);
-                    const uint32_t a = base + stage * STAGE;
-                    const uint64_t da = desc_sw128(a + wg * 64 * 128), db = desc_sw128(a + A_BYTES);
-                    wgmma_fence();
-    #pragma unroll
-                    for (int k = 0; k < 4; k++) wgmma<2 * BN, T>(d, da + 2 * k, db + 2 * k, kb > 0 || k > 0);
-                    wgmma_commit();
+                    issue(kb);
                     if (kb > 0) { // the previous stage's wgmmas are done: hand it back
                         wgmma_wait<1>();
                         release(prev);
                     }
                     prev = stage;
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1;
-                    }
+                    advance();
                 }
                 wgmma_wait<0>();
-    #pragma unroll
+#pragma unroll
                 for (int i = 0; i < BN; i++) reg_fence(d[i]);
                 release(prev);
                 epilogue(d, m0, n0);
@@ -402,21 +409,6 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 int mg, nb;
                 tile_coords(t, m_groups, n_blocks, group, mg, nb);
                 const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
-                auto issue = [&](int kb) {
-                    mbar_wait(smem_u32(&full[stage]), phase);
-                    const uint32_t a = base + stage * STAGE;
-                    const uint64_t da = desc_sw128(a + wg * 64 * 128), db = desc_sw128(a + A_BYTES);
-                    wgmma_fence();
-#pragma unroll
-                    for (int k = 0; k < 4; k++) wgmma<2 * BN, T>(d, da + 2 * k, db + 2 * k, kb > 0 || k > 0);
-                    wgmma_commit();
-                };
-                auto advance = [&] {
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1;
-                    }
-                };
                 issue(0);
                 if (pending) epilogue(e, pm0, pn0); // the previous tile's, under this k-block's wgmmas
                 int prev = stage;
