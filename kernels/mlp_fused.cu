@@ -372,6 +372,12 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 phase ^= 1;
             }
         };
+        auto finish = [&](int last) { // the tile's wgmmas done: d final, its last stage handed back
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < BN; i++) reg_fence(d[i]);
+            release(last);
+        };
         if constexpr (!OV) {
             for (int t = cluster; t < tiles; t += clusters) {
                 int mg, nb;
@@ -387,10 +393,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                     prev = stage;
                     advance();
                 }
-                wgmma_wait<0>();
-#pragma unroll
-                for (int i = 0; i < BN; i++) reg_fence(d[i]);
-                release(prev);
+                finish(prev);
                 epilogue(d, m0, n0);
             }
         } else {
@@ -420,10 +423,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                     prev = stage;
                     advance();
                 }
-                wgmma_wait<0>();
-#pragma unroll
-                for (int i = 0; i < BN; i++) reg_fence(d[i]);
-                release(prev);
+                finish(prev);
 #pragma unroll
                 for (int i = 0; i < BN; i++) {
                     e[i] = d[i];
