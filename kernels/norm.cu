@@ -99,6 +99,18 @@ template <typename T> __global__ void naive_bwd_dgamma(kb_norm_args a)
 // a grid-wide barrier (cooperative launch) all blocks add the partial rows
 // column by column, in block order.
 
+// v[i] summed over `lanes` adjacent lanes (a power of two, up to 32) by a
+// butterfly: every lane gets the same bits (it adds the same two values on
+// both sides).
+template <int N> __device__ __forceinline__ void lane_sums(float *v, int lanes = 32)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < lanes)
+#pragma unroll
+            for (int i = 0; i < N; i++) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+}
+
 // Sum v over the group of tpr threads; every thread of the group gets the
 // same bits (a butterfly adds the same two values on both sides). Must be
 // reached by every thread of the block when tpr > 32. buf < 0: red holds 32
@@ -108,13 +120,7 @@ template <typename T> __global__ void naive_bwd_dgamma(kb_norm_args a)
 // a row costs one barrier.
 __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int buf = -1)
 {
-    const int lanes = tpr < 32 ? tpr : 32;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        if (o < lanes) {
-            v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-            v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
-        }
+    lane_sums<2>(&v.x, tpr < 32 ? tpr : 32);
     if (tpr <= 32) return v;
     const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
     if (buf < 0)
@@ -140,14 +146,7 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int 
 // (n, sum of x - K0, sum of (x - K0)^2, K0). red and buf as group_sum's.
 __device__ __forceinline__ float4 group_shifted(float4 m, int tpr, float4 *red, int buf)
 {
-    const int lanes = tpr < 32 ? tpr : 32;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        if (o < lanes) {
-            m.x += __shfl_xor_sync(0xffffffffu, m.x, o);
-            m.y += __shfl_xor_sync(0xffffffffu, m.y, o);
-            m.z += __shfl_xor_sync(0xffffffffu, m.z, o);
-        }
+    lane_sums<3>(&m.x, tpr < 32 ? tpr : 32);
     if (tpr <= 32) return m;
     const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
     red += 32 * buf;
@@ -999,11 +998,7 @@ __device__ __forceinline__ void group_bar(int id, int threads)
 template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, float2 (*red)[32], int buf)
 {
     if constexpr (WPR > 0) wpr = WPR;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
-    }
+    lane_sums<2>(&v.x);
     if (wpr == 1) return v;
     const int warp = threadIdx.x >> 5, g = warp / wpr, first = g * wpr;
     if ((threadIdx.x & 31) == 0) red[buf][warp] = v;
@@ -1153,8 +1148,7 @@ __global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters
                 for (int j = 0; j < W; j++) xv[k].v[j] = dv[k].v[j] = from_f<T>(0.f);
             }
         }
-        mean = live && !a.rms ? a.mean[row] : 0.f;
-        rstd = live ? a.rstd[row] : 0.f;
+        stats(i);
     };
     if constexpr (S > 0) {
         st.init(smem, tpr, iters, a);
@@ -1309,17 +1303,29 @@ bool aligned16(const void *p) { return ((unsigned long)p & 15) == 0; }
 #ifndef KB_NORM_BULK_BYTES
 #define KB_NORM_BULK_BYTES 32768
 #endif
+// An environment knob of the kernels (callers read it once): its value when it
+// is one of the comma-separated integers `vals`, unset or empty: dflt; anything
+// else is said on stderr, with `help`, and gives dflt.
+int env_knob(const char *name, const char *vals, int dflt, const char *help)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) return dflt;
+    const size_t n = strlen(e);
+    for (const char *v = vals; *v;) {
+        const size_t len = strcspn(v, ",");
+        if (len == n && !strncmp(v, e, n)) return atoi(e);
+        v += len + (v[len] == ',');
+    }
+    fprintf(stderr, "kbench: %s=%s ignored (%s)\n", name, e, help);
+    return dflt;
+}
+
 int bulk_mode()
 {
-    static const int mode = [] {
-        if (device_attr(cudaDevAttrComputeCapabilityMajor) != 9 || device_attr(cudaDevAttrComputeCapabilityMinor) != 0)
-            return 0;
-        const char *e = getenv("KBENCH_NORM_BULK");
-        if (!e || !*e) return -1;
-        if (!strcmp(e, "0") || !strcmp(e, "1")) return e[0] - '0';
-        fprintf(stderr, "kbench: KBENCH_NORM_BULK=%s ignored (0: never, 1: always, unset: by row length)\n", e);
-        return -1;
-    }();
+    static const int mode =
+        device_attr(cudaDevAttrComputeCapabilityMajor) != 9 || device_attr(cudaDevAttrComputeCapabilityMinor) != 0
+            ? 0
+            : env_knob("KBENCH_NORM_BULK", "0,1", -1, "0: never, 1: always, unset: by row length");
     return mode;
 }
 
@@ -1514,13 +1520,7 @@ template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cuda
 constexpr int WR_FWD_BLOCK = 256, WR_BWD_BLOCK = 512;
 int wr_mode()
 {
-    static const int mode = [] {
-        const char *e = getenv("KBENCH_NORM_WR");
-        if (!e || !*e) return -1;
-        if (!strcmp(e, "0") || !strcmp(e, "1") || !strcmp(e, "2") || !strcmp(e, "4")) return e[0] - '0';
-        fprintf(stderr, "kbench: KBENCH_NORM_WR=%s ignored (0: never; 1, 2, 4: vectors a lane)\n", e);
-        return -1;
-    }();
+    static const int mode = env_knob("KBENCH_NORM_WR", "0,1,2,4", -1, "0: never; 1, 2, 4: vectors a lane");
     return mode;
 }
 
@@ -1528,13 +1528,7 @@ int wr_mode()
 // block is 256 threads at most (not yet run on a GPU). Read once.
 int wr_rows()
 {
-    static const int rows = [] {
-        const char *e = getenv("KBENCH_NORM_WR_ROWS");
-        if (!e || !*e || !strcmp(e, "1")) return 1;
-        if (!strcmp(e, "2")) return 2;
-        fprintf(stderr, "kbench: KBENCH_NORM_WR_ROWS=%s ignored (1 or 2)\n", e);
-        return 1;
-    }();
+    static const int rows = env_knob("KBENCH_NORM_WR_ROWS", "1,2", 1, "1 or 2");
     return rows;
 }
 
@@ -1542,13 +1536,7 @@ int wr_rows()
 // (wr_bwd's S; not yet run on a GPU); unset or 0: one row ahead in registers.
 int wr_stages()
 {
-    static const int stages = [] {
-        const char *e = getenv("KBENCH_NORM_WR_STAGES");
-        if (!e || !*e || !strcmp(e, "0")) return 0;
-        if (!strcmp(e, "2") || !strcmp(e, "3")) return e[0] - '0';
-        fprintf(stderr, "kbench: KBENCH_NORM_WR_STAGES=%s ignored (0, 2 or 3)\n", e);
-        return 0;
-    }();
+    static const int stages = env_knob("KBENCH_NORM_WR_STAGES", "0,2,3", 0, "0, 2 or 3");
     return stages;
 }
 
@@ -1642,26 +1630,36 @@ template <typename T> int run_wr_plan(const kb_norm_args *a, const Plan &p, cuda
 int colsum_init()
 {
     static const int rc = [] {
-        const char *e = getenv("KBENCH_NORM_COLSUM");
-        int v = 0;
-        if (e && *e) {
-            if (!strcmp(e, "0") || !strcmp(e, "1")) v = e[0] - '0';
-            else fprintf(stderr, "kbench: KBENCH_NORM_COLSUM=%s ignored (0: per-block tiles, 1: lanes)\n", e);
-        }
+        const int v = env_knob("KBENCH_NORM_COLSUM", "0,1", 0, "0: per-block tiles, 1: lanes");
         // the constant starts at 0: only the opt-in touches the device (once, current device)
         return v ? (int)cudaMemcpyToSymbol(c_colsum_lanes, &v, sizeof v) : 0;
     }();
     return rc;
 }
 
+// Which kernels take these arguments (launch_opt and kb_norm_work_bytes both
+// ask here, so the work buffer fits the grid launched): the warp-row ones
+// where they apply (unless KBENCH_NORM_BULK=1), then the bulk ones, then a
+// thread group per row.
+enum PlanKind { PLAN_WR, PLAN_BULK, PLAN_SHAPE };
+template <typename T> PlanKind choose_plan(const kb_norm_args *a, Plan &p)
+{
+    if (bulk_mode() != 1 && wr_plan<T>(a, p)) return PLAN_WR;
+    if (bulk_plan<T>(a, p)) return PLAN_BULK;
+    p = shape_plan<T>(a);
+    return PLAN_SHAPE;
+}
+
 template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
 {
-    if (a->backward && colsum_init()) return colsum_init();
-    Plan bp;
-    if (bulk_mode() != 1 && wr_plan<T>(a, bp)) return run_wr_plan<T>(a, bp, s, nullptr);
-    if (bulk_plan<T>(a, bp)) return run_bulk_nv<T>(a, bp, s, nullptr);
-    const Plan p = shape_plan<T>(a);
-    return p.w == 1 ? run_w<T, 1>(a, p, s) : run_w<T, 16 / sizeof(T)>(a, p, s);
+    if (a->backward)
+        if (const int e = colsum_init()) return e;
+    Plan p;
+    switch (choose_plan<T>(a, p)) {
+    case PLAN_WR: return run_wr_plan<T>(a, p, s, nullptr);
+    case PLAN_BULK: return run_bulk_nv<T>(a, p, s, nullptr);
+    default: return p.w == 1 ? run_w<T, 1>(a, p, s) : run_w<T, 16 / sizeof(T)>(a, p, s);
+    }
 }
 
 template <typename T> int launch_naive(const kb_norm_args *a, cudaStream_t s)
@@ -1706,9 +1704,12 @@ extern "C" size_t kb_norm_work_bytes(const kb_norm_args *a)
     long grid = 0;
     const int be = kb::by_dtype(a->dtype, [&](auto t) {
         using T = decltype(t);
-        Plan bp;
-        if (bulk_mode() != 1 && wr_plan<T>(a, bp)) return run_wr_plan<T>(a, bp, nullptr, &grid);
-        return bulk_plan<T>(a, bp) ? run_bulk_nv<T>(a, bp, nullptr, &grid) : 1;
+        Plan p;
+        switch (choose_plan<T>(a, p)) {
+        case PLAN_WR: return run_wr_plan<T>(a, p, nullptr, &grid);
+        case PLAN_BULK: return run_bulk_nv<T>(a, p, nullptr, &grid);
+        default: return 1;
+        }
     });
     if (!be) return (size_t)grid * 2 * (size_t)a->cols * sizeof(float);
     // else at most every block resident at once, one partial row each
