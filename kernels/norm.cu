@@ -453,53 +453,8 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
     }
 }
 
-// The same sums without shared memory or block barriers (KBENCH_NORM_COLSUM=1;
-// written 2026-11-23 without a GPU: not yet run). Every thread of the grid
-// takes part: a warp takes `per` adjacent units of VW columns at once, S = 32 /
-// per lanes each (S the largest power of two up to 32 that the grid's threads
-// allow); lane l works on unit l % per and slice s = l / per, adding the
-// partial rows b = s, s + S, ... (four loads in flight before their adds, in
-// order of b; the lanes of one slice read adjacent units of one row), then a
-// unit's S lanes add by a butterfly (xor multiples of per): a fixed order,
-// the same bits on every run. A tile of column_sums_w costs three block barriers and an
-// L2 round trip, and a block takes 2 cols / (32 grid) tiles one after another;
-// here every load of a thread is in flight within one or two round trips.
-template <int VW> __device__ void column_sums_lanes(const kb_norm_args &a, const float *work)
-{
-    const long cols = a.cols, n2 = 2 * cols, nu = n2 / VW, warps = (long)gridDim.x * (blockDim.x >> 5);
-    const int nblk = gridDim.x, lane = threadIdx.x & 31;
-    int S = 32;
-    while (S > 1 && warps * (32 / S) < nu) S >>= 1;
-    const int per = 32 / S, sl = lane / per; // units a warp takes at once; this lane's slice
-    const long warp = (long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    for (long u0 = warp * per; u0 < nu; u0 += warps * per) { // warp-uniform: every lane shuffles
-        const long unit = u0 + lane % per, v = unit * VW;
-        float acc[VW];
-#pragma unroll
-        for (int q = 0; q < VW; q++) acc[q] = 0.f;
-        if (unit < nu) add_rows<VW>(acc, work, n2, v, sl, S, nblk);
-        for (int o = S >> 1; o > 0; o >>= 1)
-#pragma unroll
-            for (int q = 0; q < VW; q++) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], o * per);
-        if (sl == 0 && unit < nu)
-#pragma unroll
-            for (int q = 0; q < VW; q++) {
-                const long vv = v + q;
-                if (vv < cols) a.dgamma[vv] = acc[q];
-                else if (a.dbeta) a.dbeta[vv - cols] = acc[q];
-            }
-    }
-}
-
-__constant__ int c_colsum_lanes; // KBENCH_NORM_COLSUM=1: column_sums_lanes
-
 __device__ void column_sums(const kb_norm_args &a, const float *work, void *part)
 {
-    if (c_colsum_lanes) {
-        if (a.cols % 4 == 0) column_sums_lanes<4>(a, work);
-        else column_sums_lanes<1>(a, work);
-        return;
-    }
     if (a.cols % 4 == 0) column_sums_w<4>(a, work, (float *)part);
     else column_sums_w<1>(a, work, (float *)part);
 }
@@ -985,7 +940,6 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
 // dgamma/dbeta partials stay in registers across rows).
 // Needs cols a multiple of the vector width and 16-byte aligned tensors; a
 // block holds at most 16 groups (named barriers 1..15; one-warp groups need none).
-constexpr int WR_FWD_MAX2 = 256; // threads of a forward block with two rows a group
 
 __device__ __forceinline__ void group_bar(int id, int threads)
 {
@@ -1012,88 +966,63 @@ template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, f
     return s;
 }
 
-// RW rows a group (KBENCH_NORM_WR_ROWS=2: RW 2, groups of 8 warps at most, so
-// a block of 256 whose registers are not capped at 64; written without a GPU:
-// not yet run): every row's loads in flight before the first sum, and each
-// exchange carries the sums of RW rows at once.
-template <typename T, int NV, int WPR, int RW = 1>
-__global__ void __launch_bounds__(RW > 1 ? WR_FWD_MAX2 : 1024) wr_fwd(kb_norm_args a, int wpr)
+template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) wr_fwd(kb_norm_args a, int wpr)
 {
-    static_assert(RW == 1 || RW == 2, "wr_sum carries two sums");
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
     __shared__ float2 red[2][32];
     const int tpr = wpr * 32, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
-    const long row0 = ((long)blockIdx.x * (blockDim.x / tpr) + g) * RW;
-    if (row0 >= a.rows) return; // the whole group: its barrier counts no one else
+    const long row = (long)blockIdx.x * (blockDim.x / tpr) + g;
+    if (row >= a.rows) return; // the whole group: its barrier counts no one else
     const long cols = a.cols;
-    V xv[RW][NV];
+    const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
+    V xv[NV];
 #pragma unroll
-    for (int r = 0; r < RW; r++) {
-        const bool live = row0 + r < a.rows;
-        const V *xr = reinterpret_cast<const V *>((const T *)a.x + (row0 + r) * cols);
+    for (int k = 0; k < NV; k++) {
+        const int c = k * tpr + t;
+        if (c < nvec) xv[k] = xr[c];
+        else
 #pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int c = k * tpr + t;
-            if (live && c < nvec) xv[r][k] = xr[c];
-            else
-#pragma unroll
-                for (int j = 0; j < W; j++) xv[r][k].v[j] = from_f<T>(0.f);
-        }
+            for (int j = 0; j < W; j++) xv[k].v[j] = from_f<T>(0.f);
     }
     const float inv_n = 1.f / (float)cols;
-    float mean[RW], rstd[RW];
-#pragma unroll
-    for (int r = 0; r < RW; r++) mean[r] = 0.f;
+    float mean = 0.f;
     if (!a.rms) { // two passes over registers: the mean, then squared deviations from it
-        float s[2] = {0.f, 0.f};
-#pragma unroll
-        for (int r = 0; r < RW; r++)
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-#pragma unroll
-                for (int j = 0; j < W; j++) s[r] += to_f(xv[r][k].v[j]);
-        const float2 m = wr_sum<WPR>(make_float2(s[0], s[1]), wpr, red, 0);
-        mean[0] = m.x * inv_n;
-        if constexpr (RW > 1) mean[RW - 1] = m.y * inv_n;
-    }
-    float q[2] = {0.f, 0.f};
-#pragma unroll
-    for (int r = 0; r < RW; r++)
+        float s = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++)
-            if (k * tpr + t < nvec)
 #pragma unroll
-                for (int j = 0; j < W; j++) {
-                    const float d = to_f(xv[r][k].v[j]) - mean[r];
-                    q[r] = fmaf(d, d, q[r]);
-                }
-    const float2 v = wr_sum<WPR>(make_float2(q[0], q[1]), wpr, red, 1);
-    rstd[0] = rsqrtf(v.x * inv_n + a.eps);
-    if constexpr (RW > 1) rstd[RW - 1] = rsqrtf(v.y * inv_n + a.eps);
+            for (int j = 0; j < W; j++) s += to_f(xv[k].v[j]);
+        mean = wr_sum<WPR>(make_float2(s, 0.f), wpr, red, 0).x * inv_n;
+    }
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (k * tpr + t < nvec)
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float d = to_f(xv[k].v[j]) - mean;
+                q = fmaf(d, d, q);
+            }
+    const float rstd = rsqrtf(wr_sum<WPR>(make_float2(q, 0.f), wpr, red, 1).x * inv_n + a.eps);
     const V *gm = reinterpret_cast<const V *>(a.gamma), *bt = reinterpret_cast<const V *>(a.beta);
+    V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
 #pragma unroll
-    for (int r = 0; r < RW; r++) {
-        const long row = row0 + r;
-        if (row >= a.rows) break;
-        V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
+    for (int k = 0; k < NV; k++) {
+        const int c = k * tpr + t;
+        if (c >= nvec) continue;
+        float gv[W], bv[W], o[W];
+        if (gm) unpack<T, W>(gm[c], gv);
+        if (bt) unpack<T, W>(bt[c], bv);
 #pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int c = k * tpr + t;
-            if (c >= nvec) continue;
-            float gv[W], bv[W], o[W];
-            if (gm) unpack<T, W>(gm[c], gv);
-            if (bt) unpack<T, W>(bt[c], bv);
-#pragma unroll
-            for (int j = 0; j < W; j++)
-                o[j] = (to_f(xv[r][k].v[j]) - mean[r]) * rstd[r] * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
-            store_f<T, W>(reinterpret_cast<T *>(y + c), o);
-        }
-        if (t == 0) {
-            if (a.mean) a.mean[row] = mean[r];
-            a.rstd[row] = rstd[r];
-        }
+        for (int j = 0; j < W; j++)
+            o[j] = (to_f(xv[k].v[j]) - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
+        store_f<T, W>(reinterpret_cast<T *>(y + c), o);
+    }
+    if (t == 0) {
+        if (a.mean) a.mean[row] = mean;
+        a.rstd[row] = rstd;
     }
 }
 
@@ -1400,8 +1329,12 @@ size_t plan_smem(const Plan &p, const kb_norm_args *a)
 template <typename K> int fit_grid(K kernel, const kb_norm_args *a, Plan &p)
 {
     p.smem = plan_smem(p, a);
-    int e;
-    if (p.smem > 48 * 1024 &&
+    // past 48 KiB of static and dynamic shared memory a kernel must opt in
+    // (a launch fails otherwise: wr_bwd S 2 at cols 3000 asked for 48 KiB + its static red)
+    cudaFuncAttributes fa;
+    int e = (int)cudaFuncGetAttributes(&fa, kernel);
+    if (e) return e;
+    if (p.smem + fa.sharedSizeBytes > 48 * 1024 &&
         (e = (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem)))
         return e;
     int per_sm = 0;
@@ -1524,20 +1457,15 @@ int wr_mode()
     return mode;
 }
 
-// KBENCH_NORM_WR_ROWS=2: the forward's groups take two rows each where a
-// block is 256 threads at most (not yet run on a GPU). Read once.
-int wr_rows()
+// The warp-row backward's staging (wr_bwd's S): rows of 4 warps or more stage
+// 3 rows ahead by cp.async (H100, rows 4096, 16-bit, % of copy: cols 4096
+// 66-68 -> 71, 8192 65-67 -> 74, 2048 +1), shorter rows take the next row in
+// registers (S 3 lost 1-3 points at cols 512 and 1024).
+// KBENCH_NORM_WR_STAGES=0, 2 or 3 forces S. Read once.
+int wr_stages(int wpr)
 {
-    static const int rows = env_knob("KBENCH_NORM_WR_ROWS", "1,2", 1, "1 or 2");
-    return rows;
-}
-
-// KBENCH_NORM_WR_STAGES=2 or 3: the warp-row backward stages rows by cp.async
-// (wr_bwd's S; not yet run on a GPU); unset or 0: one row ahead in registers.
-int wr_stages()
-{
-    static const int stages = env_knob("KBENCH_NORM_WR_STAGES", "0,2,3", 0, "0, 2 or 3");
-    return stages;
+    static const int forced = env_knob("KBENCH_NORM_WR_STAGES", "0,2,3", -1, "0, 2 or 3");
+    return forced >= 0 ? forced : wpr >= 4 ? 3 : 0;
 }
 
 template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
@@ -1564,7 +1492,7 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     if (G > 16) G = 16;
     if (G > 1 && G * p.tpr > blk) G = blk / p.tpr;
     p.block = (int)(G * p.tpr);
-    p.stages = a->backward ? wr_stages() : 0;
+    p.stages = a->backward ? wr_stages((int)wpr) : 0;
     return true;
 }
 
@@ -1576,12 +1504,6 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
     if (!a->backward) {
         if (grid) return (int)cudaErrorInvalidValue;
         const long G = p.block / p.tpr;
-        if constexpr (WPR * 32 <= WR_FWD_MAX2) {
-            if (wr_rows() == 2 && p.block <= WR_FWD_MAX2) {
-                wr_fwd<T, NV, WPR, 2><<<(unsigned)((a->rows + 2 * G - 1) / (2 * G)), p.block, 0, s>>>(args, wpr);
-                return (int)cudaGetLastError();
-            }
-        }
         wr_fwd<T, NV, WPR><<<(unsigned)((a->rows + G - 1) / G), p.block, 0, s>>>(args, wpr);
         return (int)cudaGetLastError();
     }
@@ -1625,18 +1547,6 @@ template <typename T> int run_wr_plan(const kb_norm_args *a, const Plan &p, cuda
     return (int)cudaErrorInvalidValue;
 }
 
-// KBENCH_NORM_COLSUM=1: the backward's column sums by column_sums_lanes (not
-// yet run on a GPU); read once, copied to the device at the first launch.
-int colsum_init()
-{
-    static const int rc = [] {
-        const int v = env_knob("KBENCH_NORM_COLSUM", "0,1", 0, "0: per-block tiles, 1: lanes");
-        // the constant starts at 0: only the opt-in touches the device (once, current device)
-        return v ? (int)cudaMemcpyToSymbol(c_colsum_lanes, &v, sizeof v) : 0;
-    }();
-    return rc;
-}
-
 // Which kernels take these arguments (launch_opt and kb_norm_work_bytes both
 // ask here, so the work buffer fits the grid launched): the warp-row ones
 // where they apply (unless KBENCH_NORM_BULK=1), then the bulk ones, then a
@@ -1652,8 +1562,6 @@ template <typename T> PlanKind choose_plan(const kb_norm_args *a, Plan &p)
 
 template <typename T> int launch_opt(const kb_norm_args *a, cudaStream_t s)
 {
-    if (a->backward)
-        if (const int e = colsum_init()) return e;
     Plan p;
     switch (choose_plan<T>(a, p)) {
     case PLAN_WR: return run_wr_plan<T>(a, p, s, nullptr);
