@@ -1277,8 +1277,11 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
     const long nv = pow2ceil((nvec + tpr - 1) / tpr);
     if (nv > (a->backward ? 16 / w : 8)) return false;
     // by default not where a quarter or more of a row's threads would idle
-    // (bf16 cols 5120 backward: 44-50% of copy against the default's 48-56)
-    if (mode < 0 && 4 * nvec < 3 * tpr * nv) return false;
+    // (bf16 cols 5120 backward: 44-50% of copy against the default's 48-56),
+    // forward; a backward the warp-row kernels did not take is past 8192
+    // 16-bit columns, where the default kernels fall far behind (H100, rows
+    // 4096, cols 10240: fp16 38%, fp32 23% of copy)
+    if (mode < 0 && !a->backward && 4 * nvec < 3 * tpr * nv) return false;
     const long row_bytes = a->cols * es, tens = a->backward ? 2 : 1;
     long R = 1;
     while (R * 2 * tpr <= 1024 && R * 2 * row_bytes <= 16 * 1024 && R < a->rows) R *= 2;
