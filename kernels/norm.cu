@@ -1032,8 +1032,10 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
 // copies and reads back only its own vectors, so no barrier guards them)
 // instead of one row ahead in registers: more bytes in flight, fewer registers.
-template <typename T, int NV, int WPR, int S = 0>
-__global__ void __launch_bounds__(512) wr_bwd(kb_norm_args a, int wpr, int iters)
+// LB < 512 (wr_occ): blocks of at most LB threads, two of them an SM by
+// registers (LB 320: 96 registers).
+template <typename T, int NV, int WPR, int S = 0, int LB = 512>
+__global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, int wpr, int iters)
 {
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
@@ -1161,6 +1163,7 @@ struct Plan {
     int stages;            // cp.async stages (16-byte vectors), 0: plain loads; bulk: slots of the ring
     bool bulk;             // the sm_90 kernels: chunks of block/tpr rows by bulk copies
     bool wr;               // the warp-row kernels: tpr = 32 x warps per row, nv vectors per lane
+    int lb;                // wr_bwd's LB (0: 512)
     long grid;
     int iters;
     size_t smem;
@@ -1471,6 +1474,19 @@ int wr_stages(int wpr)
     return forced >= 0 ? forced : wpr >= 4 ? 3 : 0;
 }
 
+// Rows of 9 or 10 warps (16-bit cols 4104-5120) have an SM to one group of
+// the staged backward under 128 registers; capped at 96 (wr_bwd's LB 320)
+// two groups fit (H100, rows 4096, cols 5120, % of copy: fp16 64 -> 72, bf16
+// 63 -> 68; RMSNorm bf16 16384 rows 69 -> 78). Not for shorter rows: at
+// cols 2560-3072 (groups of 5-6 warps, 3 blocks an SM) it lost 1-6 points;
+// a cap of 80 registers (blocks of 384, for 12 warps) spilled and lost up to
+// 17. KBENCH_NORM_WR_OCC=0 turns it off. Read once.
+int wr_occ(long wpr)
+{
+    static const int on = env_knob("KBENCH_NORM_WR_OCC", "0,1", 1, "0 or 1");
+    return on && (wpr == 9 || wpr == 10) ? 320 : 0;
+}
+
 template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
 {
     const int w = 16 / (int)sizeof(T), mode = wr_mode();
@@ -1496,6 +1512,7 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     if (G > 1 && G * p.tpr > blk) G = blk / p.tpr;
     p.block = (int)(G * p.tpr);
     p.stages = a->backward ? wr_stages((int)wpr) : 0;
+    if (a->backward && p.stages == 3) p.lb = wr_occ(wpr); // one group a block either way
     return true;
 }
 
@@ -1514,6 +1531,8 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
         return (int)cudaErrorInvalidValue;
     } else {
         auto kernel = p.stages == 3 ? wr_bwd<T, NV, WPR, 3> : p.stages == 2 ? wr_bwd<T, NV, WPR, 2> : wr_bwd<T, NV, WPR>;
+        if constexpr (WPR == 0)
+            if (p.lb == 320) kernel = wr_bwd<T, NV, 0, 3, 320>;
         const int e = fit_grid(kernel, a, p);
         if (e) return e;
         if (grid) {
