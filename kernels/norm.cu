@@ -1028,7 +1028,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 
 // Backward: a persistent grid of blocks of at most 512 threads (128 registers);
 // group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
-// S > 0 (KBENCH_NORM_WR_STAGES=2 or 3; written without a GPU: not yet run):
+// S > 0 (3 by default for rows of 4 warps or more, wr_stages):
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
 // copies and reads back only its own vectors, so no barrier guards them)
 // instead of one row ahead in registers: more bytes in flight, fewer registers.

@@ -13,16 +13,13 @@
 #   norm-bulk  opt alone at the same shapes, twice: KBENCH_NORM_BULK=0 and
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
-#   norm-wr    the warp-row norm kernels (the default where they apply):
-#              `kbench check layernorm rmsnorm` with each column sum
-#              (KBENCH_NORM_COLSUM=0, 1), two rows a forward group
-#              (KBENCH_NORM_WR_ROWS=2) and the staged backward
-#              (KBENCH_NORM_WR_STAGES=3), then opt timed (no verify) at rows
-#              4096: default, COLSUM=1, WR_ROWS=2 and WR_STAGES=3 (with
-#              COLSUM=1) twice each, the kernels before the
-#              warp-row ones (KBENCH_NORM_WR=0) once; the backward without
-#              affine (no dgamma sums); RMSNorm bf16 (NOCHECK=1, NOPEERS=1
-#              skip those steps)
+#   norm-wr    the warp-row norm kernels' knobs: `kbench check layernorm
+#              rmsnorm --impl opt` under KBENCH_NORM_WR_STAGES=0 and 2 and
+#              KBENCH_NORM_WR_OCC=0, then opt timed (no verify) at rows 4096,
+#              fp16 and bf16: the default, WR_STAGES=0 and WR_OCC=0 (backward)
+#              twice each, the kernels before the warp-row ones
+#              (KBENCH_NORM_WR=0) once; the backward without affine (no
+#              dgamma sums); RMSNorm bf16 (NOCHECK=1, NOPEERS=1 skip those steps)
 #   mlp        configs/mlp.json, every implementation
 #   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
 #              `kbench check mlp --impl fused` under each, then each timed
@@ -66,20 +63,19 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        for v in COLSUM=0 COLSUM=1 WR_ROWS=2 WR_STAGES=2 WR_STAGES=3; do
+        for v in WR_STAGES=0 WR_STAGES=2 WR_OCC=0; do
             [ -n "${NOCHECK:-}" ] && break
             echo "-- check KBENCH_NORM_$v"
-            env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm | tail -n 2
+            env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm --impl opt | tail -n 2
         done
-        ln="--impl opt --rows 4096 --cols 512,1024,2048,4096,8192,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
+        ln="--impl opt --rows 4096 --cols 512,1024,2048,3072,4096,5120,6144,8192,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
         r=0
-        for v in d c1 r2 s3 d c1 r2 s3 0; do
+        for v in d s0 o0 d s0 o0 0; do
             r=$((r + 1))
             case $v in
             d) env="KBENCH_NORM_WR=" pass=fwd,bwd ;;
-            c1) env="KBENCH_NORM_COLSUM=1" pass=bwd ;;
-            r2) env="KBENCH_NORM_WR_ROWS=2" pass=fwd ;;
-            s3) env="KBENCH_NORM_WR_STAGES=3 KBENCH_NORM_COLSUM=1" pass=bwd ;;
+            s0) env="KBENCH_NORM_WR_STAGES=0" pass=bwd ;;
+            o0) env="KBENCH_NORM_WR_OCC=0" pass=bwd ;;
             *) env="KBENCH_NORM_WR=$v" pass=fwd,bwd ;;
             esac
             env $env timeout 300 ./kbench layernorm $ln --pass $pass --csv "$out/ln-wr$r.csv"
