@@ -1033,7 +1033,8 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 // copies and reads back only its own vectors, so no barrier guards them)
 // instead of one row ahead in registers: more bytes in flight, fewer registers.
 // LB < 512 (wr_occ): blocks of at most LB threads, two of them an SM by
-// registers (LB 320: 96 registers).
+// registers (LB 320: 96 registers); LB 640 (wr_wide): one group of up to 20
+// warps, 96 registers.
 template <typename T, int NV, int WPR, int S = 0, int LB = 512>
 __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, int wpr, int iters)
 {
@@ -1487,6 +1488,17 @@ int wr_occ(long wpr)
     return on && (wpr == 9 || wpr == 10) ? 320 : 0;
 }
 
+// KBENCH_NORM_WR_WIDE=1 (written 2026-11-23 without a GPU: not yet run): the
+// staged backward also takes rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120;
+// which the bulk kernels run at 60-63% of copy with 3/8 of their slots
+// idle at 10240), one group a block of up to 640 threads capped at 96
+// registers (wr_bwd's LB 640). Read once.
+bool wr_wide()
+{
+    static const bool on = env_knob("KBENCH_NORM_WR_WIDE", "0,1", 0, "0 or 1") == 1;
+    return on;
+}
+
 template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
 {
     const int w = 16 / (int)sizeof(T), mode = wr_mode();
@@ -1498,7 +1510,7 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     int nv = mode > 0 ? mode : nvmax;
     if (nv > nvmax) nv = nvmax;
     const long wpr = (nvec + 32 * nv - 1) / (32 * nv);
-    if (wpr > (a->backward ? 16 : 32)) return false;
+    if (wpr > (!a->backward ? 32 : wr_wide() ? 20 : 16)) return false;
     while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; // a short row: fewer vectors, same warps
     p = Plan{};
     p.wr = true;
@@ -1513,6 +1525,10 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     p.block = (int)(G * p.tpr);
     p.stages = a->backward ? wr_stages((int)wpr) : 0;
     if (a->backward && p.stages == 3) p.lb = wr_occ(wpr); // one group a block either way
+    if (a->backward && p.block > WR_BWD_BLOCK) { // rows of 17-20 warps (wr_wide): the staged kernel of LB 640 only
+        if (p.stages != 3) return false;
+        p.lb = 640;
+    }
     return true;
 }
 
@@ -1531,8 +1547,10 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
         return (int)cudaErrorInvalidValue;
     } else {
         auto kernel = p.stages == 3 ? wr_bwd<T, NV, WPR, 3> : p.stages == 2 ? wr_bwd<T, NV, WPR, 2> : wr_bwd<T, NV, WPR>;
-        if constexpr (WPR == 0)
+        if constexpr (WPR == 0) {
             if (p.lb == 320) kernel = wr_bwd<T, NV, 0, 3, 320>;
+            if (p.lb == 640) kernel = wr_bwd<T, NV, 0, 3, 640>;
+        }
         const int e = fit_grid(kernel, a, p);
         if (e) return e;
         if (grid) {

@@ -295,11 +295,13 @@ static const kb_impl impls[] = {
 /* small and odd shapes (not multiples of the vector width or the block),
  * every path of opt: thread groups of 1 to 512, several rows per block,
  * backward grids that loop over rows, rows too long for registers; warp-row
- * groups of 1 to 32 warps, powers of two and not (3000, 5120: 3, 5, 6, 10,
- * 12 warps) */
+ * groups of 1 to 32 warps, powers of two and not (3000, 4608, 5120: 3, 5,
+ * 6, 9, 10, 12 warps); 9000 and 10240: the 16-bit backward past 16 warps
+ * (bulk kernels with idle slots, or KBENCH_NORM_WR_WIDE=1's groups of 18
+ * and 20 warps) */
 static const char *const checks[] = {
     "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",
-    "{\"rows\": [5, 300], \"cols\": [3000, 5120]}",
+    "{\"rows\": [5, 300], \"cols\": [3000, 4608, 5120, 9000, 10240]}",
     "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
     "{\"rows\": 3000, \"cols\": [200, 1024]}",
     "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
