@@ -1489,10 +1489,10 @@ int wr_occ(long wpr)
 }
 
 // KBENCH_NORM_WR_WIDE=1 (written 2026-11-23 without a GPU: not yet run): the
-// staged backward also takes rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120;
-// which the bulk kernels run at 60-63% of copy with 3/8 of their slots
-// idle at 10240), one group a block of up to 640 threads capped at 96
-// registers (wr_bwd's LB 640). Read once.
+// staged backward also takes rows of 17-20 warps (16-bit cols 8200-10240,
+// which the bulk kernels run at 60-63% of copy with 3/8 of their slots idle
+// at 10240; fp32 4100-5120, bulk at ~79%), one group a block of up to 640
+// threads capped at 96 registers (wr_bwd's LB 640). Read once.
 bool wr_wide()
 {
     static const bool on = env_knob("KBENCH_NORM_WR_WIDE", "0,1", 0, "0 or 1") == 1;
