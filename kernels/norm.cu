@@ -1026,7 +1026,8 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
     }
 }
 
-// Backward: a persistent grid of blocks of at most 512 threads (128 registers);
+// Backward: a persistent grid of blocks of at most 512 threads (128 registers;
+// 640 at 96 with KBENCH_NORM_WR_WIDE=1);
 // group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
 // S > 0 (3 by default for rows of 4 warps or more, wr_stages):
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
@@ -1449,7 +1450,7 @@ template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cuda
 }
 
 // The warp-row kernels take every row whose bytes are a multiple of 16 (16-byte
-// aligned tensors) and that 32 warps (backward 16) of NV vectors a lane hold:
+// aligned tensors) and that 32 warps (backward 16, 20 with wr_wide) of NV vectors a lane hold:
 // NV 4 forward (64 registers at most), 2 backward (x, dy and two sums an
 // element: 16-bit ~128 registers, fp32 ~94), as few
 // warps as hold the row (wpr = ceil(vectors / 32 NV)), then NV as small as
@@ -1528,6 +1529,13 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     if (a->backward && p.block > WR_BWD_BLOCK) { // rows of 17-20 warps (wr_wide): the staged kernel of LB 640 only
         if (p.stages != 3) return false;
         p.lb = 640;
+    }
+    // the staging must fit the device's shared memory with wr_bwd's static red
+    // (120 KiB at 640 threads: more than the 99 KiB of sm_86/89/120)
+    if (a->backward && plan_smem(p, a) + 64 * sizeof(float2) > (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin)) {
+        if (p.block > WR_BWD_BLOCK) return false;
+        p.stages = 0;
+        p.lb = 0;
     }
     return true;
 }
