@@ -32,9 +32,7 @@
 // size; "w1"/"w2" consumer warpgroups; "n<BN>" the tile width (w2: 128,
 // 112, 96, 64; w1: 128, 64; unset: pick_bn's for w2, 64 for w1);
 // "g<N>" m-groups walking the n-blocks together; "e1" the epilogue's
-// unguarded fast path for interior tiles (no faster, kernels/NOTES.md);
-// "o1" a tile's epilogue under the next tile's first k-block of wgmmas
-// (two consumer warpgroups, BN 96 or n64; not yet run on a GPU).
+// unguarded fast path for interior tiles (no faster, kernels/NOTES.md).
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -255,7 +253,7 @@ __device__ __forceinline__ void tile_coords(int t, int m_groups, int n_blocks, i
 // CL = 2: clusters of two CTAs take m-blocks 2i and 2i+1 of one n-block;
 // CTA r loads the G (r = 0) or U (r = 1) tile for both (multicast), so
 // each stage's empty barrier waits for the consumer warps of both CTAs.
-template <typename T, int NWG, int BN, int STAGES, int CL, bool OV = false>
+template <typename T, int NWG, int BN, int STAGES, int CL>
 __global__ void __launch_bounds__(128 * (NWG + 1), 1)
     gate_up_wgmma(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,
                   const __grid_constant__ CUtensorMap tmu, T *__restrict__ h, int M, int N, int K, int group,
@@ -378,62 +376,22 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             for (int i = 0; i < BN; i++) reg_fence(d[i]);
             release(last);
         };
-        if constexpr (!OV) {
-            for (int t = cluster; t < tiles; t += clusters) {
-                int mg, nb;
-                tile_coords(t, m_groups, n_blocks, group, mg, nb);
-                const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
-                int prev = 0;
-                for (int kb = 0; kb < nk; kb++) {
-                    issue(kb);
-                    if (kb > 0) { // the previous stage's wgmmas are done: hand it back
-                        wgmma_wait<1>();
-                        release(prev);
-                    }
-                    prev = stage;
-                    advance();
-                }
-                finish(prev);
-                epilogue(d, m0, n0);
-            }
-        } else {
-            // OV (KBENCH_FUSED=o1; written 2026-11-23 without a GPU: not yet
-            // run): a tile's accumulators are copied to plain registers (e)
-            // once its wgmmas are done, the next tile's first k-block of
-            // wgmmas is issued, and only then does the copy's epilogue run, on
-            // the CUDA cores while the tensor cores work. The epilogue never
-            // reads an accumulator a wgmma may be writing (ptxas would then
-            // serialize every wgmma: C7514), and no wgmma wait sits in a
-            // branch (C7518). Costs BN more registers: BN 96 or 64.
-            float e[BN];
-            bool pending = false;
-            int pm0 = 0, pn0 = 0;
-            for (int t = cluster; t < tiles; t += clusters) {
-                int mg, nb;
-                tile_coords(t, m_groups, n_blocks, group, mg, nb);
-                const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
-                issue(0);
-                if (pending) epilogue(e, pm0, pn0); // the previous tile's, under this k-block's wgmmas
-                int prev = stage;
-                advance();
-                for (int kb = 1; kb < nk; kb++) {
-                    issue(kb);
-                    wgmma_wait<1>(); // the previous stage's wgmmas are done: hand it back
+        for (int t = cluster; t < tiles; t += clusters) {
+            int mg, nb;
+            tile_coords(t, m_groups, n_blocks, group, mg, nb);
+            const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
+            int prev = 0;
+            for (int kb = 0; kb < nk; kb++) {
+                issue(kb);
+                if (kb > 0) { // the previous stage's wgmmas are done: hand it back
+                    wgmma_wait<1>();
                     release(prev);
-                    prev = stage;
-                    advance();
                 }
-                finish(prev);
-#pragma unroll
-                for (int i = 0; i < BN; i++) {
-                    e[i] = d[i];
-                    reg_fence(e[i]); // the copy here, not after the next tile's full-barrier wait
-                }
-                pending = true;
-                pm0 = m0;
-                pn0 = n0;
+                prev = stage;
+                advance();
             }
-            if (pending) epilogue(e, pm0, pn0);
+            finish(prev);
+            epilogue(d, m0, n0);
         }
     }
     if (CL > 1) cluster_sync(); // no CTA leaves while its peer may still signal its barriers
@@ -657,7 +615,7 @@ const Device &device()
 
 // KBENCH_FUSED: testing knobs (see the top of the file); 0 = automatic
 struct Knobs {
-    bool mma = false, fast_epilogue = false, ov = false;
+    bool mma = false, fast_epilogue = false;
     int cl = 0, bn = 0, wg = 0, group = 0;
 };
 
@@ -674,11 +632,10 @@ const Knobs &knobs()
             if (!strcmp(tok, "mma")) k.mma = true;
             else if (tok[0] == 'c') k.cl = atoi(tok + 1);
             else if (!strcmp(tok, "e1")) k.fast_epilogue = true;
-            else if (!strcmp(tok, "o1")) k.ov = true;
             else if (tok[0] == 'n') k.bn = atoi(tok + 1);
             else if (tok[0] == 'w') k.wg = atoi(tok + 1);
             else if (tok[0] == 'g') k.group = atoi(tok + 1);
-            else fprintf(stderr, "kbench: KBENCH_FUSED: '%s' ignored (mma, c<N>, w<N>, n<BN>, g<N>, e1, o1)\n", tok);
+            else fprintf(stderr, "kbench: KBENCH_FUSED: '%s' ignored (mma, c<N>, w<N>, n<BN>, g<N>, e1)\n", tok);
         }
     }
     return k;
@@ -771,12 +728,12 @@ template <typename T, int NWG, int BN, int CL> cudaLaunchConfig_t launch_config(
 
 // How many clusters of this kernel fit on the device at once (asked once);
 // 0: it cannot run here.
-template <typename T, int NWG, int BN, int CL, bool OV = false> int max_clusters()
+template <typename T, int NWG, int BN, int CL> int max_clusters()
 {
     static int n = -1;
     if (n < 0) {
         n = 0;
-        auto kern = gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL, OV>;
+        auto kern = gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL>;
         cudaLaunchAttribute attr;
         cudaLaunchConfig_t cfg = launch_config<T, NWG, BN, CL>(&attr);
         cfg.gridDim = dim3(CL * (device().sms > 0 ? device().sms : 132));
@@ -796,11 +753,10 @@ long cluster_tiles(int M, int N, int BM, int BN, int CL)
 }
 
 // 1: launched; 0: this configuration cannot run here (fall back); < 0: -cudaError
-template <typename T, int NWG, int BN, int CL, bool OV = false>
-int launch_wgmma(const kb_mlp_args *a, int group, cudaStream_t s)
+template <typename T, int NWG, int BN, int CL> int launch_wgmma(const kb_mlp_args *a, int group, cudaStream_t s)
 {
     constexpr int BM = Shape<NWG, BN>::BM;
-    const int clusters_max = max_clusters<T, NWG, BN, CL, OV>();
+    const int clusters_max = max_clusters<T, NWG, BN, CL>();
     if (!clusters_max) return 0;
     MapCache *m;
     if (!maps_for(a, BM, BN, &m)) return 0;
@@ -813,7 +769,7 @@ int launch_wgmma(const kb_mlp_args *a, int group, cudaStream_t s)
     cfg.stream = s;
     if (group < 1) group = (16 + CL - 1) / CL; // 16 m-blocks of BM rows walk the n-blocks together
     if (group > m_groups) group = (int)m_groups;
-    cudaError_t e = cudaLaunchKernelEx(&cfg, gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL, OV>, m->mx, m->mg, m->mu,
+    cudaError_t e = cudaLaunchKernelEx(&cfg, gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL>, m->mx, m->mg, m->mu,
                                        (T *)a->h, M, N, K, group, knobs().fast_epilogue ? 1 : 0);
     return e == cudaSuccess ? 1 : -(int)e;
 }
@@ -858,10 +814,6 @@ template <typename T> int gate_up_hopper(const kb_mlp_args *a, cudaStream_t s)
     if (bn <= 0) bn = wg == 1 ? 64 : 128;
     const int g = k.group;
     if (wg == 1) return bn == 128 ? launch_wgmma<T, 1, 128, 1>(a, g, s) : launch_wgmma<T, 1, 64, 1>(a, g, s);
-    if (k.ov) { // two accumulators of BN 96 (or 64) fit the consumers' 232 registers
-        if (bn == 64) return cl == 2 ? launch_wgmma<T, 2, 64, 2, true>(a, g, s) : launch_wgmma<T, 2, 64, 1, true>(a, g, s);
-        return cl == 2 ? launch_wgmma<T, 2, 96, 2, true>(a, g, s) : launch_wgmma<T, 2, 96, 1, true>(a, g, s);
-    }
     switch (bn) {
     case 112: return cl == 2 ? launch_wgmma<T, 2, 112, 2>(a, g, s) : launch_wgmma<T, 2, 112, 1>(a, g, s);
     case 96: return cl == 2 ? launch_wgmma<T, 2, 96, 2>(a, g, s) : launch_wgmma<T, 2, 96, 1>(a, g, s);

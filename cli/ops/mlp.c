@@ -273,8 +273,7 @@ static const char *const checks[] = {
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": 200}",
     /* ... and CTAs that take two tiles or more (at BN 96, 84 tiles for 66
      * clusters of 2 at 512 tokens, 210 for 132 CTAs at 640), the last n-block
-     * and k-block cut short: a tile's epilogue after the next tile's start
-     * (KBENCH_FUSED=o1) */
+     * and k-block cut short */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [512, 640], \"hidden\": 72, \"inter\": 4000}",
 };
 
