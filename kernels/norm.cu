@@ -949,6 +949,8 @@ __device__ __forceinline__ void group_bar(int id, int threads)
 // Sum v over the group: red[2][32] holds one value per warp of the block, buf
 // picks the half; a half is rewritten two calls later, after a named barrier
 // that each of the group's warps passes only once done reading it.
+using WrRed = float2[2][32]; // one sum a warp of the block, two rows' worth (wr_sum's buf)
+
 template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, float2 (*red)[32], int buf)
 {
     if constexpr (WPR > 0) wpr = WPR;
@@ -971,7 +973,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
-    __shared__ float2 red[2][32];
+    __shared__ WrRed red;
     const int tpr = wpr * 32, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
     const long row = (long)blockIdx.x * (blockDim.x / tpr) + g;
     if (row >= a.rows) return; // the whole group: its barrier counts no one else
@@ -1045,7 +1047,7 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     // the staging (S > 0), then the end's partial rows and column_sums' slices;
     // 16-byte aligned for cp.async and the vector stores
     extern __shared__ __align__(16) float2 smem[];
-    __shared__ float2 red[2][32];
+    __shared__ WrRed red;
     const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
               nvec = (int)(a.cols / W);
     const long cols = a.cols, row0 = (long)blockIdx.x * G + g, stride = (long)gridDim.x * G;
@@ -1215,6 +1217,7 @@ template <typename T> Plan shape_plan(const kb_norm_args *a)
 }
 
 size_t plan_smem(const Plan &p, const kb_norm_args *a);
+bool smem_fits(const Plan &p, const kb_norm_args *a, size_t static_bytes = 0);
 
 int device_attr(cudaDeviceAttr attr)
 {
@@ -1299,7 +1302,7 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
     p.nv = (int)nv;
     p.block = (int)(R * tpr);
     p.stages = 4 * chunk <= 64 * 1024 ? 4 : 3 * chunk <= 120 * 1024 ? 3 : 2;
-    return plan_smem(p, a) <= (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+    return smem_fits(p, a);
 }
 
 // Dynamic shared memory: red[32] + the larger of the staging area (x; the
@@ -1330,6 +1333,12 @@ size_t plan_smem(const Plan &p, const kb_norm_args *a)
     size_t part = a->backward ? (size_t)p.block * COLSUM_SMEM_PER_THREAD : 0;
     size_t m = stage > acc ? stage : acc;
     return RED_F2 * sizeof(float2) + (m > part ? m : part);
+}
+
+// Whether a plan's dynamic shared memory, with the kernel's static, fits a block of this device.
+bool smem_fits(const Plan &p, const kb_norm_args *a, size_t static_bytes)
+{
+    return plan_smem(p, a) + static_bytes <= (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
 }
 
 // A persistent grid: every block resident at once (the backward's grid
@@ -1469,10 +1478,10 @@ int wr_mode()
 // 3 rows ahead by cp.async (H100, rows 4096, 16-bit, % of copy: cols 4096
 // 66-68 -> 71, 8192 65-67 -> 74, 2048 +1), shorter rows take the next row in
 // registers (S 3 lost 1-3 points at cols 512 and 1024).
-// KBENCH_NORM_WR_STAGES=0, 2 or 3 forces S. Read once.
+// KBENCH_NORM_WR_STAGES=0 or 3 forces S. Read once.
 int wr_stages(int wpr)
 {
-    static const int forced = env_knob("KBENCH_NORM_WR_STAGES", "0,2,3", -1, "0, 2 or 3");
+    static const int forced = env_knob("KBENCH_NORM_WR_STAGES", "0,3", -1, "0 or 3");
     return forced >= 0 ? forced : wpr >= 4 ? 3 : 0;
 }
 
@@ -1532,7 +1541,7 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     }
     // the staging must fit the device's shared memory with wr_bwd's static red
     // (120 KiB at 640 threads: more than the 99 KiB of sm_86/89/120)
-    if (a->backward && plan_smem(p, a) + 64 * sizeof(float2) > (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin)) {
+    if (a->backward && !smem_fits(p, a, sizeof(WrRed))) {
         if (p.block > WR_BWD_BLOCK) return false;
         p.stages = 0;
         p.lb = 0;
@@ -1554,7 +1563,7 @@ template <typename T, int NV, int WPR> int run_wr(const kb_norm_args *a, Plan p,
     if constexpr (NV > 2) { // never planned: registers would spill
         return (int)cudaErrorInvalidValue;
     } else {
-        auto kernel = p.stages == 3 ? wr_bwd<T, NV, WPR, 3> : p.stages == 2 ? wr_bwd<T, NV, WPR, 2> : wr_bwd<T, NV, WPR>;
+        auto kernel = p.stages == 3 ? wr_bwd<T, NV, WPR, 3> : wr_bwd<T, NV, WPR>;
         if constexpr (WPR == 0) {
             if (p.lb == 320) kernel = wr_bwd<T, NV, 0, 3, 320>;
             if (p.lb == 640) kernel = wr_bwd<T, NV, 0, 3, 640>;

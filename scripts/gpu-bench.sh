@@ -14,12 +14,13 @@
 #              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   norm-wr    the warp-row norm kernels' knobs: `kbench check layernorm
-#              rmsnorm --impl opt` under KBENCH_NORM_WR_STAGES=0 and 2 and
+#              rmsnorm --impl opt` under KBENCH_NORM_WR_STAGES=0,
 #              KBENCH_NORM_WR_OCC=0 and KBENCH_NORM_WR_WIDE=1, then opt timed
 #              (no verify) at rows 4096, fp16 and bf16: the default,
-#              WR_STAGES=0, WR_OCC=0 and WR_WIDE=1 (backward) twice each, the kernels before the warp-row ones
-#              (KBENCH_NORM_WR=0) once; the backward without affine (no
-#              dgamma sums); RMSNorm bf16 (NOCHECK=1, NOPEERS=1 skip those steps)
+#              WR_STAGES=0, WR_OCC=0 and WR_WIDE=1 (backward) twice each,
+#              the kernels before the warp-row ones (KBENCH_NORM_WR=0) once;
+#              the backward without affine (no dgamma sums); RMSNorm bf16
+#              (NOCHECK=1, NOPEERS=1 skip those steps)
 #   mlp        configs/mlp.json, every implementation
 #   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
 #              `kbench check mlp --impl fused` under each, then each timed
@@ -63,7 +64,7 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        for v in WR_STAGES=0 WR_STAGES=2 WR_OCC=0 WR_WIDE=1; do
+        for v in WR_STAGES=0 WR_OCC=0 WR_WIDE=1; do
             [ -n "${NOCHECK:-}" ] && break
             echo "-- check KBENCH_NORM_$v"
             env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm --impl opt | tail -n 2
