@@ -31,8 +31,8 @@
 // experiments: "mma" the portable kernel on Hopper; "c1"/"c2" the cluster
 // size; "w1"/"w2" consumer warpgroups; "n<BN>" the tile width (w2: 128,
 // 112, 96, 64; w1: 128, 64; unset: pick_bn's for w2, 64 for w1);
-// "g<N>" m-groups walking the n-blocks together; "e1" the epilogue's
-// unguarded fast path for interior tiles (no faster, kernels/NOTES.md).
+// "g<N>" m-groups walking the n-blocks together; "s0" the epilogue's
+// register stores instead of TMA stores from shared memory.
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -212,6 +212,30 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
                  ::"r"(dst), "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
                  : "memory");
 }
+// h's 64 x 16 box at (c0 = column, c1 = row) from shared memory (rows of 32
+// bytes, no swizzle) to global memory, in this thread's bulk group; TMA
+// writes only the part inside the tensor
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"((uint64_t)map),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// this thread's bulk stores have read their shared memory (it may be reused)
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// ... and written global memory
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// this thread's shared-memory writes visible to the async proxy (TMA)
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void named_barrier(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v)
+{
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wgmma_wait()
@@ -253,16 +277,27 @@ __device__ __forceinline__ void tile_coords(int t, int m_groups, int n_blocks, i
 // CL = 2: clusters of two CTAs take m-blocks 2i and 2i+1 of one n-block;
 // CTA r loads the G (r = 0) or U (r = 1) tile for both (multicast), so
 // each stage's empty barrier waits for the consumer warps of both CTAs.
+//
+// The epilogue (tma_store, where h's rows are 16-byte multiples): once both
+// warpgroups' wgmmas are done with the tile's last stage, each writes its 64
+// rows of h into that stage's shared memory as BN/16 boxes of 64 x 16 (rows of
+// 32 bytes: a warp's 4-byte writes, 8 rows x 4 lanes, meet 2-way bank
+// conflicts at most) and one thread stores them by TMA (tmh); the stage goes
+// back to the producer once the stores have read it, after the next tile's
+// first wgmmas are issued. Otherwise every thread stores its h values,
+// guarded at the edges (the register-bound path ncu showed stalling on the
+// stores: H100, 2026-11-23, 14% of the kernel's warp samples).
 template <typename T, int NWG, int BN, int STAGES, int CL>
 __global__ void __launch_bounds__(128 * (NWG + 1), 1)
     gate_up_wgmma(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,
-                  const __grid_constant__ CUtensorMap tmu, T *__restrict__ h, int M, int N, int K, int group,
-                  int fast_epilogue)
+                  const __grid_constant__ CUtensorMap tmu, const __grid_constant__ CUtensorMap tmh, T *__restrict__ h,
+                  int M, int N, int K, int group, int tma_store_h)
 {
 #ifdef KB_SM90A
     static_assert(CL == 1 || CL == 2, "clusters of 1 or 2 CTAs");
     constexpr int BM = 64 * NWG, A_BYTES = BM * 128, B_HALF = BN * 128, STAGE = A_BYTES + 2 * B_HALF;
     static_assert(STAGE % 1024 == 0, "stages keep the 1024-byte alignment of 128B swizzle");
+    static_assert(BN % 16 == 0 && NWG * 64 * BN * (int)sizeof(T) <= STAGE, "h's tile fits in a stage, in 16-column boxes");
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -336,22 +371,32 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
         // columns 0..BN-1, u in BN..2BN-1, BN/2 registers further on
         auto epilogue = [&](const float(&d)[BN], int m0, int n0) {
             const int row = m0 + wg * 64 + warp * 16 + lane / 4, col = n0 + (lane % 4) * 2;
-            if (fast_epilogue && row + 8 < M && n0 + BN <= N && (N & 1) == 0) { // inside, 4-byte aligned pairs
-                T *p = h + (size_t)row * N + col;
 #pragma unroll
-                for (int j = 0; j < BN / 8; j++) {
-                    const float *g = d + 4 * j, *u = d + BN / 2 + 4 * j;
-                    *reinterpret_cast<uint32_t *>(p + 8 * j) = pack2<T>(silu_mul<T>(g[0], u[0]), silu_mul<T>(g[1], u[1]));
-                    *reinterpret_cast<uint32_t *>(p + (size_t)8 * N + 8 * j) =
-                        pack2<T>(silu_mul<T>(g[2], u[2]), silu_mul<T>(g[3], u[3]));
-                }
-            } else {
+            for (int j = 0; j < BN / 8; j++) {
+                const float *g = d + 4 * j, *u = d + BN / 2 + 4 * j;
+                store2<T>(h, M, N, row, col + 8 * j, silu_mul<T>(g[0], u[0]), silu_mul<T>(g[1], u[1]));
+                store2<T>(h, M, N, row + 8, col + 8 * j, silu_mul<T>(g[2], u[2]), silu_mul<T>(g[3], u[3]));
+            }
+        };
+        // this warpgroup's 64 x BN of h into stage `s` (box b of 16 columns at
+        // 64 x 32 bytes each), then one thread's TMA stores of its boxes
+        auto epilogue_tma = [&](const float(&d)[BN], int m0, int n0, int s) {
+            const uint32_t hs = base + s * STAGE + wg * (64 * BN * 2);
+            const int r = warp * 16 + lane / 4, c = (lane % 4) * 4; // byte offset in a box row
 #pragma unroll
-                for (int j = 0; j < BN / 8; j++) {
-                    const float *g = d + 4 * j, *u = d + BN / 2 + 4 * j;
-                    store2<T>(h, M, N, row, col + 8 * j, silu_mul<T>(g[0], u[0]), silu_mul<T>(g[1], u[1]));
-                    store2<T>(h, M, N, row + 8, col + 8 * j, silu_mul<T>(g[2], u[2]), silu_mul<T>(g[3], u[3]));
-                }
+            for (int j = 0; j < BN / 8; j++) {
+                const float *g = d + 4 * j, *u = d + BN / 2 + 4 * j;
+                const uint32_t box = hs + (j / 2) * (64 * 32) + (j % 2) * 16 + c;
+                st_shared_u32(box + r * 32, pack2<T>(silu_mul<T>(g[0], u[0]), silu_mul<T>(g[1], u[1])));
+                st_shared_u32(box + (r + 8) * 32, pack2<T>(silu_mul<T>(g[2], u[2]), silu_mul<T>(g[3], u[3])));
+            }
+            fence_proxy_async();
+            named_barrier(2 + wg, 128);
+            if (tid == 0) {
+#pragma unroll
+                for (int b = 0; b < BN / 16; b++)
+                    if (n0 + 16 * b < N) tma_store(&tmh, hs + b * (64 * 32), n0 + 16 * b, m0 + wg * 64);
+                bulk_commit();
             }
         };
         // k-block kb's wgmmas on the current stage, once its bytes landed (kb 0 overwrites d)
@@ -370,11 +415,18 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 phase ^= 1;
             }
         };
-        auto finish = [&](int last) { // the tile's wgmmas done: d final, its last stage handed back
+        auto finish = [&] { // the tile's wgmmas done: d final
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < BN; i++) reg_fence(d[i]);
-            release(last);
+        };
+        int pending = -1; // the stage h's TMA stores read from, handed back once they have
+        auto drain = [&] {
+            if (pending < 0) return;
+            if (tid == 0) bulk_wait_read();
+            named_barrier(2 + wg, 128);
+            release(pending);
+            pending = -1;
         };
         for (int t = cluster; t < tiles; t += clusters) {
             int mg, nb;
@@ -383,6 +435,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             int prev = 0;
             for (int kb = 0; kb < nk; kb++) {
                 issue(kb);
+                if (kb == 0) drain(); // the last tile's h stored while this one's first wgmmas run
                 if (kb > 0) { // the previous stage's wgmmas are done: hand it back
                     wgmma_wait<1>();
                     release(prev);
@@ -390,9 +443,18 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 prev = stage;
                 advance();
             }
-            finish(prev);
-            epilogue(d, m0, n0);
+            finish();
+            if (tma_store_h) {
+                if (NWG > 1) named_barrier(1, 128 * NWG); // every warpgroup's wgmmas are done with stage prev
+                epilogue_tma(d, m0, n0, prev);
+                pending = prev;
+            } else {
+                release(prev);
+                epilogue(d, m0, n0);
+            }
         }
+        drain();
+        if (tid == 0) bulk_wait(); // h written before the kernel ends
     }
     if (CL > 1) cluster_sync(); // no CTA leaves while its peer may still signal its barriers
 #endif
@@ -615,7 +677,7 @@ const Device &device()
 
 // KBENCH_FUSED: testing knobs (see the top of the file); 0 = automatic
 struct Knobs {
-    bool mma = false, fast_epilogue = false;
+    bool mma = false, no_tma_store = false;
     int cl = 0, bn = 0, wg = 0, group = 0;
 };
 
@@ -631,11 +693,11 @@ const Knobs &knobs()
         for (char *tok = strtok(buf, ","); tok; tok = strtok(nullptr, ",")) {
             if (!strcmp(tok, "mma")) k.mma = true;
             else if (tok[0] == 'c') k.cl = atoi(tok + 1);
-            else if (!strcmp(tok, "e1")) k.fast_epilogue = true;
+            else if (!strcmp(tok, "s0")) k.no_tma_store = true;
             else if (tok[0] == 'n') k.bn = atoi(tok + 1);
             else if (tok[0] == 'w') k.wg = atoi(tok + 1);
             else if (tok[0] == 'g') k.group = atoi(tok + 1);
-            else fprintf(stderr, "kbench: KBENCH_FUSED: '%s' ignored (mma, c<N>, w<N>, n<BN>, g<N>, e1)\n", tok);
+            else fprintf(stderr, "kbench: KBENCH_FUSED: '%s' ignored (mma, c<N>, w<N>, n<BN>, g<N>, s0)\n", tok);
         }
     }
     return k;
@@ -667,38 +729,45 @@ encode_tiled_fn encoder()
     return fn;
 }
 
-// rows x cols (cols contiguous, 2-byte elements), boxes of box_rows x 64, 128B swizzle, zeros past the edges
-bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, int box_rows)
+// rows x cols (cols contiguous, 2-byte elements), boxes of box_rows x box_cols;
+// loads (x, G, U): 64 columns, 128B swizzle, zeros past the edges; stores (h):
+// 16 columns, no swizzle, nothing written past the edges
+bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, int box_rows, bool store)
 {
     encode_tiled_fn enc = encoder();
     if (!enc) return false;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, estr[2] = {1, 1};
+    const cuuint32_t box[2] = {store ? 16u : 64u, (cuuint32_t)box_rows}, estr[2] = {1, 1};
     return enc(m, dtype == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
                const_cast<void *>(p), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               store ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+               store ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// The three maps of the last call (the harness launches one case many times).
+// The maps of the last call (the harness launches one case many times); mh
+// only where `store` (h's rows are 16-byte multiples, h 16-byte aligned).
 struct MapCache {
-    const void *x = nullptr, *G = nullptr, *U = nullptr;
+    const void *x = nullptr, *G = nullptr, *U = nullptr, *h = nullptr;
     int M = 0, N = 0, K = 0, dtype = -1, bm = 0, bn = 0;
-    CUtensorMap mx, mg, mu;
+    bool store = false;
+    CUtensorMap mx, mg, mu, mh;
 };
 
-bool maps_for(const kb_mlp_args *a, int bm, int bn, MapCache **out)
+bool maps_for(const kb_mlp_args *a, int bm, int bn, bool store, MapCache **out)
 {
     static MapCache c;
-    if (c.x != a->x || c.G != a->G || c.U != a->U || c.M != a->tokens || c.N != a->inter || c.K != a->hidden ||
-        c.dtype != a->dtype || c.bm != bm || c.bn != bn) {
-        c.x = nullptr; // invalid until all three are made
-        if (!tensor_map(&c.mx, a->x, a->dtype, a->tokens, a->hidden, bm) ||
-            !tensor_map(&c.mg, a->G, a->dtype, a->inter, a->hidden, bn) ||
-            !tensor_map(&c.mu, a->U, a->dtype, a->inter, a->hidden, bn))
+    if (c.x != a->x || c.G != a->G || c.U != a->U || c.h != a->h || c.M != a->tokens || c.N != a->inter ||
+        c.K != a->hidden || c.dtype != a->dtype || c.bm != bm || c.bn != bn || c.store != store) {
+        c.x = nullptr; // invalid until all are made
+        if (!tensor_map(&c.mx, a->x, a->dtype, a->tokens, a->hidden, bm, false) ||
+            !tensor_map(&c.mg, a->G, a->dtype, a->inter, a->hidden, bn, false) ||
+            !tensor_map(&c.mu, a->U, a->dtype, a->inter, a->hidden, bn, false))
             return false;
-        c.x = a->x, c.G = a->G, c.U = a->U, c.M = a->tokens, c.N = a->inter, c.K = a->hidden;
-        c.dtype = a->dtype, c.bm = bm, c.bn = bn;
+        if (store && !tensor_map(&c.mh, a->h, a->dtype, a->tokens, a->inter, 64, true)) return false;
+        if (!store) c.mh = c.mx; // a valid map the kernel never uses
+        c.x = a->x, c.G = a->G, c.U = a->U, c.h = a->h, c.M = a->tokens, c.N = a->inter, c.K = a->hidden;
+        c.dtype = a->dtype, c.bm = bm, c.bn = bn, c.store = store;
     }
     *out = &c;
     return true;
@@ -759,7 +828,8 @@ template <typename T, int NWG, int BN, int CL> int launch_wgmma(const kb_mlp_arg
     const int clusters_max = max_clusters<T, NWG, BN, CL>();
     if (!clusters_max) return 0;
     MapCache *m;
-    if (!maps_for(a, BM, BN, &m)) return 0;
+    const bool store = !knobs().no_tma_store && a->inter % 8 == 0 && (uintptr_t)a->h % 16 == 0;
+    if (!maps_for(a, BM, BN, store, &m)) return 0;
     const int M = a->tokens, N = a->inter, K = a->hidden;
     const long m_groups = ((M + BM - 1) / BM + CL - 1) / CL, tiles = cluster_tiles(M, N, BM, BN, CL);
     const long clusters = tiles < clusters_max ? tiles : clusters_max;
@@ -770,7 +840,7 @@ template <typename T, int NWG, int BN, int CL> int launch_wgmma(const kb_mlp_arg
     if (group < 1) group = (16 + CL - 1) / CL; // 16 m-blocks of BM rows walk the n-blocks together
     if (group > m_groups) group = (int)m_groups;
     cudaError_t e = cudaLaunchKernelEx(&cfg, gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL>, m->mx, m->mg, m->mu,
-                                       (T *)a->h, M, N, K, group, knobs().fast_epilogue ? 1 : 0);
+                                       m->mh, (T *)a->h, M, N, K, group, store ? 1 : 0);
     return e == cudaSuccess ? 1 : -(int)e;
 }
 

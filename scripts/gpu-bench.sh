@@ -98,7 +98,7 @@ for section in "$@"; do
         ;;
     mlp-variants)
         seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16 --min-time 0.2 --quiet"
-        for v in "" n96 n112 n128 c1; do
+        for v in "" s0 n96 n112 n128 c1; do
             echo "-- KBENCH_FUSED=$v"
             KBENCH_FUSED=$v timeout 120 ./kbench check mlp --impl fused | tail -n 2
             for r in 1 2; do

@@ -485,6 +485,9 @@ static void test_check_sweeps(void **state)
      * clusters or CTAs), with and without clusters */
     assert_true(has_case(cases, n, "bf16", "off", 512, 72, 4000));
     assert_true(has_case(cases, n, "fp16", "off", 640, 72, 4000));
+    /* and h rows that TMA cannot store (inter % 8 != 0), odd and even */
+    assert_true(has_case(cases, n, "bf16", "off", 40, 72, 1003));
+    assert_true(has_case(cases, n, "fp16", "off", 200, 72, 1004));
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {

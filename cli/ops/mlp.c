@@ -275,6 +275,10 @@ static const char *const checks[] = {
      * clusters of 2 at 512 tokens, 210 for 132 CTAs at 640), the last n-block
      * and k-block cut short */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [512, 640], \"hidden\": 72, \"inter\": 4000}",
+    /* ... whose h rows are not 16-byte multiples (inter % 8 != 0: no TMA
+     * store, the threads store h, pairs where inter is even), with one
+     * consumer warpgroup (40 tokens) and two */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
 };
 
 const kb_op kb_op_mlp = {
