@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #include "common.cuh"
@@ -395,57 +396,53 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
         }
     }
 };
-// acc += work[b][v .. v + VW) for the partial rows b = b0, b0 + step, ... <
-// nblk, in order of b, four rows' loads in flight before their adds.
-template <int VW>
-__device__ __forceinline__ void add_rows(float (&acc)[VW], const float *work, long n2, long v, int b0, int step, int nblk)
+// The column sums, in one pass: block b takes the units (VW values) [b*upb,
+// (b+1)*upb) of the 2*cols sums, in chunks of cu <= blockDim units; thread
+// (s, u) of a chunk adds the partial rows s, s + ns, ... of unit u in order of
+// b, eight loads in flight before their adds (zeros past the last row, which
+// change no sum), so a chunk costs one or two L2 round trips; then the ns
+// slices' sums are added in order of s (part: blockDim * VW floats). ns is
+// at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
+// stay short. Every order is fixed: the same bits on every run.
+template <int VW> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
-    int b = b0;
-    for (; b + 3 * step < nblk; b += 4 * step) {
-        F r[4];
+    const long cols = a.cols, n2 = 2 * cols, U = n2 / VW;
+    const int T = blockDim.x, nblk = gridDim.x;
+    const long upb = (U + nblk - 1) / nblk, u0 = (long)blockIdx.x * upb, u1 = u0 + upb < U ? u0 + upb : U;
+    for (long c0 = u0; c0 < u1; c0 += T) {
+        const int cu = (int)(u1 - c0 < T ? u1 - c0 : T);
+        int ns = T / cu;
+        if (ns > (nblk + 7) / 8) ns = (nblk + 7) / 8;
+        const int s = threadIdx.x / cu, u = threadIdx.x - s * cu;
+        if (s < ns) {
+            const long v = (c0 + u) * VW;
+            float acc[VW];
 #pragma unroll
-        for (int k = 0; k < 4; k++) r[k] = F(work + (long)(b + k * step) * n2 + v);
+            for (int q = 0; q < VW; q++) acc[q] = 0.f;
+            for (int b = s; b < nblk; b += 8 * ns) {
+                F r[8];
 #pragma unroll
-        for (int k = 0; k < 4; k++)
+                for (int k = 0; k < 8; k++) {
+                    const int bb = b + k * ns;
+                    if (bb < nblk) r[k] = F(work + (long)bb * n2 + v);
+                    else
 #pragma unroll
-            for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
-    }
-    for (; b < nblk; b += step) {
-        const F r(work + (long)b * n2 + v);
+                        for (int q = 0; q < VW; q++) r[k].v[q] = 0.f;
+                }
 #pragma unroll
-        for (int q = 0; q < VW; q++) acc[q] += r.v[q];
-    }
-}
-
-template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const float *work, float *part)
-{
-    const long cols = a.cols, n2 = 2 * cols;
-    const int lane = threadIdx.x & 31, u = lane & 7, ns = (int)(blockDim.x >> 5) * 4, sl = (int)(threadIdx.x >> 5) * 4 + (lane >> 3),
-              nblk = gridDim.x;
-    constexpr int TV = 8 * VW; // values of a tile
-    for (long tile = blockIdx.x; tile * TV < n2; tile += gridDim.x) {
-        const long v = tile * TV + (long)u * VW; // this unit's first value (n2 % VW == 0)
-        float acc[VW];
+                for (int k = 0; k < 8; k++)
 #pragma unroll
-        for (int q = 0; q < VW; q++) acc[q] = 0.f;
-        if (v < n2) add_rows<VW>(acc, work, n2, v, sl, ns, nblk);
+                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
+            }
 #pragma unroll
-        for (int q = 0; q < VW; q++) part[sl * TV + u * VW + q] = acc[q];
+            for (int q = 0; q < VW; q++) part[(s * cu + u) * VW + q] = acc[q];
+        }
         __syncthreads();
-        // value t of the tile: slices in order, 8 at a time by 8 threads, then those 8 partials in order
-        const int t = threadIdx.x % TV, grp = threadIdx.x / TV, ngrp = min((int)blockDim.x / TV, 8);
-        const int per = (ns + ngrp - 1) / ngrp;
-        float g = 0.f;
-        if (grp < ngrp)
-            for (int k = grp * per; k < (grp + 1) * per && k < ns; k++) g += part[k * TV + t];
-        __syncthreads();
-        if (grp < ngrp) part[grp * TV + t] = g;
-        __syncthreads();
-        if (threadIdx.x < TV && tile * TV + threadIdx.x < n2) {
+        for (int t = threadIdx.x; t < cu * VW; t += T) {
             float tot = part[t];
-            for (int k = 1; k < ngrp; k++) tot += part[k * TV + t];
-            const long vv = tile * TV + t;
+            for (int k = 1; k < ns; k++) tot += part[k * cu * VW + t];
+            const long vv = c0 * VW + t;
             if (vv < cols) a.dgamma[vv] = tot;
             else if (a.dbeta) a.dbeta[vv - cols] = tot;
         }
@@ -453,10 +450,12 @@ template <int VW> __device__ void column_sums_w(const kb_norm_args &a, const flo
     }
 }
 
-__device__ void column_sums(const kb_norm_args &a, const float *work, void *part)
+// After every block wrote its partial row: the grid barrier, then the column sums.
+__device__ void end_sums(const kb_norm_args &a, void *part)
 {
-    if (a.cols % 4 == 0) column_sums_w<4>(a, work, (float *)part);
-    else column_sums_w<1>(a, work, (float *)part);
+    cooperative_groups::this_grid().sync();
+    if (a.cols % 4 == 0) column_sums<4>(a, (const float *)a.work, (float *)part);
+    else column_sums<1>(a, (const float *)a.work, (float *)part);
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
@@ -586,8 +585,7 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
     if constexpr (S > 0) cp_async_wait<0>();
     if (!a.dgamma) return;
     block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem + RED_F2));
-    cooperative_groups::this_grid().sync();
-    column_sums(a, (const float *)a.work, smem + RED_F2);
+    end_sums(a, smem + RED_F2);
 }
 
 // ---- Hopper: whole chunks of rows by the copy engine -----------------------
@@ -869,8 +867,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
     }
     if (!a.dgamma) return;
     block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(sm + RING_OFF));
-    cooperative_groups::this_grid().sync();
-    column_sums(a, (const float *)a.work, reinterpret_cast<float2 *>(sm + RING_OFF));
+    end_sums(a, reinterpret_cast<float2 *>(sm + RING_OFF));
 }
 
 // Backward for rows too long for registers: one row per block at a time, x and
@@ -923,8 +920,7 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
     }
     if (!work) return;
     __syncthreads();
-    cooperative_groups::this_grid().sync();
-    column_sums(a, (const float *)a.work, smem + 32);
+    end_sums(a, smem + 32);
 }
 
 // ---- warp-row kernels: whole warps per row, no block-wide barrier ----------
@@ -1059,6 +1055,21 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
     V xv[NV], dv[NV];
     float mean = 0.f, rstd = 0.f;
+    // gamma in registers, loaded once for all the block's rows (1 past the row
+    // or without gamma), except bf16 under a register cap (LB 320, 640), where
+    // the 8 registers more spilled (H100, rows 4096, % of copy: bf16 5120 71
+    // -> 59, 10240 72 -> 59); elsewhere it saved the L1/L2 reloads of gamma
+    // (fp16 6144 69 -> 76, 10240 75 -> 86, 8192 77 -> 82; bf16 6144 69 -> 76)
+    constexpr bool GREG = LB == 512 || !std::is_same<T, __nv_bfloat16>::value;
+    [[maybe_unused]] V gk[NV];
+#pragma unroll
+    for (int k = 0; k < NV && GREG; k++) {
+        const int c = k * tpr + t;
+        if (gm && c < nvec) gk[k] = gm[c];
+        else
+#pragma unroll
+            for (int j = 0; j < W; j++) gk[k].v[j] = from_f<T>(1.f);
+    }
     [[maybe_unused]] Stager<T, W, NV, S> st;
     [[maybe_unused]] const int second = S * (int)blockDim.x * NV; // dy's staging area, in vectors
     auto stats = [&](int i) { // row i's saved statistics
@@ -1119,10 +1130,14 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         for (int k = 0; k < NV; k++) {
             const int c = k * tpr + t;
             float gv[W];
-            if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+            if (GREG) unpack<T, W>(gk[k], gv);
+            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+            else
+#pragma unroll
+                for (int j = 0; j < W; j++) gv[j] = 1.f;
 #pragma unroll
             for (int j = 0; j < W; j++) {
-                const float gd = to_f(d[k].v[j]) * (gm && c < nvec ? gv[j] : 1.f); // 0 past the row
+                const float gd = to_f(d[k].v[j]) * gv[j]; // 0 past the row (d is)
                 sg += gd;
                 sgx = fmaf(gd, (to_f(x[k].v[j]) - m) * r, sgx);
             }
@@ -1136,11 +1151,15 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
             const int c = k * tpr + t;
             if (c >= nvec) continue;
             float gv[W], o[W];
-            if (gm) unpack<T, W>(gm[c], gv);
+            if (GREG) unpack<T, W>(gk[k], gv);
+            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+            else
+#pragma unroll
+                for (int j = 0; j < W; j++) gv[j] = 1.f;
 #pragma unroll
             for (int j = 0; j < W; j++) {
                 const float dd = to_f(d[k].v[j]), xh = (to_f(x[k].v[j]) - m) * r;
-                o[j] = r * (dd * (gm ? gv[j] : 1.f) - c2 - xh * c1);
+                o[j] = r * (dd * gv[j] - c2 - xh * c1);
                 dg[k][j] = fmaf(dd, xh, dg[k][j]);
                 db[k][j] += dd;
             }
@@ -1150,8 +1169,7 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     if constexpr (S > 0) cp_async_wait<0>();
     if (!a.dgamma) return;
     block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem), true); // smem: G * 2*cols floats
-    cooperative_groups::this_grid().sync();
-    column_sums(a, (const float *)a.work, smem);
+    end_sums(a, smem);
 }
 
 // ---- launch plans ----------------------------------------------------------
