@@ -657,51 +657,53 @@ constexpr int RING_OFF = 64 + 2 * 32 * 16;
 // the end) of one tensor (src0) or two (src1: the slot holds src0's rows, then
 // src1's); this block's iteration i takes chunk blockIdx.x + i*gridDim.x.
 struct Ring {
-    unsigned long long *bar;
-    char *slots;
+    // nothing but the kernel's parameters (constant bank) and shared-memory
+    // addresses: every thread holds a Ring, so a field kept in a register
+    // costs all of them (bulk_bwd runs 1024 threads at 64 registers)
+    unsigned char *sm;
     const char *src0, *src1;
-    size_t slot_bytes; // one tensor's chunk
-    int S, R, nchunks, tens;
+    int S, R;
     long rows, row_bytes;
     // every thread: the ring's layout; thread 0 also sets up the barriers and
     // issues the first S chunks; then a block barrier.
-    __device__ void start(void *smem, int S_, int R_, long rows_, long row_bytes_, const void *a, const void *b)
+    __device__ __forceinline__ void start(unsigned char *smem, int S_, int R_, long rows_, long row_bytes_, const void *a, const void *b)
     {
-        bar = reinterpret_cast<unsigned long long *>(smem);
-        slots = reinterpret_cast<char *>(smem) + RING_OFF;
+        sm = smem;
         src0 = (const char *)a;
         src1 = (const char *)b;
-        tens = b ? 2 : 1;
         S = S_;
         R = R_;
         rows = rows_;
         row_bytes = row_bytes_;
-        slot_bytes = (size_t)R * row_bytes;
-        nchunks = (int)((rows + R - 1) / R);
         if (threadIdx.x == 0) {
-            for (int s = 0; s < S; s++) mbar_init(&bar[s], 1);
+            for (int s = 0; s < S; s++) mbar_init(bar(s), 1);
             for (int s = 0; s < S; s++) issue(s);
         }
         __syncthreads();
     }
+    __device__ __forceinline__ unsigned long long *bar(int s) const { return reinterpret_cast<unsigned long long *>(sm) + s; }
     __device__ __forceinline__ long chunk(int i) const { return blockIdx.x + (long)i * gridDim.x; }
     __device__ __forceinline__ char *slot(int i, int tensor) const
     {
-        return slots + ((size_t)(i % S) * tens + tensor) * slot_bytes;
+        return reinterpret_cast<char *>(sm) + RING_OFF + ((size_t)(i % S) * (src1 ? 2 : 1) + tensor) * (size_t)R * row_bytes;
     }
     // thread 0: fill iteration i's slot (nothing past the last chunk)
     __device__ __forceinline__ void issue(int i) const
     {
-        const long ch = chunk(i);
-        if (ch >= nchunks) return;
-        const long r0 = ch * R, nr = rows - r0 < R ? rows - r0 : R;
+        const long r0 = chunk(i) * R;
+        if (r0 >= rows) return;
+        const long nr = rows - r0 < R ? rows - r0 : R;
         const size_t off = (size_t)r0 * row_bytes;
-        bulk_load(&bar[i % S], slot(i, 0), src0 + off, src1 ? slot(i, 1) : nullptr, src1 ? src1 + off : nullptr,
+        bulk_load(bar(i % S), slot(i, 0), src0 + off, src1 ? slot(i, 1) : nullptr, src1 ? src1 + off : nullptr,
                   (unsigned)(nr * row_bytes));
     }
     // every thread: until iteration i's slot is full
-    __device__ __forceinline__ void wait(int i) const { mbar_wait(&bar[i % S], (unsigned)(i / S) & 1u); }
-    __device__ __forceinline__ int iters() const { return (int)((nchunks - (long)blockIdx.x + gridDim.x - 1) / gridDim.x); }
+    __device__ __forceinline__ void wait(int i) const { mbar_wait(bar(i % S), (unsigned)(i / S) & 1u); }
+    __device__ __forceinline__ int iters() const
+    {
+        const long nchunks = (rows + R - 1) / R;
+        return (int)((nchunks - (long)blockIdx.x + gridDim.x - 1) / gridDim.x);
+    }
 };
 
 template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(kb_norm_args a, int tpr, int S)
@@ -785,7 +787,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
     }
 }
 
-template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
+template <typename T, int NV, bool GS> __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
 {
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
@@ -793,9 +795,12 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
     float2 *red = reinterpret_cast<float2 *>(sm + 64);
     const int R = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
     const long cols = a.cols;
+    const T *gm = (const T *)a.gamma;
+    V *gs = reinterpret_cast<V *>(sm + RING_OFF + (size_t)S * 2 * R * cols * sizeof(T));
+    if (GS) // gamma in shared memory past the ring (ring.start's barrier orders the copy)
+        for (int c = threadIdx.x; c < nvec; c += blockDim.x) gs[c] = reinterpret_cast<const V *>(gm)[c];
     Ring ring;
     ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, a.dy);
-    const T *gm = (const T *)a.gamma;
     const int iters = ring.iters();
     float dg[NV][W], db[NV][W];
 #pragma unroll
@@ -830,7 +835,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
             float xf[W], df[W], gv[W];
             unpack<T, W>(xs[k * tpr], xf);
             unpack<T, W>(ds[k * tpr], df);
-            if (gm) load_f<T, W>(gm + (long)c * W, gv);
+            if (GS) unpack<T, W>(gs[c], gv);
+            else if (gm) load_f<T, W>(gm + (long)c * W, gv);
 #pragma unroll
             for (int j = 0; j < W; j++) {
                 const float gd = df[j] * (gm ? gv[j] : 1.f);
@@ -849,7 +855,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_bwd(k
                 float xf[W], df[W], gv[W], o[W];
                 unpack<T, W>(xs[k * tpr], xf);
                 unpack<T, W>(ds[k * tpr], df);
-                if (gm) load_f<T, W>(gm + (long)c * W, gv);
+                if (GS) unpack<T, W>(gs[c], gv);
+                else if (gm) load_f<T, W>(gm + (long)c * W, gv);
 #pragma unroll
                 for (int j = 0; j < W; j++) {
                     const float xh = (xf[j] - mean) * rstd;
@@ -1186,6 +1193,7 @@ struct Plan {
     bool bulk;             // the sm_90 kernels: chunks of block/tpr rows by bulk copies
     bool wr;               // the warp-row kernels: tpr = 32 x warps per row, nv vectors per lane
     int lb;                // wr_bwd's LB (0: 512)
+    int gsm;               // bulk_bwd: gamma in shared memory, past the ring
     long grid;
     int iters;
     size_t smem;
@@ -1289,7 +1297,8 @@ int bulk_mode()
 // them forward (they wait in shared memory, so more only costs passes), 8
 // elements backward (gamma and two sums per element stay in registers), up
 // to 8 vectors forward and 16 elements backward; chunks of R rows, about 16
-// KiB of each tensor and at most 1024 threads; 2 to 4 slots in the ring.
+// KiB of each tensor and at most 1024 threads; 2 to 4 slots in the ring (a
+// backward block of 1024 threads: 1 or 2, and gamma in shared memory).
 template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 {
     const int es = (int)sizeof(T), w = 16 / es;
@@ -1320,6 +1329,24 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
     p.nv = (int)nv;
     p.block = (int)(R * tpr);
     p.stages = 4 * chunk <= 64 * 1024 ? 4 : 3 * chunk <= 120 * 1024 ? 3 : 2;
+    if (a->backward && p.block == 1024) {
+        // One block an SM (by registers): at most 2 slots in the ring, and
+        // gamma in shared memory past it where 2 slots still fit, else the
+        // slots that fit (1 for fp32 rows of 16384). H100, rows 4096, % of
+        // copy, fp16 cols 12288 / 16384: 2 slots, gamma by L1 67 / 67; the
+        // whole shared memory in slots (3-4) 51 / 54 (less L1 for gamma and
+        // spills); 2 slots + gamma in shared memory 70 / 73 (bf16 65 / 66
+        // -> 75 / 83); fp32 16384 went from the loop kernel (723 GB/s) to 1
+        // slot (2180 GB/s). KBENCH_NORM_BULK_S (1-4) and _GS=0 for the A/B.
+        static const int smax = env_knob("KBENCH_NORM_BULK_S", "1,2,3,4", 2, "1-4 slots at most");
+        static const int gsm_on = env_knob("KBENCH_NORM_BULK_GS", "0,1", 1, "0 or 1");
+        const size_t room = (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin) - RING_OFF,
+                     gb = a->gamma ? (size_t)a->cols * es : 0;
+        auto fit = [&](size_t r) { return (int)(r / chunk < (size_t)smax ? r / chunk : (size_t)smax); };
+        p.gsm = gsm_on && gb && gb < room && fit(room - gb) >= 2;
+        p.stages = fit(room - (p.gsm ? gb : 0));
+        if (p.stages < 1) return false;
+    }
     return smem_fits(p, a);
 }
 
@@ -1337,7 +1364,7 @@ size_t plan_smem(const Plan &p, const kb_norm_args *a)
     }
     if (p.bulk) { // the ring; the backward's end reuses it as above
         const size_t es = a->dtype == 0 ? 4 : 2;
-        size_t m = (size_t)p.stages * (a->backward ? 2 : 1) * (p.block / p.tpr) * a->cols * es;
+        size_t m = (size_t)p.stages * (a->backward ? 2 : 1) * (p.block / p.tpr) * a->cols * es + (p.gsm ? a->cols * es : 0);
         if (a->backward) {
             const size_t acc = p.tpr < p.block ? 2 * (size_t)a->cols * sizeof(float) : 0,
                          part = (size_t)p.block * COLSUM_SMEM_PER_THREAD;
@@ -1457,7 +1484,7 @@ template <typename T, int NV> int run_bulk(const kb_norm_args *a, Plan p, cudaSt
         return grid ? 0 : (int)cudaLaunchKernel((void *)kernel, (unsigned)p.grid, p.block, kargs, p.smem, s);
     }
     if constexpr (NV * 16 / sizeof(T) <= 16) { // never planned past 16 elements
-        auto kernel = bulk_bwd<T, NV>;
+        auto kernel = p.gsm ? bulk_bwd<T, NV, true> : bulk_bwd<T, NV, false>;
         if ((e = fit_grid(kernel, a, p))) return e;
         if (grid) *grid = p.grid;
         return grid ? 0 : launch_bwd(kernel, a, p, s, kargs);
