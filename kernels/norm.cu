@@ -165,6 +165,59 @@ __device__ __forceinline__ float4 group_shifted(float4 m, int tpr, float4 *red, 
     return make_float4(n, t1, t2, k0);
 }
 
+// A 16-byte vector's bits as floats, 16-bit types by 32-bit words (two
+// elements a word). wr_fwd holds its row as uint4: a Vec of __half /
+// __nv_bfloat16 structs taken element by element (unpack) became one 16-bit
+// value a register there (bf16 rows of 8 vectors a lane spilled 592 bytes at
+// 64 registers). The other kernels keep unpack: by words their bulk and
+// loop kernels spilled more (bulk_bwd bf16 8 -> 156 bytes).
+template <typename T> __device__ __forceinline__ float2 widen2(unsigned w);
+template <> __device__ __forceinline__ float2 widen2<__half>(unsigned w)
+{
+    __half2 h;
+    memcpy(&h, &w, 4);
+    return __half22float2(h);
+}
+template <> __device__ __forceinline__ float2 widen2<__nv_bfloat16>(unsigned w)
+{
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)); // exact
+}
+template <typename T> __device__ __forceinline__ unsigned narrow2(float lo, float hi)
+{
+    unsigned w;
+    if constexpr (std::is_same<T, __half>::value) {
+        const __half2 h = __floats2half2_rn(lo, hi);
+        memcpy(&w, &h, 4);
+    } else {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        memcpy(&w, &h, 4);
+    }
+    return w;
+}
+
+template <typename T> __device__ __forceinline__ void unpack_w(const uint4 u, float *f)
+{
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if constexpr (sizeof(T) == 4) {
+            f[i] = __uint_as_float(w[i]);
+        } else {
+            const float2 p = widen2<T>(w[i]);
+            f[2 * i] = p.x;
+            f[2 * i + 1] = p.y;
+        }
+    }
+}
+
+template <typename T> __device__ __forceinline__ uint4 pack_w(const float *f)
+{
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) w[i] = sizeof(T) == 4 ? __float_as_uint(f[i]) : narrow2<T>(f[2 * i], f[2 * i + 1]);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 // By value: the copy is one 16-byte load (a reference would read element by element).
 template <typename T, int W> __device__ __forceinline__ void unpack(const Vec<T, W> v, float *f)
 {
@@ -975,56 +1028,75 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 {
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
-    using V = Vec<T, W>;
     __shared__ WrRed red;
     const int tpr = wpr * 32, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, nvec = (int)(a.cols / W);
     const long row = (long)blockIdx.x * (blockDim.x / tpr) + g;
     if (row >= a.rows) return; // the whole group: its barrier counts no one else
     const long cols = a.cols;
-    const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
-    V xv[NV];
+    const uint4 *xr = reinterpret_cast<const uint4 *>((const T *)a.x + row * cols);
+    uint4 xv[NV]; // the row's bits (unpack_w)
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         const int c = k * tpr + t;
-        if (c < nvec) xv[k] = xr[c];
-        else
-#pragma unroll
-            for (int j = 0; j < W; j++) xv[k].v[j] = from_f<T>(0.f);
+        xv[k] = c < nvec ? xr[c] : make_uint4(0, 0, 0, 0); // 0.f in every type
     }
+    // each pass widens one vector at a time (fp16 rows of 8 vectors a lane:
+    // 11.7 us at cols 2048 against 12.4-12.8 with the element-wise loops)
     const float inv_n = 1.f / (float)cols;
     float mean = 0.f;
     if (!a.rms) { // two passes over registers: the mean, then squared deviations from it
         float s = 0.f;
 #pragma unroll
-        for (int k = 0; k < NV; k++)
+        for (int k = 0; k < NV; k++) {
+            float xf[W];
+            unpack_w<T>(xv[k], xf);
 #pragma unroll
-            for (int j = 0; j < W; j++) s += to_f(xv[k].v[j]);
+            for (int j = 0; j < W; j++) s += xf[j];
+        }
         mean = wr_sum<WPR>(make_float2(s, 0.f), wpr, red, 0).x * inv_n;
     }
     float q = 0.f;
 #pragma unroll
     for (int k = 0; k < NV; k++)
-        if (k * tpr + t < nvec)
+        if (k * tpr + t < nvec) {
+            float xf[W];
+            unpack_w<T>(xv[k], xf);
 #pragma unroll
             for (int j = 0; j < W; j++) {
-                const float d = to_f(xv[k].v[j]) - mean;
+                const float d = xf[j] - mean;
                 q = fmaf(d, d, q);
             }
+        }
     const float rstd = rsqrtf(wr_sum<WPR>(make_float2(q, 0.f), wpr, red, 1).x * inv_n + a.eps);
-    const V *gm = reinterpret_cast<const V *>(a.gamma), *bt = reinterpret_cast<const V *>(a.beta);
-    V *y = reinterpret_cast<V *>((T *)a.y + row * cols);
+    const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma), *bt = reinterpret_cast<const uint4 *>(a.beta);
+    uint4 *y = reinterpret_cast<uint4 *>((T *)a.y + row * cols);
+    // one loop for each affine case (gamma and beta, gamma alone, neither):
+    // no select an element, no registers held for loads that may not happen
+    // (the one loop with `gm ?` selects spilled at 8 vectors a lane)
+    auto out = [&](auto G, auto B) {
 #pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int c = k * tpr + t;
-        if (c >= nvec) continue;
-        float gv[W], bv[W], o[W];
-        if (gm) unpack<T, W>(gm[c], gv);
-        if (bt) unpack<T, W>(bt[c], bv);
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (c >= nvec) continue;
+            float gv[W], bv[W], o[W], xf[W];
+            if constexpr (decltype(G)::value) unpack_w<T>(gm[c], gv);
+            if constexpr (decltype(B)::value) unpack_w<T>(bt[c], bv);
+            unpack_w<T>(xv[k], xf);
 #pragma unroll
-        for (int j = 0; j < W; j++)
-            o[j] = (to_f(xv[k].v[j]) - mean) * rstd * (gm ? gv[j] : 1.f) + (bt ? bv[j] : 0.f);
-        store_f<T, W>(reinterpret_cast<T *>(y + c), o);
-    }
+            for (int j = 0; j < W; j++) {
+                o[j] = (xf[j] - mean) * rstd;
+                if constexpr (decltype(G)::value) o[j] *= gv[j];
+                if constexpr (decltype(B)::value) o[j] += bv[j];
+            }
+            y[c] = pack_w<T>(o);
+        }
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    if (gm && bt) out(yes{}, yes{});
+    else if (gm) out(yes{}, no{});
+    else if (bt) out(no{}, yes{});
+    else out(no{}, no{});
     if (t == 0) {
         if (a.mean) a.mean[row] = mean;
         a.rstd[row] = rstd;
@@ -1508,10 +1580,11 @@ template <typename T> int run_bulk_nv(const kb_norm_args *a, const Plan &p, cuda
 // NV 4 forward (64 registers at most), 2 backward (x, dy and two sums an
 // element: 16-bit ~128 registers, fp32 ~94), as few
 // warps as hold the row (wpr = ceil(vectors / 32 NV)), then NV as small as
-// those warps allow. Forward blocks hold 256 threads or one group, backward
+// those warps allow (16-bit forward cols 1032-2048: NV 8, one warp; see
+// wr_plan). Forward blocks hold 256 threads or one group, backward
 // 512 (one block an SM: fewer partial rows for column_sums).
 // KBENCH_NORM_WR=0 never takes them (the kernels above then); 1, 2 or 4 sets
-// NV (backward: at most 2). Decided once.
+// NV (backward: at most 2; never 8). Decided once.
 constexpr int WR_FWD_BLOCK = 256, WR_BWD_BLOCK = 512;
 int wr_mode()
 {
@@ -1565,9 +1638,20 @@ template <typename T> bool wr_plan(const kb_norm_args *a, Plan &p)
     const int nvmax = a->backward ? 2 : 4;
     int nv = mode > 0 ? mode : nvmax;
     if (nv > nvmax) nv = nvmax;
-    const long wpr = (nvec + 32 * nv - 1) / (32 * nv);
+    long wpr = (nvec + 32 * nv - 1) / (32 * nv);
     if (wpr > (!a->backward ? 32 : wr_wide() ? 20 : 16)) return false;
     while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; // a short row: fewer vectors, same warps
+    // 16-bit forward rows of 129-256 vectors (cols 1032-2048): one warp, 8
+    // vectors a lane (64 registers, no spills; only shuffles, no named
+    // barrier; at rows 4096 every row's loads are in flight in one wave).
+    // H100, rows 4096 fp16, two runs: cols 2048 13.02-13.09 -> 11.68-11.74
+    // us (90 -> 100% of copy), 1536 10.05-10.14 -> 9.47-9.54. bf16 spilled
+    // 572-592 bytes here until rows were held as words (unpack_w). Not
+    // wider rows (NV 8 lost at 4096-8192, seventh session)
+    if (!a->backward && mode < 0 && sizeof(T) == 2 && nvec > 128 && nvec <= 256) {
+        nv = 8;
+        wpr = 1;
+    }
     p = Plan{};
     p.wr = true;
     p.w = w;
@@ -1646,6 +1730,8 @@ template <typename T> int run_wr_plan(const kb_norm_args *a, const Plan &p, cuda
     case 1: return run_wr_nv<T, 1>(a, p, s, grid);
     case 2: return run_wr_nv<T, 2>(a, p, s, grid);
     case 4: return run_wr_nv<T, 4>(a, p, s, grid);
+    case 8: // 16-bit forward rows of one warp (wr_plan)
+        if constexpr (sizeof(T) == 2) return p.tpr == 32 ? run_wr<T, 8, 1>(a, p, s, grid) : (int)cudaErrorInvalidValue;
     }
     return (int)cudaErrorInvalidValue;
 }

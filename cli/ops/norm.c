@@ -298,12 +298,14 @@ static const kb_impl impls[] = {
  * groups of 1 to 32 warps, powers of two and not (3000, 4608, 5120: 3, 5,
  * 6, 9, 10, 12 warps); 9000 and 10240: the 16-bit backward past 16 warps
  * (bulk kernels with idle slots, or KBENCH_NORM_WR_WIDE=1's groups of 18
- * and 20 warps) */
+ * and 20 warps); 1032-2040: the 16-bit forward's one-warp rows of 8
+ * vectors a lane, lanes past the row's end idle */
 static const char *const checks[] = {
     "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",
     "{\"rows\": [5, 300], \"cols\": [3000, 4608, 5120, 9000, 10240]}",
     "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
     "{\"rows\": 3000, \"cols\": [200, 1024]}",
+    "{\"rows\": [3, 130], \"cols\": [1032, 1544, 2040]}",
     "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
     "{\"rows\": 5, \"cols\": 4096, \"eps\": [0, 0.1], \"affine\": \"on\"}",
 };
