@@ -251,6 +251,11 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
+__device__ __forceinline__ void cp_async4(void *smem, const void *gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
@@ -702,9 +707,11 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *b, unsigned parity
 }
 
 // The ring's shared memory: its barriers at 0 (8 at most), the reductions'
-// [2][32] float4 at 64, the slots from RING_OFF (16-byte aligned, as bulk
-// copies need).
-constexpr int RING_OFF = 64 + 2 * 32 * 16;
+// [2][32] float4 at 64 (bulk_bwd's float2 take half; its saved statistics,
+// two iterations of at most 32 rows' mean and rstd, the other half, from
+// STATS_OFF), the slots from RING_OFF (16-byte aligned, as bulk copies need).
+constexpr int STATS_OFF = 64 + 2 * 32 * 8, RING_OFF = 64 + 2 * 32 * 16, STATS_ROWS = 32;
+static_assert(STATS_OFF + 2 * 2 * STATS_ROWS * 4 <= RING_OFF, "bulk_bwd's statistics fit below the ring");
 
 // The ring of one block: chunk ch holds rows ch*R .. ch*R + R - 1 (fewer at
 // the end) of one tensor (src0) or two (src1: the slot holds src0's rows, then
@@ -840,7 +847,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
     }
 }
 
-template <typename T, int NV, bool GS> __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
+template <typename T, int NV, bool GS, bool SST>
+__global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
 {
     constexpr int W = 16 / sizeof(T);
     using V = Vec<T, W>;
@@ -860,7 +868,21 @@ template <typename T, int NV, bool GS> __global__ void __launch_bounds__(1024) b
     for (int k = 0; k < NV; k++)
 #pragma unroll
         for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
-    // the saved statistics, one iteration ahead
+    // the saved statistics, one iteration ahead. SST: by cp.async into
+    // shared memory (st[i & 1]: R means, then R rstds), threads j < 2R
+    // copying one value each and waiting for it before the barrier that ends
+    // the iteration before the one that reads it. Else in registers (nmean,
+    // nrstd): fp16 and fp32 at 64 registers spill them, and the spill's
+    // store waits for the load: its latency paid once a row (see bulk_plan).
+    float *st = reinterpret_cast<float *>(sm + STATS_OFF); // SST: R <= STATS_ROWS, 2R <= blockDim.x (bulk_plan)
+    auto fetch = [&](int i) {
+        const int j = threadIdx.x;
+        if (j >= 2 * R || i >= iters) return;
+        const long row = ring.chunk(i) * R + (j < R ? j : j - R);
+        if (row >= a.rows || (j < R && a.rms)) return;
+        cp_async4(st + (i & 1) * 2 * R + j, j < R ? a.mean + row : a.rstd + row);
+        cp_async_commit();
+    };
     auto stats = [&](int i, float &mean, float &rstd) {
         const long row = ring.chunk(i) * R + g;
         mean = 0.f;
@@ -871,12 +893,24 @@ template <typename T, int NV, bool GS> __global__ void __launch_bounds__(1024) b
         }
     };
     float mean, rstd;
-    stats(0, mean, rstd);
+    if constexpr (SST) {
+        fetch(0);
+        cp_async_wait<0>();
+        __syncthreads();
+    } else {
+        stats(0, mean, rstd);
+    }
     for (int i = 0; i < iters; i++) {
         const long row = ring.chunk(i) * R + g;
         const bool live = row < a.rows;
         float nmean, nrstd;
-        stats(i + 1, nmean, nrstd);
+        if constexpr (SST) {
+            mean = a.rms ? 0.f : st[(i & 1) * 2 * R + g];
+            rstd = st[(i & 1) * 2 * R + R + g];
+            fetch(i + 1); // into the half read last iteration (its readers passed the barrier since)
+        } else {
+            stats(i + 1, nmean, nrstd);
+        }
         ring.wait(i);
         const V *xs = reinterpret_cast<const V *>(ring.slot(i, 0)) + (long)g * nvec + t;
         const V *ds = reinterpret_cast<const V *>(ring.slot(i, 1)) + (long)g * nvec + t;
@@ -920,8 +954,12 @@ template <typename T, int NV, bool GS> __global__ void __launch_bounds__(1024) b
                 store_f<T, W>(dx + (long)c * W, o);
             }
         }
-        mean = nmean;
-        rstd = nrstd;
+        if constexpr (SST) {
+            cp_async_wait<0>(); // the next iteration's statistics
+        } else {
+            mean = nmean;
+            rstd = nrstd;
+        }
         __syncthreads(); // the slot is read: refill it
         if (threadIdx.x == 0) ring.issue(i + S);
     }
@@ -1266,6 +1304,7 @@ struct Plan {
     bool wr;               // the warp-row kernels: tpr = 32 x warps per row, nv vectors per lane
     int lb;                // wr_bwd's LB (0: 512)
     int gsm;               // bulk_bwd: gamma in shared memory, past the ring
+    int sst;               // bulk_bwd: the saved statistics by cp.async into shared memory, past gamma
     long grid;
     int iters;
     size_t smem;
@@ -1419,6 +1458,17 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
         p.stages = fit(room - (p.gsm ? gb : 0));
         if (p.stages < 1) return false;
     }
+    // The saved statistics by cp.async into shared memory (bulk_bwd's SST),
+    // fp16 and fp32: H100, rows 4096, bwd % of copy, two runs each, SST /
+    // registers: fp16 12288 76.2 76.0 / 70.1 69.0, 14336 81.6 81.0 / 71.1
+    // 71.3, 16384 79.0 80.3 / 73.1 72.4; fp32 10240 84.1 84.3 / 61.0 60.6,
+    // 16384 86.6 86.9 / 72.5 72.3. Not bf16, which did not spill them and
+    // lost with SST (12288 71.5 71.3 / 75.4 74.5, 16384 75.3 75.8 / 83.7
+    // 82.8). KBENCH_NORM_BULK_ST=0 / 1 forces registers / shared memory.
+    if (a->backward) {
+        static const int sst = env_knob("KBENCH_NORM_BULK_ST", "0,1", -1, "0 or 1");
+        p.sst = (sst >= 0 ? sst == 1 : !std::is_same<T, __nv_bfloat16>::value) && R <= STATS_ROWS && 2 * R <= p.block;
+    }
     return smem_fits(p, a);
 }
 
@@ -1556,7 +1606,8 @@ template <typename T, int NV> int run_bulk(const kb_norm_args *a, Plan p, cudaSt
         return grid ? 0 : (int)cudaLaunchKernel((void *)kernel, (unsigned)p.grid, p.block, kargs, p.smem, s);
     }
     if constexpr (NV * 16 / sizeof(T) <= 16) { // never planned past 16 elements
-        auto kernel = p.gsm ? bulk_bwd<T, NV, true> : bulk_bwd<T, NV, false>;
+        auto kernel = p.gsm ? (p.sst ? bulk_bwd<T, NV, true, true> : bulk_bwd<T, NV, true, false>)
+                            : (p.sst ? bulk_bwd<T, NV, false, true> : bulk_bwd<T, NV, false, false>);
         if ((e = fit_grid(kernel, a, p))) return e;
         if (grid) *grid = p.grid;
         return grid ? 0 : launch_bwd(kernel, a, p, s, kargs);
