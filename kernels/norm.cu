@@ -1304,7 +1304,7 @@ struct Plan {
     bool wr;               // the warp-row kernels: tpr = 32 x warps per row, nv vectors per lane
     int lb;                // wr_bwd's LB (0: 512)
     int gsm;               // bulk_bwd: gamma in shared memory, past the ring
-    int sst;               // bulk_bwd: the saved statistics by cp.async into shared memory, past gamma
+    int sst;               // bulk_bwd: the saved statistics by cp.async into shared memory (STATS_OFF)
     long grid;
     int iters;
     size_t smem;
@@ -1410,6 +1410,19 @@ int bulk_mode()
 // to 8 vectors forward and 16 elements backward; chunks of R rows, about 16
 // KiB of each tensor and at most 1024 threads; 2 to 4 slots in the ring (a
 // backward block of 1024 threads: 1 or 2, and gamma in shared memory).
+// The bulk backward's knobs, read once for the process (not once a dtype:
+// a bad value is reported once). sst -1: by dtype (bulk_plan).
+struct BulkKnobs {
+    int smax, gsm, sst;
+};
+const BulkKnobs &bulk_knobs()
+{
+    static const BulkKnobs k = {env_knob("KBENCH_NORM_BULK_S", "1,2,3,4", 2, "1-4 slots at most"),
+                                env_knob("KBENCH_NORM_BULK_GS", "0,1", 1, "0 or 1"),
+                                env_knob("KBENCH_NORM_BULK_ST", "0,1", -1, "0 or 1")};
+    return k;
+}
+
 template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
 {
     const int es = (int)sizeof(T), w = 16 / es;
@@ -1449,8 +1462,7 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
         // spills); 2 slots + gamma in shared memory 70 / 73 (bf16 65 / 66
         // -> 75 / 83); fp32 16384 went from the loop kernel (723 GB/s) to 1
         // slot (2180 GB/s). KBENCH_NORM_BULK_S (1-4) and _GS=0 for the A/B.
-        static const int smax = env_knob("KBENCH_NORM_BULK_S", "1,2,3,4", 2, "1-4 slots at most");
-        static const int gsm_on = env_knob("KBENCH_NORM_BULK_GS", "0,1", 1, "0 or 1");
+        const int smax = bulk_knobs().smax, gsm_on = bulk_knobs().gsm;
         const size_t room = (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin) - RING_OFF,
                      gb = a->gamma ? (size_t)a->cols * es : 0;
         auto fit = [&](size_t r) { return (int)(r / chunk < (size_t)smax ? r / chunk : (size_t)smax); };
@@ -1466,7 +1478,7 @@ template <typename T> bool bulk_plan(const kb_norm_args *a, Plan &p)
     // lost with SST (12288 71.5 71.3 / 75.4 74.5, 16384 75.3 75.8 / 83.7
     // 82.8). KBENCH_NORM_BULK_ST=0 / 1 forces registers / shared memory.
     if (a->backward) {
-        static const int sst = env_knob("KBENCH_NORM_BULK_ST", "0,1", -1, "0 or 1");
+        const int sst = bulk_knobs().sst;
         p.sst = (sst >= 0 ? sst == 1 : !std::is_same<T, __nv_bfloat16>::value) && R <= STATS_ROWS && 2 * R <= p.block;
     }
     return smem_fits(p, a);
