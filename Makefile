@@ -18,8 +18,10 @@ NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
 LDLIBS  := -lcjson -lcublas -lcublasLt -lgomp -ldl -lm -lpthread
 
 BUILD   := build
-CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c)
-CU_SRC  := $(wildcard kernels/*.cu)
+# kernels/<op>/: the op's kernels (.cu, one family a file) and its planner
+# (.c: host code with no GPU in it, unit-tested on the CPU)
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c) $(wildcard kernels/*/*.c)
+CU_SRC  := $(wildcard kernels/*.cu kernels/*/*.cu)
 LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)

@@ -103,7 +103,9 @@ static char *row_key(const char *op, const char *impl, const cJSON *params)
     if (!p) abort();
     int k = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, params) p[k++] = e;
+    /* a tunable at "auto" is the planner's choice, as in a file written
+     * before the tunable existed: it leaves the key, so such files match */
+    cJSON_ArrayForEach(e, params) if (!(cJSON_IsString(e) && !strcmp(e->valuestring, "auto"))) p[k++] = e;
     qsort(p, (size_t)k, sizeof *p, cmp_names);
     for (int i = 0; i < k; i++) {
         char *t = cJSON_PrintUnformatted(p[i]);
@@ -215,6 +217,7 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
         r->params = params;
         r->verified = opt_string(o, "verified");
         r->error = opt_string(o, "error");
+        r->kernel = opt_string(o, "kernel");
         r->ok = strcmp(r->verified, "fail") != 0 && !r->error[0];
         r->index = i;
         r->key = row_key(r->op, r->impl, params);
@@ -399,6 +402,8 @@ int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *im
             used[order[lo]] = 1;
             p->cur = &cur->rows[order[lo]];
             p->verdict = kb_cmp_judge(b, p->cur, threshold_pct, &p->speedup, &p->bound_pct);
+            p->kernel_differs = b->kernel[0] && p->cur->kernel[0] && strcmp(b->kernel, p->cur->kernel) != 0;
+            res->kernel_differs += p->kernel_differs;
             res->cases++;
             switch (p->verdict) {
             case KB_CMP_FASTER: res->faster++; break;
@@ -451,6 +456,10 @@ static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, siz
     } else if ((p->verdict == KB_CMP_SAME || p->verdict == KB_CMP_FASTER || p->verdict == KB_CMP_SLOWER) &&
                p->bound_pct > threshold_pct) {
         snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+    }
+    if (p->kernel_differs) { /* the same case, not the same kernel: said on the row */
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%skernel %s -> %s", l ? "; " : "", p->base->kernel, p->cur->kernel);
     }
     for (char *s = buf; *s; s++)
         if (*s == '\n' || *s == '\r') *s = ' ';
@@ -528,6 +537,7 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
             r->slower, r->same, r->only_base, r->only_new);
     if (r->failed) fprintf(f, ", %d FAILED", r->failed);
     if (r->na) fprintf(f, ", %d n/a", r->na);
+    if (r->kernel_differs) fprintf(f, ", %d ran another kernel", r->kernel_differs);
     fputc('\n', f);
 }
 

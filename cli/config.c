@@ -161,7 +161,8 @@ static int config_sweep(const cJSON *sw, const char *where, int all_enums, const
     kb_sweep_init(&s, op);
     if (all_enums)
         for (int i = 0; i < op->nparams; i++)
-            if (op->params[i].type == KB_P_ENUM && !cJSON_GetObjectItemCaseSensitive(sw, op->params[i].name))
+            if (op->params[i].type == KB_P_ENUM && !op->params[i].tunable &&
+                !cJSON_GetObjectItemCaseSensitive(sw, op->params[i].name))
                 kb_sweep_set(&s, op->params[i].name, "all", e2, sizeof e2);
     const cJSON *e;
     cJSON_ArrayForEach(e, sw) {

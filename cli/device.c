@@ -41,6 +41,15 @@ int kb_device_open(kb_device *d)
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) d->mem_clock_mhz = khz / 1000;
     cudaDriverGetVersion(&d->driver);
     cudaRuntimeGetVersion(&d->runtime);
+    kb_devattr *a = &d->attr; /* the attributes plans use, asked once here */
+    a->cc_major = p.major;
+    a->cc_minor = p.minor;
+    a->sm_count = p.multiProcessorCount;
+    a->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    a->regs_per_sm = p.regsPerMultiprocessor;
+    a->smem_per_sm = (int)p.sharedMemPerMultiprocessor;
+    a->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
+    a->l2_bytes = p.l2CacheSize;
     d->ok = 1;
     kb_device_clocks(d);
     return 0;

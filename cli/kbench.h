@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../include/kb_devattr.h"
+
 #define KB_VERSION "0.1.0"
 
 /* Exit codes (README documents them). */
@@ -52,6 +54,12 @@ typedef struct {
     double min, max;     /* bounds (ints, floats, each element of a list) */
     const char *choices; /* enums: "a,b,c"; the value is the index */
     const char *help;
+    /* A tunable of some implementations (an enum whose first choice is
+     * "auto": the planner's choice). Implementations name the tunables they
+     * take (kb_impl.tunables); a case that fixes one (not auto) is n/a for
+     * the others. `kbench check` leaves tunables at auto unless its sweeps
+     * name them. */
+    int tunable;
 } kb_param;
 
 /* One value of one parameter in one case. */
@@ -62,7 +70,8 @@ typedef struct {
 } kb_val;
 
 #define KB_MAX_PARAMS 16
-#define KB_MAX_IMPLS 8
+#define KB_MAX_IMPLS 16
+#define KB_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define KB_MAX_OUTPUTS 4
 #define KB_MAX_INPUTS 8
 
@@ -117,17 +126,43 @@ typedef struct {
     void *priv; /* op-specific (e.g. device cu_seqlens), freed by op->teardown */
 } kb_state;
 
-typedef int (*kb_launch_fn)(const kb_case *c, kb_state *st, void *stream);
+/* One implementation's state for one case: what its prepare planned. */
+#define KB_KERNEL_LEN 160
+typedef struct {
+    void *priv;                 /* the implementation's own (plan, workspace); release frees it */
+    char kernel[KB_KERNEL_LEN]; /* what runs, variant and tunables ("warp_row v=2 stages=3") */
+    char why[KB_KERNEL_LEN];    /* prepare's reason when it returns KB_NA */
+} kb_impl_run;
+
+/* prepare's answer when the case cannot run after all (the row is n/a) */
+#define KB_NA (-1)
 
 typedef struct {
     const char *name;
-    kb_launch_fn launch; /* returns 0 or a cudaError_t */
     const char *help;
+    /* Whether it can take this case on this device: 0, or non-zero with a
+     * one-line reason in why (the row is n/a, not an error). Host code only,
+     * no GPU call. NULL: every case. */
+    int (*supports)(const kb_case *c, const kb_devattr *d, char *why, size_t n);
+    /* Untimed, once per case after the op's setup: plans, allocates its own
+     * workspace into r->priv, names the kernel in r->kernel. 0, KB_NA (with
+     * r->why) or a cudaError_t. NULL: nothing to plan (r->kernel = name). */
+    int (*prepare)(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r);
+    /* One run on stream: 0 or a cudaError_t; timed, so no allocation, no
+     * planning, no synchronisation. */
+    int (*launch)(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream);
+    void (*release)(const kb_case *c, kb_state *st, kb_impl_run *r); /* frees r->priv; may be NULL */
+    /* The tunable parameters (kb_param.tunable) it takes, comma list; NULL: none. */
+    const char *tunables;
     /* `kbench check` runs every implementation twice and requires the same
      * output bits; one that may differ run to run (floating-point atomics)
      * says so here, and its rows skip that test. */
     int nondeterministic;
 } kb_impl;
+
+/* 0 when impl can run case c on device d (its supports, and the tunables c
+ * fixes are all its own); else non-zero with the reason in why. */
+int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d, char *why, size_t n);
 
 typedef struct {
     double rel_l2;  /* ||out - ref|| / ||ref|| */
@@ -271,6 +306,7 @@ typedef struct {
     int cur_sm_clock_mhz, cur_mem_clock_mhz; /* NVML, 0 if unavailable */
     int driver, runtime;
     int mem_bus_bits;
+    kb_devattr attr; /* what planners use */
     double copy_gbps; /* measured, 1 GiB */
     double gemm_tflops[KB_NGEMM]; /* measured GEMM ceilings by kb_gemm_key; 0: not measured */
     int gemm_n[KB_NGEMM];         /* the square size each was measured at */
@@ -282,6 +318,8 @@ void kb_device_clocks(kb_device *d); /* refresh NVML current clocks */
 int kb_device_free_mem(size_t *free_b, size_t *total_b);
 
 /* ---- harness.c -------------------------------------------------------- */
+#define KB_V_NA (-2)
+
 typedef struct {
     double median, min, max, mean, stddev, noise_pct;
     int samples;
@@ -294,7 +332,9 @@ typedef struct {
     double bytes, flops, gbps, pct_of_copy, copy_gbps, tflops;
     double pct_of_gemm, gemm_tflops; /* the op's GEMM ceiling; 0 when none */
     double rel_err, max_abs_err;
-    int verified;       /* 1 passed, 0 failed, -1 not checked */
+    char kernel[KB_KERNEL_LEN]; /* what ran: the variant and its tunables */
+    int verified;       /* 1 passed, 0 failed, -1 not checked, KB_V_NA: the implementation cannot take the case */
+    char reason[256];   /* n/a: why */
     long verified_rows; /* rows compared (outputs made of rows); 0: not row-structured or not checked */
     double speedup;     /* vs the baseline; 0 when unknown */
     char error[256];    /* non-empty when the row failed */
@@ -347,6 +387,7 @@ typedef struct {
     double median_ms;  /* NAN: not timed */
     double noise_pct;  /* NAN: not recorded */
     const char *verified, *error; /* "" when absent */
+    const char *kernel; /* what ran ("" when absent: a file from before kbench said) */
     int ok;            /* not "verified": "fail", and no error */
     int index;         /* position in results[] */
 } kb_cmp_row;
@@ -376,12 +417,14 @@ typedef struct {
     const kb_cmp_row *base, *cur; /* NULL for a case only in the other file */
     kb_cmp_verdict verdict;
     double speedup, bound_pct;
+    int kernel_differs; /* both files say what ran, and it differs */
 } kb_cmp_pair;
 
 typedef struct {
     kb_cmp_pair *pairs; /* base rows in order (matched or only in base), then those only in new */
     int npairs;
     int cases, faster, slower, same, failed, na, only_base, only_new; /* cases: matched */
+    int kernel_differs; /* matched cases whose kernels differ */
 } kb_cmp_result;
 
 /* Match cur's rows to base's (impls: comma list, "" = all); -1 with err when a

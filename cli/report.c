@@ -69,7 +69,7 @@ static void case_param(const kb_case *c, const char *name, char *buf, size_t n)
 
 static const char *const stat_cols =
     "median_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,bytes,gbps,pct_of_copy,copy_gbps,flops,tflops,"
-    "pct_of_gemm,gemm_tflops,rel_err,max_abs_err,verified,verified_rows,speedup_vs_baseline,error";
+    "pct_of_gemm,gemm_tflops,rel_err,max_abs_err,verified,verified_rows,speedup_vs_baseline,kernel,error,reason";
 
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
 {
@@ -80,7 +80,7 @@ void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
     fprintf(f, ",%s\n", stat_cols);
 }
 
-static const char *verdict(int v) { return v == 1 ? "pass" : v == 0 ? "fail" : "skipped"; }
+static const char *verdict(int v) { return v == 1 ? "pass" : v == 0 ? "fail" : v == KB_V_NA ? "n/a" : "skipped"; }
 
 /* numbers: empty when unknown (0 for a rate means not measured) */
 static void num(FILE *f, double v, const char *fmt)
@@ -129,14 +129,18 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     num(f, (double)r->verified_rows, "%.0f");
     num(f, r->speedup, "%.3f");
     fputc(',', f);
+    csv_str(f, r->kernel);
+    fputc(',', f);
     csv_str(f, r->error);
+    fputc(',', f);
+    csv_str(f, r->reason);
     fputc('\n', f);
 }
 
 void kb_table_header(FILE *f)
 {
-    fprintf(f, "  %-10s %10s %9s %6s %8s %6s %9s  %-8s %7s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "%gemm",
-            "rel_err", "verified", "speedup");
+    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %9s  %-8s %7s  %s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "%gemm",
+            "rel_err", "verified", "speedup", "kernel");
 }
 
 void kb_table_row(FILE *f, const kb_row *r)
@@ -151,9 +155,10 @@ void kb_table_row(FILE *f, const kb_row *r)
     }
     if (r->verified >= 0) snprintf(re, sizeof re, "%.2e", r->rel_err);
     if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-    fprintf(f, "  %-10s %10s %9s %6s %8s %6s %9s  %-8s %7s", r->impl, med, gb, pc, tf, pg, re,
-            r->verified == 0 ? "FAIL" : verdict(r->verified), sp);
+    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %9s  %-8s %7s  %s", r->impl, med, gb, pc, tf, pg, re,
+            r->verified == 0 ? "FAIL" : verdict(r->verified), sp, r->kernel[0] ? r->kernel : "-");
     if (r->error[0]) fprintf(f, "  %s", r->error);
+    if (r->reason[0]) fprintf(f, "  %s", r->reason);
     fputc('\n', f);
     fflush(f);
 }
@@ -294,6 +299,7 @@ void kb_report_row(kb_report *r, const kb_row *row)
         case_param(c, "pass", v, sizeof v);
         cJSON_AddStringToObject(o, "pass", v);
         cJSON_AddStringToObject(o, "impl", row->impl);
+        if (row->kernel[0]) cJSON_AddStringToObject(o, "kernel", row->kernel);
         case_param(c, "dtype", v, sizeof v);
         cJSON_AddStringToObject(o, "dtype", v);
         cJSON *p = cJSON_AddObjectToObject(o, "params");
@@ -334,6 +340,7 @@ void kb_report_row(kb_report *r, const kb_row *row)
         if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
         if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
+        if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
         cJSON_AddItemToArray(r->results, o);
         json_write(r);
     }

@@ -102,27 +102,55 @@ int kb_dry_run(const kb_plan *plan, FILE *out)
     return KB_EXIT_OK;
 }
 
+int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    why[0] = 0;
+    for (int i = 0; i < c->op->nparams; i++) {
+        const kb_param *p = &c->op->params[i];
+        if (!p->tunable || c->v[i].num == 0) continue; /* auto */
+        size_t l = strlen(p->name);
+        int takes = 0;
+        for (const char *s = impl->tunables ? impl->tunables : ""; *s && !takes;) {
+            size_t k = strcspn(s, ",");
+            takes = k == l && !strncmp(s, p->name, l);
+            s += k + (s[k] == ',');
+        }
+        if (!takes) {
+            char v[64];
+            kb_format_value(p, &c->v[i], v, sizeof v);
+            snprintf(why, n, "%s takes no %s (%s=%s; auto for it)", impl->name, p->name, p->name, v);
+            return 1;
+        }
+    }
+    if (impl->supports && impl->supports(c, d, why, n)) {
+        if (!why[0]) snprintf(why, n, "%s cannot take this case", impl->name);
+        return 1;
+    }
+    return 0;
+}
+
 typedef struct {
     const kb_impl *impl;
     const kb_case *c;
     kb_state *st;
+    kb_impl_run *run;
 } launch_ctx;
 
 static int launch_fn(void *ctx, void *stream)
 {
     launch_ctx *l = ctx;
-    int rc = l->impl->launch(l->c, l->st, stream);
+    int rc = l->impl->launch(l->c, l->st, l->run, stream);
     if (rc && !kb_last_error[0])
         snprintf(kb_last_error, sizeof kb_last_error, "%s launch: %s", l->impl->name, cudaGetErrorString((cudaError_t)rc));
     return rc;
 }
 
 /* Poison the outputs and run once. */
-static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream)
+static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream)
 {
     for (int i = 0; i < st->nout; i++)
         KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
-    launch_ctx l = {impl, c, st};
+    launch_ctx l = {impl, c, st, run};
     int rc = launch_fn(&l, stream);
     if (rc) return rc;
     KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
@@ -138,10 +166,11 @@ static void free_all(void **h, int n)
 /* Poison, run once, compare every output with the reference (its own
  * tolerance). With `repeat` (kbench check), run again and require the same
  * bits, unless the implementation declares itself nondeterministic. */
-static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *stream, int repeat, kb_row *row)
+static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
+                  kb_row *row)
 {
     void *h[KB_MAX_OUTPUTS] = {0};
-    int rc = poisoned_run(impl, c, st, stream);
+    int rc = poisoned_run(impl, c, st, run, stream);
     if (rc) return rc;
     row->verified = 1;
     row->rel_err = row->max_abs_err = 0;
@@ -171,7 +200,7 @@ static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, void *str
         free(got);
     }
     if (repeat && !impl->nondeterministic) {
-        rc = poisoned_run(impl, c, st, stream);
+        rc = poisoned_run(impl, c, st, run, stream);
         for (int i = 0; i < st->nout && !rc; i++) {
             kb_buf *b = &st->out[i];
             size_t es = kb_dtype_size(b->dtype), diff = 0;
@@ -294,7 +323,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
 
-    int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, fatal = 0;
+    int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, nna = 0, fatal = 0;
     double t0 = wall_s();
     void *stream = kb_timer_stream(timer);
     for (int ci = 0; ci < plan->ncases && !fatal; ci++) {
@@ -341,12 +370,38 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             char label[1024], nv[1200];
             kb_case_label(c, label, sizeof label);
-            snprintf(nv, sizeof nv, "%s/%s/%s %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
-                     impl->name, label);
-            int e = 0;
-            if (!o->no_verify) {
+            /* n/a: the implementation cannot take this case here (not a failure) */
+            if (kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason)) {
+                row.verified = KB_V_NA;
+                nna++;
+                progress_done(o->quiet);
+                kb_report_row(rep, &row);
+                continue;
+            }
+            /* untimed: plan, allocate the implementation's workspace, name the kernel */
+            kb_impl_run run;
+            memset(&run, 0, sizeof run);
+            int e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
+            if (e == KB_NA) {
+                row.verified = KB_V_NA;
+                snprintf(row.reason, sizeof row.reason, "%s", run.why[0] ? run.why : "cannot take this case");
+                nna++;
+                if (impl->release) impl->release(c, &st, &run);
+                progress_done(o->quiet);
+                kb_report_row(rep, &row);
+                continue;
+            }
+            if (!run.kernel[0]) snprintf(run.kernel, sizeof run.kernel, "%s", impl->name);
+            snprintf(row.kernel, sizeof row.kernel, "%s", run.kernel);
+            snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
+                     impl->name, run.kernel, label);
+            if (e) {
+                if (!kb_last_error[0])
+                    snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
+            }
+            if (!e && !o->no_verify) {
                 nvtxRangePushA(nv);
-                e = verify(impl, c, &st, stream, info->check_mode, &row);
+                e = verify(impl, c, &st, &run, stream, info->check_mode, &row);
                 nvtxRangePop();
                 if (!e) {
                     if (row.verified) npass++;
@@ -354,7 +409,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 }
             }
             if (!e && !info->check_mode) {
-                launch_ctx l = {impl, c, &st};
+                launch_ctx l = {impl, c, &st, &run};
                 e = kb_time(timer, launch_fn, &l, o, nv, &row.st);
                 if (!e && row.st.median > 0) {
                     row.gbps = bytes / (row.st.median * 1e-3) / 1e9;
@@ -372,6 +427,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 exit_code = KB_EXIT_CUDA;
                 cudaGetLastError();
             }
+            if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
             kb_report_row(rep, &row);
             if (info->check_mode && (row.verified == 0 || e)) {
@@ -388,7 +444,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     kb_report_close(rep);
     kb_timer_destroy(timer);
     if (fatal) fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
-    if (info->check_mode) printf("check: %d passed, %d failed\n", npass, nfail);
+    if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", npass, nfail, nna);
     else if (!o->quiet && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
     return exit_code;
 }

@@ -226,35 +226,43 @@ static kb_gemm_key gemm_ceiling(const kb_case *c)
     }
 }
 
-static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_mlp_naive(&((mlp_priv *)st->priv)->args, stream);
 }
 
-static int launch_cublas(const kb_case *c, kb_state *st, void *stream)
+static int launch_cublas(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_mlp_cublas(&((mlp_priv *)st->priv)->args, stream);
 }
 
-static int launch_cublas_cat(const kb_case *c, kb_state *st, void *stream)
+static int launch_cublas_cat(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_mlp_cublas_cat(&((mlp_priv *)st->priv)->args, stream);
 }
 
-static int launch_fused(const kb_case *c, kb_state *st, void *stream)
+static int launch_fused(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_mlp_fused(&((mlp_priv *)st->priv)->args, stream);
 }
 
 static const kb_impl impls[] = {
-    {"naive", launch_naive, "a textbook 16x16 shared-memory tiled GEMM (CUDA cores) three times, then silu(g)*u"},
-    {"cublas", launch_cublas, "PyTorch eager: three cuBLAS GEMMs (nn.Linear layout) and an elementwise silu(g)*u"},
-    {"cublas_cat", launch_cublas_cat, "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
-    {"fused", launch_fused, "one kernel for silu(x G^T)*(x U^T) (Hopper: TMA + wgmma; else mma.sync), then the down GEMM"},
+    {.name = "naive", .launch = launch_naive,
+     .help = "a textbook 16x16 shared-memory tiled GEMM (CUDA cores) three times, then silu(g)*u"},
+    {.name = "cublas", .launch = launch_cublas,
+     .help = "PyTorch eager: three cuBLAS GEMMs (nn.Linear layout) and an elementwise silu(g)*u"},
+    {.name = "cublas_cat", .launch = launch_cublas_cat,
+     .help = "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
+    {.name = "fused", .launch = launch_fused,
+     .help = "one kernel for silu(x G^T)*(x U^T) (Hopper: TMA + wgmma; else mma.sync), then the down GEMM"},
 };
 
 /* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */
@@ -287,7 +295,7 @@ const kb_op kb_op_mlp = {
     .params = params,
     .nparams = NPARAMS,
     .impls = impls,
-    .nimpls = (int)(sizeof impls / sizeof impls[0]),
+    .nimpls = KB_COUNT(impls),
     .bound = KB_COMPUTE_BOUND,
     .validate = validate,
     .bytes = bytes,

@@ -270,23 +270,25 @@ static kb_tol tolerance(const kb_case *c, int out)
     }
 }
 
-static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_norm_naive(&((norm_priv *)st->priv)->args, stream);
 }
 
-static int launch_opt(const kb_case *c, kb_state *st, void *stream)
+static int launch_opt(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_norm_opt(&((norm_priv *)st->priv)->args, stream);
 }
 
 static const kb_impl impls[] = {
-    {"naive", launch_naive,
-     "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
-    {"opt", launch_opt,
-     "whole warps per row, the row in 16-byte vectors in registers, warps of a row meeting at their own named "
+    {.name = "naive", .launch = launch_naive,
+     .help = "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
+    {.name = "opt", .launch = launch_opt,
+     .help = "whole warps per row, the row in 16-byte vectors in registers, warps of a row meeting at their own named "
      "barrier (KBENCH_NORM_WR=0: off); backward persistent, fused with per-block dgamma/dbeta partials and a "
      "grid-wide column sum (deterministic); rows that are not 16-byte multiples or too long for registers: a "
      "thread group per row or, on sm_90, bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
@@ -317,7 +319,7 @@ static const char *const checks[] = {
         .params = params,                                                                                          \
         .nparams = NPARAMS,                                                                                        \
         .impls = impls,                                                                                            \
-        .nimpls = 2,                                                                                               \
+        .nimpls = KB_COUNT(impls),                                                                                               \
         .bound = KB_MEMORY_BOUND,                                                                                  \
         .validate = validate,                                                                                      \
         .bytes = bytes,                                                                                            \

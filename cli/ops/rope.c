@@ -187,21 +187,25 @@ static kb_tol tolerance(const kb_case *c, int out)
     }
 }
 
-static int launch_naive(const kb_case *c, kb_state *st, void *stream)
+static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_rope_naive(&((rope_priv *)st->priv)->args, stream);
 }
 
-static int launch_opt(const kb_case *c, kb_state *st, void *stream)
+static int launch_opt(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
+    (void)r;
     return kb_rope_opt(&((rope_priv *)st->priv)->args, stream);
 }
 
 static const kb_impl impls[] = {
-    {"naive", launch_naive, "one thread per element, cos/sin per element, the formula as written"},
-    {"opt", launch_opt, "16-byte vectors, cos/sin once per position in shared memory, reused over heads"},
+    {.name = "naive", .launch = launch_naive,
+     .help = "one thread per element, cos/sin per element, the formula as written"},
+    {.name = "opt", .launch = launch_opt,
+     .help = "16-byte vectors, cos/sin once per position in shared memory, reused over heads"},
 };
 
 /* small and odd shapes: not multiples of the vector width or the block */
@@ -219,7 +223,7 @@ const kb_op kb_op_rope = {
     .params = params,
     .nparams = NPARAMS,
     .impls = impls,
-    .nimpls = 2,
+    .nimpls = KB_COUNT(impls),
     .bound = KB_MEMORY_BOUND,
     .validate = validate,
     .bytes = bytes,
