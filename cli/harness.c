@@ -149,6 +149,7 @@ struct kb_timer {
     cudaStream_t stream;
     cudaEvent_t start[KB_MAX_BATCH], stop[KB_MAX_BATCH];
     unsigned flushes;
+    int sm_count;
     /* copy ceilings measured so far, by byte count */
     struct { double bytes, gbps; } copies[256];
     int ncopies;
@@ -161,6 +162,7 @@ int kb_timer_create(kb_timer **out, const kb_device *d)
 {
     kb_timer *t = calloc(1, sizeof *t);
     *out = t;
+    t->sm_count = d->attr.sm_count;
     /* at least twice the L2, so nothing of the inputs survives the flush */
     t->scratch_bytes = 2 * (d->l2_bytes ? d->l2_bytes : (64u << 20));
     if (t->scratch_bytes < (size_t)(128u << 20)) t->scratch_bytes = 128u << 20;
@@ -205,7 +207,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         for (int k = 0; k < batch; k++) {
             if (!o->hot) {
                 t->flushes++;
-                if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->stream))) {
+                if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->sm_count, t->stream))) {
                     kb_cuda_fail(rc, "kb_l2_flush", __FILE__, __LINE__);
                     goto done;
                 }

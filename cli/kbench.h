@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../include/kb_devattr.h"
+#include "../include/kb_dtype.h"
 
 #define KB_VERSION "0.1.0"
 
@@ -20,29 +21,7 @@ enum { KB_EXIT_OK = 0, KB_EXIT_VERIFY = 1, KB_EXIT_USAGE = 2, KB_EXIT_CUDA = 3, 
 
 #define KB_ERRLEN 512
 
-/* ---- dtypes (dtype.c) ------------------------------------------------- */
-typedef enum { KB_FP32 = 0, KB_FP16 = 1, KB_BF16 = 2, KB_NDTYPES } kb_dtype;
-
-size_t kb_dtype_size(kb_dtype t);
-const char *kb_dtype_name(kb_dtype t);
-uint16_t kb_f32_to_f16(float f);
-float kb_f16_to_f32(uint16_t h);
-uint16_t kb_f32_to_bf16(float f);
-float kb_bf16_to_f32(uint16_t h);
-/* Store v rounded (nearest-even) to dtype t at element i of buf, and return
- * the value actually stored, so a reference sees exactly what the GPU sees. */
-double kb_store(void *buf, size_t i, double v, kb_dtype t);
-double kb_load(const void *buf, size_t i, kb_dtype t);
-
-/* Seeded random numbers (splitmix64): reproducible inputs per case. */
-typedef struct { uint64_t s; } kb_rng;
-void kb_rng_seed(kb_rng *r, uint64_t seed);
-uint64_t kb_rng_next(kb_rng *r);
-double kb_rng_uniform(kb_rng *r, double lo, double hi); /* [lo, hi) */
-/* n seeded uniform values in [lo, hi), quantised to t, never zero (the same
- * values as kb_rng_uniform's stream for that seed, drawn in parallel). */
-void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, double hi);
-void kb_load_all(const void *buf, size_t n, kb_dtype t, double *out); /* to double, in parallel */
+/* ---- dtypes: include/kb_dtype.h (cli/dtype.c) ------------------------ */
 
 /* ---- parameters (params.c) -------------------------------------------- */
 typedef enum { KB_P_INT, KB_P_FLOAT, KB_P_ENUM, KB_P_INTLIST } kb_ptype;

@@ -54,7 +54,8 @@ static void print_op_params(FILE *f, const kb_op *op)
         else if (p->type == KB_P_INTLIST) snprintf(left, sizeof left, "--%s LIST", fl);
         else snprintf(left, sizeof left, "--%s %s", fl, p->type == KB_P_INT ? "N" : "X");
         if (p->type == KB_P_INT || p->type == KB_P_FLOAT) snprintf(bounds, sizeof bounds, ", %.10g..%.10g", p->min, p->max);
-        fprintf(f, "  %-30s %s [%s%s]\n", left, p->help, p->def[0] ? p->def : "none", bounds);
+        fprintf(f, "  %-30s %s%s [%s%s]\n", left, p->tunable ? "(tunable) " : "", p->help, p->def[0] ? p->def : "none",
+                bounds);
     }
 }
 
@@ -67,8 +68,20 @@ static void print_op_help(FILE *f, const kb_op *op)
     fprintf(f, "\nParameters (a comma list or a range sweeps: --seq 512,1024,2048  --seq 512:8192:x2\n"
                "  --batch 1:4:1  --dtype all; cases are the cartesian product) [default, bounds]:\n");
     print_op_params(f, op);
-    fprintf(f, "\nImplementations (the first is the baseline of the speedup column):\n");
-    for (int i = 0; i < op->nimpls; i++) fprintf(f, "  %-10s %s\n", op->impls[i].name, op->impls[i].help);
+    fprintf(f, "\nImplementations (the first is the baseline of the speedup column; --impl A,B runs\n"
+               "those; the kernel column says which variant and tunables ran; an implementation\n"
+               "that cannot take a case gives a row n/a with the reason):\n");
+    for (int i = 0; i < op->nimpls; i++) {
+        fprintf(f, "  %-12s %s", op->impls[i].name, op->impls[i].help);
+        if (op->impls[i].tunables) fprintf(f, " [tunables: %s]", op->impls[i].tunables);
+        fprintf(f, "\n");
+    }
+    int ntun = 0;
+    for (int i = 0; i < op->nparams; i++) ntun += op->params[i].tunable;
+    if (ntun)
+        fprintf(f, "\nTunables (parameters marked so above) default to auto, the planner's choice; fixing\n"
+                   "one (--vec 2) runs the implementations that take it with that value and gives n/a\n"
+                   "rows for the others, or where the value cannot run the case.\n");
     fprintf(f, "\n");
     print_settings_help(f);
     if (!strcmp(op->name, "rope"))
@@ -348,11 +361,16 @@ static int cmd_list(int argc, char **argv)
             if (pp->type == KB_P_ENUM) snprintf(left, sizeof left, "%s {%s}", pp->name, pp->choices);
             else snprintf(left, sizeof left, "%s", pp->name);
             if (pp->type == KB_P_INT || pp->type == KB_P_FLOAT) snprintf(bounds, sizeof bounds, ", %.10g..%.10g", pp->min, pp->max);
-            printf("    %-28s %s [%s%s]\n", left, pp->help, pp->def[0] ? pp->def : "none", bounds);
+            printf("    %-28s %s%s [%s%s]\n", left, pp->tunable ? "(tunable) " : "", pp->help, pp->def[0] ? pp->def : "none",
+                   bounds);
         }
         printf("  implementations:\n");
-        for (int k = 0; k < op->nimpls; k++)
-            printf("    %-10s %s%s\n", op->impls[k].name, op->impls[k].help, k == 0 ? " (baseline)" : "");
+        for (int k = 0; k < op->nimpls; k++) {
+            const kb_impl *im = &op->impls[k];
+            printf("    %-12s %s%s", im->name, im->help, k == 0 ? " (baseline)" : "");
+            if (im->tunables) printf(" [tunables: %s]", im->tunables);
+            printf("\n");
+        }
     }
     for (int k = 0; k < argc; k++)
         if (!kb_find_op(argv[k])) return usage_error("list", "unknown op '%s'", argv[k]);

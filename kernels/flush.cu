@@ -17,12 +17,10 @@ __global__ void l2_flush_kernel(const float4 *__restrict__ p, size_t n, float *s
 }
 } // namespace
 
-extern "C" int kb_l2_flush(const void *buf, size_t bytes, void *stream)
+extern "C" int kb_l2_flush(const void *buf, size_t bytes, int sm_count, void *stream)
 {
     size_t n = bytes / sizeof(float4);
-    int dev = 0, sms = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    l2_flush_kernel<<<sms * 4, 512, 0, (cudaStream_t)stream>>>((const float4 *)buf, n, (float *)buf);
+    l2_flush_kernel<<<(sm_count > 0 ? sm_count : 132) * 4, 512, 0, (cudaStream_t)stream>>>((const float4 *)buf, n,
+                                                                                          (float *)buf);
     return (int)cudaGetLastError();
 }

@@ -24,11 +24,12 @@ typedef struct {
     long tokens; /* thd: cu_seqlens[batch] */
 } kb_rope_args;
 
-/* harness: read `bytes` of buf (>= 2x L2) so the cache holds nothing of a case */
-int kb_l2_flush(const void *buf, size_t bytes, void *stream);
+/* harness: read `bytes` of buf (>= 2x L2) so the cache holds nothing of a case
+ * (4 blocks an SM, sm_count from kb_devattr) */
+int kb_l2_flush(const void *buf, size_t bytes, int sm_count, void *stream);
 
 int kb_rope_naive(const kb_rope_args *a, void *stream);
-int kb_rope_opt(const kb_rope_args *a, void *stream);
+/* kb_rope_opt: kernels/rope/plan.h (a plan made once, then run) */
 
 /* LayerNorm (rms = 0) and RMSNorm (rms = 1) over rows of `cols` elements,
  * statistics and sums in fp32. */

@@ -6,7 +6,7 @@
  * streams the 1 GiB of double weights once rather than once per token. */
 #include "refs.h"
 
-#include "../cli/kbench.h"
+#include "../include/kb_dtype.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -412,6 +412,60 @@ static void test_match(void **state)
     kb_cmp_free(&n);
 }
 
+/* Rows whose kernels differ still match as the same case, and say so; a
+ * tunable at "auto" matches a file written before the tunable existed. */
+static void test_match_kernel(void **state)
+{
+    (void)state;
+    const char *fmt = "{\"op\": \"layernorm\", \"pass\": \"fwd\", \"impl\": \"opt\", \"dtype\": \"bf16\", "
+                      "\"params\": {\"pass\": \"fwd\", \"dtype\": \"bf16\", \"cols\": %d%s}, \"median_ms\": 1.0, "
+                      "\"noise_pct\": 0.1, \"samples\": 50, \"verified\": \"pass\"%s}";
+    char r1[512], r2[512], r3[512], r4[512];
+    /* base: no kernel, no tunable (an older kbench); new: both */
+    snprintf(r1, sizeof r1, fmt, 1024, "", "");
+    snprintf(r2, sizeof r2, fmt, 2048, "", ", \"kernel\": \"warp_row v=4 w=1\"");
+    snprintf(r3, sizeof r3, fmt, 1024, ", \"vec\": \"auto\"", ", \"kernel\": \"warp_row v=2 w=1\"");
+    snprintf(r4, sizeof r4, fmt, 2048, ", \"vec\": \"auto\"", ", \"kernel\": \"warp_row v=8 w=1\"");
+    char *brows = malloc(1100), *nrows = malloc(1100);
+    snprintf(brows, 1100, "%s, %s", r1, r2);
+    snprintf(nrows, 1100, "%s, %s", r3, r4);
+    kb_cmp_file b, n;
+    parse_rows("H100", "0.1.0", brows, &b);
+    parse_rows("H100", "0.1.0", nrows, &n);
+    assert_string_equal(b.rows[0].kernel, "");
+    assert_string_equal(n.rows[1].kernel, "warp_row v=8 w=1");
+    kb_cmp_result r;
+    char err[KB_ERRLEN] = "";
+    assert_int_equal(kb_cmp_match(&b, &n, "", 5, &r, err, sizeof err), 0);
+    assert_int_equal(r.cases, 2); /* vec=auto left the key */
+    assert_int_equal(r.same, 2);
+    assert_int_equal(r.kernel_differs, 1); /* cols 1024: base did not say; 2048: v=4 -> v=8 */
+    assert_int_equal(r.pairs[0].kernel_differs, 0);
+    assert_int_equal(r.pairs[1].kernel_differs, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kb_cmp_print(f, &b, &n, &r, 5, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "kernel warp_row v=4 w=1 -> warp_row v=8 w=1"));
+    assert_non_null(strstr(buf, ", 1 ran another kernel\n"));
+    free(buf);
+    kb_cmp_result_free(&r);
+    kb_cmp_free(&n);
+
+    /* a tunable fixed to a value is part of the case: no match with auto */
+    snprintf(r3, sizeof r3, fmt, 1024, ", \"vec\": \"2\"", "");
+    nrows = malloc(600);
+    snprintf(nrows, 600, "%s", r3);
+    parse_rows("H100", "0.1.0", nrows, &n);
+    assert_int_equal(kb_cmp_match(&b, &n, "", 5, &r, err, sizeof err), 0);
+    assert_int_equal(r.cases, 0);
+    assert_int_equal(r.only_new, 1);
+    kb_cmp_result_free(&r);
+    kb_cmp_free(&n);
+    kb_cmp_free(&b);
+}
+
 /* a case that appears twice pairs up in order of appearance; a third is only in base */
 static void test_match_duplicates(void **state)
 {
@@ -494,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_judge),
         cmocka_unit_test(test_match),
         cmocka_unit_test(test_match_duplicates),
+        cmocka_unit_test(test_match_kernel),
         cmocka_unit_test(test_csv),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);

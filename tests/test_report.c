@@ -96,6 +96,7 @@ static void make_rows(const kb_case *cases, kb_row *r)
     r[0].pct_of_gemm = 37.5;
     r[0].gemm_tflops = 700;
     r[0].verified_rows = 64;
+    snprintf(r[0].kernel, sizeof r[0].kernel, "naive thread/element");
     r[1].c = &cases[1];
     r[1].impl = "opt";
     r[1].bytes = 2048;
@@ -180,7 +181,11 @@ static void test_csv(void **state)
     assert_int_equal(col(h, nh, "rel_err"), col(h, nh, "tflops") + 3);
     assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
     assert_int_equal(sp, col(h, nh, "verified") + 2);
-    assert_int_equal(col(h, nh, "error"), nh - 1);
+    /* what ran, then the error and the n/a reason, last (scripts/plot.sh reads
+     * the parameters by position: nothing new goes before the statistics) */
+    assert_int_equal(col(h, nh, "kernel"), sp + 1);
+    assert_int_equal(col(h, nh, "error"), nh - 2);
+    assert_int_equal(col(h, nh, "reason"), nh - 1);
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
 
@@ -211,6 +216,8 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "verified_rows")], "64");
     assert_true(strtod(v[sp], NULL) == 1.0);
     assert_string_equal(v[col(h, nh, "error")], "");
+    assert_string_equal(v[col(h, nh, "kernel")], "naive thread/element");
+    assert_string_equal(v[col(h, nh, "reason")], "");
 
     /* row 1: untimed, failed, an error with a comma and quotes */
     nv = csv_split(line[2], v, 64);
@@ -226,6 +233,69 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "gemm_tflops")], "");
     assert_string_equal(v[col(h, nh, "verified_rows")], "");
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
+    assert_string_equal(v[col(h, nh, "kernel")], "");
+    free(cases);
+}
+
+static const char *jstr(const cJSON *o, const char *k);
+
+/* An implementation that cannot take a case: verdict n/a, its reason, no
+ * error, nothing timed; in the CSV, the JSON and the table. */
+static void test_na_row(void **state)
+{
+    (void)state;
+    int n;
+    kb_case *cases = make_cases(&n);
+    kb_row r;
+    memset(&r, 0, sizeof r);
+    r.c = &cases[0];
+    r.impl = "bulk";
+    r.bytes = 1024;
+    r.verified = KB_V_NA;
+    snprintf(r.reason, sizeof r.reason, "bulk copies need sm_90, this is sm_80");
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    kb_csv_header(f, kb_ops, kb_nops);
+    kb_csv_row(f, &r, kb_ops, kb_nops);
+    rewind(f);
+    char line[2][8192];
+    for (int i = 0; i < 2; i++) assert_non_null(fgets(line[i], sizeof line[i], f));
+    fclose(f);
+    static char h[64][512], v[64][512];
+    int nh = csv_split(line[0], h, 64);
+    assert_int_equal(csv_split(line[1], v, 64), nh);
+    assert_string_equal(v[col(h, nh, "verified")], "n/a");
+    assert_string_equal(v[col(h, nh, "reason")], "bulk copies need sm_90, this is sm_80");
+    assert_string_equal(v[col(h, nh, "error")], "");
+    assert_string_equal(v[col(h, nh, "median_ms")], "");
+
+    char *buf = NULL;
+    size_t len = 0;
+    f = open_memstream(&buf, &len);
+    kb_table_row(f, &r);
+    fclose(f);
+    assert_non_null(strstr(buf, "n/a"));
+    assert_non_null(strstr(buf, "bulk copies need sm_90"));
+    assert_null(strstr(buf, "FAIL"));
+    free(buf);
+
+    char path[] = "/tmp/kbench-test-na-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char err[KB_ERRLEN];
+    kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    assert_non_null(rep);
+    kb_report_row(rep, &r);
+    kb_report_close(rep);
+    cJSON *j = read_json(path);
+    const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "results"), 0);
+    assert_string_equal(jstr(o, "verified"), "n/a");
+    assert_string_equal(jstr(o, "reason"), "bulk copies need sm_90, this is sm_80");
+    assert_null(cJSON_GetObjectItemCaseSensitive(o, "error"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(o, "kernel"));
+    cJSON_Delete(j);
+    unlink(path);
     free(cases);
 }
 
@@ -292,6 +362,8 @@ static void test_json_report(void **state)
     assert_string_equal(jstr(a, "op"), "rope");
     assert_string_equal(jstr(a, "pass"), "fwd");
     assert_string_equal(jstr(a, "impl"), "naive");
+    assert_string_equal(jstr(a, "kernel"), "naive thread/element");
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "kernel")); /* never ran: nothing to say */
     assert_string_equal(jstr(a, "dtype"), "bf16");
     const cJSON *pa = cJSON_GetObjectItemCaseSensitive(a, "params");
     assert_true(cJSON_IsObject(pa));
@@ -587,6 +659,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_na_row),
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_stats),

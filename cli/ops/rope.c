@@ -1,9 +1,11 @@
 /* RoPE forward and backward: the op descriptor. */
 #include "../../kernels/kernels.h"
+#include "../../kernels/rope/plan.h"
 #include "../../refs/refs.h"
 #include "../kbench.h"
 
 #include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,17 +196,43 @@ static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *st
     return kb_rope_naive(&((rope_priv *)st->priv)->args, stream);
 }
 
+/* opt: planned once per case (untimed), then run */
+static int prepare_opt(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    (void)d;
+    const kb_rope_args *a = &((rope_priv *)st->priv)->args;
+    kb_rope_plan *p = calloc(1, sizeof *p);
+    r->priv = p;
+    if (kb_rope_plan_make(a, p)) return 11; /* cudaErrorInvalidValue: setup gave invalid arguments */
+    kb_rope_plan_describe(p, a->dtype, r->kernel, sizeof r->kernel);
+    (void)c;
+    return kb_rope_opt_prepare(a, p);
+}
+
 static int launch_opt(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
-    (void)r;
-    return kb_rope_opt(&((rope_priv *)st->priv)->args, stream);
+    return kb_rope_opt_run(&((rope_priv *)st->priv)->args, r->priv, stream);
+}
+
+static int prepare_naive(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    (void)c, (void)st, (void)d;
+    snprintf(r->kernel, sizeof r->kernel, "naive thread/element");
+    return 0;
+}
+
+static void release_plan(const kb_case *c, kb_state *st, kb_impl_run *r)
+{
+    (void)c, (void)st;
+    free(r->priv);
+    r->priv = NULL;
 }
 
 static const kb_impl impls[] = {
-    {.name = "naive", .launch = launch_naive,
+    {.name = "naive", .prepare = prepare_naive, .launch = launch_naive,
      .help = "one thread per element, cos/sin per element, the formula as written"},
-    {.name = "opt", .launch = launch_opt,
+    {.name = "opt", .prepare = prepare_opt, .launch = launch_opt, .release = release_plan,
      .help = "16-byte vectors, cos/sin once per position in shared memory, reused over heads"},
 };
 

@@ -1,75 +1,19 @@
-// RoPE forward and backward: the textbook kernel and the optimized one.
-//
-// out = t*cos(theta) + rotate(t)*sin(theta) over the first `rot` dims of each
-// head, the rest copied. neox rotates halves (i, i + rot/2); gptj rotates
-// adjacent pairs (2i, 2i+1). theta for pair i at position p is
-// angles[p][i]. Backward applies the transpose rotation: sin -> -sin.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+// RoPE's optimized kernel and its launcher; the plan it runs is host code
+// (plan.c). See DESIGN.md.
 #include <stdint.h>
 
 #include <type_traits>
 
+#include "../ptx/cp_async.cuh"
 #include "common.cuh"
-#include "kernels.h"
+#include "plan.h"
 
 namespace {
 
 using kb::from_f;
 using kb::to_f;
 using kb::Vec;
-
-// Sequence of token t in a thd batch: the last i with cu[i] <= t.
-__device__ __forceinline__ int thd_sequence(const int *__restrict__ cu, int batch, long t)
-{
-    int lo = 0, hi = batch - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) >> 1;
-        if (__ldg(cu + mid) <= t) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
-// Position of a row (one head vector of `dim` elements).
-__device__ __forceinline__ int row_position(const kb_rope_args &a, long row)
-{
-    if (a.layout == KB_ROPE_SBHD) return (int)(row / ((long)a.batch * a.heads));
-    long token = row / a.heads;
-    if (a.layout == KB_ROPE_BSHD) return (int)(token % a.seq);
-    return (int)(token - __ldg(a.cu_seqlens + thd_sequence(a.cu_seqlens, a.batch, token)));
-}
-
-// ---- naive: one thread per element, the formula as written ---------------
-template <typename T>
-__global__ void rope_naive_kernel(const T *__restrict__ in, T *__restrict__ out, kb_rope_args a, long n)
-{
-    long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= n) return;
-    long row = idx / a.dim;
-    int j = (int)(idx - row * a.dim);
-    if (j >= a.rot) {
-        out[idx] = in[idx];
-        return;
-    }
-    int half = a.rot / 2, i, partner;
-    float sign;
-    if (a.style == KB_ROPE_NEOX) {
-        i = j < half ? j : j - half;
-        partner = j < half ? j + half : j - half;
-        sign = j < half ? -1.f : 1.f;
-    } else {
-        i = j / 2;
-        partner = j ^ 1;
-        sign = (j & 1) ? 1.f : -1.f;
-    }
-    if (a.backward) sign = -sign;
-    int pos = row_position(a, row);
-    float theta = a.angles[(long)pos * half + i];
-    float x = to_f(in[idx]), y = to_f(in[row * a.dim + partner]);
-    out[idx] = from_f<T>(x * cosf(theta) + sign * y * sinf(theta));
-}
+using kb::rope::row_position;
 
 // ---- opt -------------------------------------------------------------------
 // Rows (head vectors of `dim` elements) come in "groups" that share a position:
@@ -84,17 +28,8 @@ __global__ void rope_naive_kernel(const T *__restrict__ in, T *__restrict__ out,
 // every access aligned: dim % V == 0 and rot % 2V == 0. Each thread loads all
 // of its UNROLL units before the cos/sin table is built, so the table's
 // latency hides behind the loads.
-#ifndef KB_ROPE_UNROLL
-#define KB_ROPE_UNROLL 4 // fp32
-#endif
-#ifndef KB_ROPE_UNROLL16
-#define KB_ROPE_UNROLL16 4 // fp16, bf16
-#endif
-#ifndef KB_ROPE_MINB
-#define KB_ROPE_MINB 1
-#endif
-constexpr int THREADS = 256;
-constexpr int TABLE = 4096; // float2 entries of shared cos/sin per block (32 KiB)
+// (The constants and the plan, with their measured reasons: plan.c.)
+constexpr int THREADS = KB_ROPE_THREADS;
 
 // Two adjacent elements as float2, and back; packed conversions for 16-bit types.
 template <typename T, int V> __device__ __forceinline__ float2 get2(const Vec<T, V> &x, int m)
@@ -131,24 +66,19 @@ __device__ __forceinline__ float2 rot_b(float2 p, float2 q, float2 c0, float2 c1
     return make_float2(q.x * c0.x + p.x * c0.y, q.y * c1.x + p.y * c1.y);
 }
 
-#ifndef KB_ROPE_ASYNC
-#define KB_ROPE_ASYNC 1
-#endif
-
 // Global -> shared copy that holds no register while in flight (sm_80+).
 template <int BYTES> __device__ __forceinline__ void cp_async(void *smem, const void *gmem)
 {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    if constexpr (BYTES == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-    else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(BYTES));
+    if constexpr (BYTES == 16) kb::ptx::cp_async16(smem, gmem);
+    else kb::ptx::cp_async_ca<BYTES>(smem, gmem);
 }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+using kb::ptx::cp_async_wait_all;
 
 template <typename T, int V, bool GPTJ> struct RopeTile {
-    static constexpr int UNROLL = sizeof(T) == 2 ? KB_ROPE_UNROLL16 : KB_ROPE_UNROLL;
+    static constexpr int UNROLL = KB_ROPE_UNITS;
     // Stage the loads in shared memory (cp.async) rather than registers, so the
     // bytes in flight are bounded by shared memory, not by the register file.
-    static constexpr bool ASYNC = KB_ROPE_ASYNC && V * sizeof(T) >= 4;
+    static constexpr bool ASYNC = V * sizeof(T) >= 4; // plan.c: kb_rope_plan.async
     static constexpr bool PAIRED = GPTJ && V == 1; // x1, x2 hold the two elements of one pair
     // The cos/sin table is stored transposed, so that the threads of a warp, one
     // vector each, read consecutive entries (no bank conflicts): pair P sits in
@@ -250,7 +180,7 @@ template <typename T, int V, bool GPTJ> struct RopeTile {
 };
 
 template <typename T, int V, bool GPTJ>
-__global__ void __launch_bounds__(THREADS, KB_ROPE_MINB) rope_opt_kernel(const T *__restrict__ in, T *__restrict__ out,
+__global__ void __launch_bounds__(THREADS, 1) rope_opt_kernel(const T *__restrict__ in, T *__restrict__ out,
                                                            kb_rope_args a, long groups, int rpg, int gpb,
                                                            unsigned nchunks)
 {
@@ -286,89 +216,54 @@ __global__ void __launch_bounds__(THREADS, KB_ROPE_MINB) rope_opt_kernel(const T
     tile.store(out + row0 * a.dim, cs, a, nrot, half);
 }
 
-template <typename T> int launch_naive(const kb_rope_args *a, cudaStream_t s)
-{
-    long rows = a->layout == KB_ROPE_THD ? a->tokens * a->heads : (long)a->seq * a->batch * a->heads;
-    long n = rows * a->dim;
-    if (n == 0) return 0;
-    int threads = 256;
-    long blocks = (n + threads - 1) / threads;
-    rope_naive_kernel<T><<<(unsigned)blocks, threads, 0, s>>>((const T *)a->in, (T *)a->out, *a, n);
-    return (int)cudaGetLastError();
-}
 
-template <typename T, int V, bool GPTJ> int launch_opt_v(const kb_rope_args *a, cudaStream_t s)
+// The kernel of a plan: element type, vector width, style.
+// and the staging bytes it needs (plan.c computes the same: prepare checks)
+template <typename T, bool GPTJ>
+void (*pick(int v, size_t *stage))(const T *, T *, kb_rope_args, long, int, int, unsigned)
 {
-    long groups;
-    int rpg;
-    if (a->layout == KB_ROPE_SBHD) { groups = a->seq; rpg = a->batch * a->heads; }
-    else if (a->layout == KB_ROPE_BSHD) { groups = (long)a->batch * a->seq; rpg = a->heads; }
-    else { groups = a->tokens; rpg = a->heads; }
-    if (groups == 0) return 0;
-    const int half = a->rot / 2;
-    const unsigned step = THREADS * RopeTile<T, V, GPTJ>::UNROLL;
-    unsigned upg = (unsigned)rpg * (unsigned)(half / V + (a->dim - a->rot) / V); // units per group
-    int gpb = 1;
-    unsigned chunks = (upg + step - 1) / step;
-    if (chunks <= 1) { // small groups: several per block, as many as fill it and the table holds
-        chunks = 1;
-        gpb = (int)(step / upg);
-        int cap = half ? TABLE / half : THREADS;
-        if (gpb > cap) gpb = cap;
-        if (gpb > THREADS) gpb = THREADS;
-        if (gpb < 1) gpb = 1;
+    switch (v) {
+    case 8:
+        if constexpr (sizeof(T) == 2) {
+            *stage = RopeTile<T, 8, GPTJ>::STAGE_BYTES;
+            return rope_opt_kernel<T, 8, GPTJ>;
+        } else {
+            return nullptr;
+        }
+    case 4: *stage = RopeTile<T, 4, GPTJ>::STAGE_BYTES; return rope_opt_kernel<T, 4, GPTJ>;
+    case 2: *stage = RopeTile<T, 2, GPTJ>::STAGE_BYTES; return rope_opt_kernel<T, 2, GPTJ>;
+    case 1: *stage = RopeTile<T, 1, GPTJ>::STAGE_BYTES; return rope_opt_kernel<T, 1, GPTJ>;
     }
-    long blocks = (groups + gpb - 1) / gpb * chunks; // < 2^31, as elements per tensor are
-    using Tile = RopeTile<T, V, GPTJ>;
-    size_t smem = (size_t)(gpb * half + 1) / 2 * 2 * sizeof(float2) + Tile::STAGE_BYTES;
-    static bool raised; // above 48 KiB a kernel must opt in
-    if (smem > 48 * 1024 && !raised) {
-        cudaError_t e = cudaFuncSetAttribute(rope_opt_kernel<T, V, GPTJ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)(TABLE * sizeof(float2) + Tile::STAGE_BYTES + 16));
-        if (e != cudaSuccess) return (int)e;
-        raised = true;
-    }
-    rope_opt_kernel<T, V, GPTJ><<<(unsigned)blocks, THREADS, smem, s>>>((const T *)a->in, (T *)a->out, *a, groups, rpg, gpb,
-                                                            chunks);
+    return nullptr;
+}
+
+template <typename T> int run(const kb_rope_args *a, const kb_rope_plan *p, cudaStream_t s, bool prepare)
+{
+    size_t stage = 0;
+    auto k = a->style == KB_ROPE_GPTJ ? pick<T, true>(p->v, &stage) : pick<T, false>(p->v, &stage);
+    if (!k) return (int)cudaErrorInvalidValue;
+    if (prepare && p->smem != (size_t)(p->gpb * (a->rot / 2) + 1) / 2 * 2 * sizeof(float2) + stage)
+        return (int)cudaErrorInvalidValue; // plan.c and the kernel disagree on shared memory
+    if (prepare) // above 48 KiB a kernel must opt in
+        return p->smem > 48 * 1024
+                   ? (int)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem)
+                   : 0;
+    if (p->groups == 0) return 0;
+    k<<<(unsigned)p->blocks, THREADS, p->smem, s>>>((const T *)a->in, (T *)a->out, *a, p->groups, p->rpg, p->gpb,
+                                                    p->chunks);
     return (int)cudaGetLastError();
-}
-
-template <typename T, bool GPTJ> int launch_opt_s(const kb_rope_args *a, cudaStream_t s)
-{
-    // widest aligned vector: dim % V == 0 and rot % (2V) == 0, at most 16 bytes
-    auto fits = [&](int v) {
-        return a->dim % v == 0 && a->rot % (2 * v) == 0 && ((uintptr_t)a->in % (v * sizeof(T))) == 0 &&
-               ((uintptr_t)a->out % (v * sizeof(T))) == 0;
-    };
-    if (sizeof(T) == 2 && fits(8)) return launch_opt_v<T, (sizeof(T) == 2 ? 8 : 4), GPTJ>(a, s);
-    if (fits(4)) return launch_opt_v<T, 4, GPTJ>(a, s);
-    if (fits(2)) return launch_opt_v<T, 2, GPTJ>(a, s);
-    return launch_opt_v<T, 1, GPTJ>(a, s);
-}
-
-template <typename T> int launch_opt(const kb_rope_args *a, cudaStream_t s)
-{
-    return a->style == KB_ROPE_GPTJ ? launch_opt_s<T, true>(a, s) : launch_opt_s<T, false>(a, s);
-}
-
-bool args_ok(const kb_rope_args *a)
-{
-    return a->rot >= 2 && a->rot % 2 == 0 && a->rot <= a->dim && a->dim <= 8192 && a->heads > 0 &&
-           (a->layout != KB_ROPE_THD || a->cu_seqlens);
 }
 
 } // namespace
 
-extern "C" int kb_rope_naive(const kb_rope_args *a, void *stream)
+extern "C" int kb_rope_opt_prepare(const kb_rope_args *a, const kb_rope_plan *p)
 {
-    if (!args_ok(a)) return (int)cudaErrorInvalidValue;
-    cudaStream_t s = (cudaStream_t)stream;
-    return kb::by_dtype(a->dtype, [&](auto t) { return launch_naive<decltype(t)>(a, s); });
+    if (!kb::rope::args_ok(a)) return (int)cudaErrorInvalidValue;
+    return kb::by_dtype(a->dtype, [&](auto t) { return run<decltype(t)>(a, p, nullptr, true); });
 }
 
-extern "C" int kb_rope_opt(const kb_rope_args *a, void *stream)
+extern "C" int kb_rope_opt_run(const kb_rope_args *a, const kb_rope_plan *p, void *stream)
 {
-    if (!args_ok(a)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    return kb::by_dtype(a->dtype, [&](auto t) { return launch_opt<decltype(t)>(a, s); });
+    return kb::by_dtype(a->dtype, [&](auto t) { return run<decltype(t)>(a, p, s, false); });
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# On a GPU machine: this tree against a base revision, built side by side
+# from clean trees, timed in the same call and compared with `kbench
+# compare` (the no-regression check of a restructuring). Base builds go to
+# .ab/base (ignored; a warm machine keeps them between calls), logs, CSV and
+# JSON to ${OUT:-results}/ab.
+#
+#   scripts/gpu-ab.sh BASE_REV STEP...
+#     build      clean builds of BASE_REV (git archive) and of this tree, each
+#                timed (make -j$(nproc) kbench)
+#     check      kbench check (every op, impl, dtype and odd shape)
+#     time       configs/rope.json, layernorm.json and rmsnorm.json (--set
+#                dtype=all) and mlp.json: base's and this tree's opt/fused (and
+#                the MLP's cuBLAS paths), base, new, base, new; then compare
+#     variants   the named variants against what the base's knobs gave
+#                (KBENCH_NORM_BULK=1 ~ bulk, KBENCH_NORM_BULK=0 ~ warp_row,
+#                KBENCH_NORM_WR=0 KBENCH_NORM_BULK=0 ~ block, KBENCH_FUSED=mma
+#                ~ fused_mma), rows 4096, fp16/bf16
+#     sanitize   compute-sanitizer memcheck and racecheck over kbench check
+#                (norm and MLP at their small odd shapes; rope whole)
+set -uo pipefail
+[ $# -ge 2 ] || { echo "usage: scripts/gpu-ab.sh BASE_REV STEP..." >&2; exit 2; }
+base_rev=$1
+shift
+out=${OUT:-results}/ab
+mkdir -p "$out" .ab
+B=.ab/base/kbench
+N=./kbench
+run2() { # name, then kbench arguments: base then new, twice, JSON in $out
+    local name=$1
+    shift
+    for r in 1 2; do
+        timeout 280 "$B" "$@" --quiet --no-verify --json "$out/$name-base-$r.json" --csv /dev/null || echo "base $name: exit $?"
+        timeout 280 "$N" "$@" --quiet --no-verify --json "$out/$name-new-$r.json" --csv /dev/null || echo "new $name: exit $?"
+    done
+}
+cmp2() { # name: compare base 1 with new 1 and 2, base 1 with base 2 (the noise)
+    local name=$1
+    for pair in "base-1 base-2" "base-1 new-1" "base-2 new-2"; do
+        set -- $pair
+        echo "-- $name: $1 vs $2"
+        ./kbench compare "$out/$name-$1.json" "$out/$name-$2.json" --csv "$out/cmp-$name-$1-$2.csv" > "$out/cmp-$name-$1-$2.txt"
+        tail -n 1 "$out/cmp-$name-$1-$2.txt"
+    done
+}
+for step in "$@"; do
+    echo "== $step"
+    case $step in
+    build)
+        rm -rf .ab/base && mkdir -p .ab/base
+        git archive "$base_rev" | tar -x -C .ab/base || exit 1
+        (cd .ab/base && s=$(date +%s.%N) && make -j"$(nproc)" kbench > build.log 2>&1 && echo "base build: $(echo "$(date +%s.%N) - $s" | bc) s") || { tail .ab/base/build.log; exit 1; }
+        make clean >/dev/null
+        s=$(date +%s.%N)
+        make -j"$(nproc)" kbench > "$out/build.log" 2>&1 || { tail "$out/build.log"; exit 1; }
+        echo "new build: $(echo "$(date +%s.%N) - $s" | bc) s"
+        ;;
+    check)
+        timeout 500 "$N" check > "$out/check.txt" 2>&1
+        echo "check exit $?"
+        tail -n 2 "$out/check.txt"
+        ;;
+    time)
+        run2 rope sweep configs/rope.json --impl opt
+        run2 ln sweep configs/layernorm.json --set dtype=all --impl opt
+        run2 rms sweep configs/rmsnorm.json --set dtype=all --impl opt
+        run2 mlp sweep configs/mlp.json --impl cublas,cublas_cat,fused
+        for n in rope ln rms mlp; do cmp2 $n; done
+        ;;
+    variants)
+        cols="--rows 4096 --cols 512,1024,2048,4096,5120,8192,10240,12288,16384 --dtype fp16,bf16 --pass fwd,bwd"
+        for r in 1 2; do
+            for v in "bulk KBENCH_NORM_BULK=1" "warp_row KBENCH_NORM_BULK=0" "block KBENCH_NORM_WR=0 KBENCH_NORM_BULK=0"; do
+                set -- $v
+                impl=$1
+                shift
+                env "$@" timeout 200 "$B" layernorm $cols --impl opt --quiet --no-verify --json "$out/v-$impl-base-$r.json" --csv /dev/null
+                sed -i "s/\"impl\":\t*\"opt\"/\"impl\": \"$impl\"/; s/\"impl\": \"opt\"/\"impl\": \"$impl\"/" "$out/v-$impl-base-$r.json"
+                timeout 200 "$N" layernorm $cols --impl "$impl" --quiet --no-verify --json "$out/v-$impl-new-$r.json" --csv /dev/null
+            done
+            KBENCH_FUSED=mma timeout 200 "$B" sweep configs/mlp.json --impl fused --quiet --no-verify --json "$out/v-fused_mma-base-$r.json" --csv /dev/null
+            sed -i 's/"impl": "fused"/"impl": "fused_mma"/' "$out/v-fused_mma-base-$r.json"
+            timeout 200 "$N" sweep configs/mlp.json --impl fused_mma --quiet --no-verify --json "$out/v-fused_mma-new-$r.json" --csv /dev/null
+        done
+        for impl in bulk warp_row block fused_mma; do cmp2 "v-$impl"; done
+        ;;
+    sanitize)
+        for tool in memcheck racecheck; do
+            for op in rope layernorm rmsnorm mlp; do
+                timeout 280 compute-sanitizer --tool "$tool" --error-exitcode 9 "$N" check "$op" > "$out/san-$tool-$op.txt" 2>&1
+                echo "$tool $op: exit $? $(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$out/san-$tool-$op.txt") $(grep -m1 '^check:' "$out/san-$tool-$op.txt")"
+            done
+        done
+        ;;
+    *) echo "unknown step $step" >&2; exit 2 ;;
+    esac
+done
