@@ -40,16 +40,14 @@ typedef struct {
     void *y;                   /* forward: y; backward: dx */
     float *mean, *rstd;        /* [rows]: forward writes, backward reads; mean NULL for RMSNorm */
     float *dgamma, *dbeta;     /* backward: [cols] column sums, NULL when not wanted */
-    void *work;                /* opt backward: per-block partial sums (kb_norm_work_bytes) */
+    void *work;                /* a persistent backward's per-block partial sums (kernels/norm/norm.h: kb_norm_exec.work_bytes) */
     int dtype, rms, backward;
     long rows, cols;
     float eps;
 } kb_norm_args;
 
 int kb_norm_naive(const kb_norm_args *a, void *stream);
-int kb_norm_opt(const kb_norm_args *a, void *stream);
-/* Workspace the opt backward needs for these arguments (0 for the forward). */
-size_t kb_norm_work_bytes(const kb_norm_args *a);
+/* the other variants: kernels/norm/norm.h (a plan made once, then run) */
 
 /* ---- cuBLAS (kernels/gemm.cu) ------------------------------------------
  * One handle for the process, created by kb_cublas_init (call it in setup,
@@ -77,28 +75,8 @@ int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
 void kb_gemm_bench_destroy(kb_gemm_bench *g);
 
-/* ---- SwiGLU MLP (kernels/mlp.cu) ---------------------------------------
- * y = (silu(x G^T) * (x U^T)) D^T, row-major: x [tokens, hidden], G and U
- * [inter, hidden], D [hidden, inter], y [tokens, hidden]. g and u are
- * rounded to dtype where an implementation stores them, h = silu(g) * u is
- * computed in fp32 and rounded to dtype, every GEMM accumulates in fp32. */
-typedef struct {
-    const void *x, *G, *U, *D;
-    const void *GU; /* [2*inter, hidden]: G's rows, then U's (cublas_cat) */
-    void *y;
-    void *gu;       /* workspace [tokens, 2*inter]: g then u ([tokens, inter] each), or the stacked product */
-    void *h;        /* workspace [tokens, inter] */
-    int dtype, tf32; /* tf32: fp32 GEMMs may use TF32 tensor cores (cuBLAS implementations) */
-    int tokens, hidden, inter;
-} kb_mlp_args;
-
-int kb_mlp_naive(const kb_mlp_args *a, void *stream);
-int kb_mlp_cublas(const kb_mlp_args *a, void *stream);
-int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream);
-/* kernels/mlp_fused.cu: one kernel for h = silu(x G^T) * (x U^T) (g and u
- * stay in fp32 registers; uses x, G, U, h), then the down GEMM by cuBLAS.
- * Hopper: TMA + wgmma; elsewhere mma.sync; fp32: CUDA cores. */
-int kb_mlp_fused(const kb_mlp_args *a, void *stream);
+/* ---- SwiGLU MLP: kernels/mlp/mlp.h (its launchers) and kernels/mlp/plan.h (the
+ * fused kernels' planner) ------------------------------------------------- */
 
 #ifdef __cplusplus
 }

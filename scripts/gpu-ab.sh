@@ -49,11 +49,11 @@ for step in "$@"; do
     build)
         rm -rf .ab/base && mkdir -p .ab/base
         git archive "$base_rev" | tar -x -C .ab/base || exit 1
-        (cd .ab/base && s=$(date +%s.%N) && make -j"$(nproc)" kbench > build.log 2>&1 && echo "base build: $(echo "$(date +%s.%N) - $s" | bc) s") || { tail .ab/base/build.log; exit 1; }
+        (cd .ab/base && s=$(date +%s.%N) && make -j"$(nproc)" kbench > build.log 2>&1 && echo "base build: $(awk -v a="$s" -v b="$(date +%s.%N)" "BEGIN{print b-a}") s") || { tail .ab/base/build.log; exit 1; }
         make clean >/dev/null
         s=$(date +%s.%N)
         make -j"$(nproc)" kbench > "$out/build.log" 2>&1 || { tail "$out/build.log"; exit 1; }
-        echo "new build: $(echo "$(date +%s.%N) - $s" | bc) s"
+        echo "new build: $(awk -v a="$s" -v b="$(date +%s.%N)" "BEGIN{print b-a}") s"
         ;;
     check)
         timeout 500 "$N" check > "$out/check.txt" 2>&1

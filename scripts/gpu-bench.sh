@@ -4,27 +4,17 @@
 # ../shared/tools/peers.py is at .peers/peers.py (ratios from one run, not
 # two). Outputs (CSV, JSON, logs) go to ${OUT:-results}.
 #
-#   scripts/gpu-bench.sh [rope] [norm] [norm-bulk] [norm-wr] [mlp] [mlp-variants]
+#   scripts/gpu-bench.sh [rope] [norm] [norm-variants] [mlp] [mlp-variants]
 #                                                (default: rope norm mlp)
 #
 #   rope       sbhd s2048 b16 h8 d256 every dtype, bshd s4096 b2 h32 d128 bf16
 #   norm       configs/layernorm.json and configs/rmsnorm.json for every
 #              dtype (--set dtype=all), fwd and bwd, naive and opt
-#   norm-bulk  opt alone at the same shapes, twice: KBENCH_NORM_BULK=0 and
-#              KBENCH_NORM_BULK=1 (the sm_90 bulk-copy kernels), after
-#              `kbench check layernorm rmsnorm` with the bulk kernels
-#   norm-wr    the warp-row norm kernels' knobs: `kbench check layernorm
-#              rmsnorm --impl opt` under KBENCH_NORM_WR_STAGES=0,
-#              KBENCH_NORM_WR_OCC=0 and KBENCH_NORM_WR_WIDE=0, then opt timed
-#              (no verify) at rows 4096, fp16 and bf16: the default,
-#              WR_STAGES=0, WR_OCC=0 and WR_WIDE=0 (backward) twice each,
-#              the kernels before the warp-row ones (KBENCH_NORM_WR=0) once;
-#              the backward without affine (no dgamma sums); RMSNorm bf16
-#              (NOCHECK=1, NOPEERS=1 skip those steps)
+#   norm-variants  the named norm variants (warp_row, block, bulk) next to
+#              opt at rows 4096, fp16/bf16 (LayerNorm) and RMSNorm bf16, twice
 #   mlp        configs/mlp.json, every implementation
-#   mlp-variants  fused's experimental knobs (KBENCH_FUSED, kernels/mlp_fused.cu):
-#              `kbench check mlp --impl fused` under each, then each timed
-#              twice at the seed's shape against the default
+#   mlp-variants  fused_mma, fused and cublas_cat, and fused_wgmma at every
+#              bn x cluster, at the seed's shape, twice
 # Each section takes a few minutes on an H100; run one or two per call.
 set -uo pipefail
 out=${OUT:-results}
@@ -54,59 +44,29 @@ for section in "$@"; do
             --csv "$out/bench-rmsnorm.csv" --json "$out/bench-rmsnorm.json"
         peers copy,layernorm norm
         ;;
-    norm-bulk)
-        KBENCH_NORM_BULK=1 timeout 150 ./kbench check layernorm rmsnorm | tail -n 5
-        for bulk in 0 1; do
-            KBENCH_NORM_BULK=$bulk kb layernorm --impl opt --rows 4096 --cols $LN_COLS --dtype fp16,bf16 --pass fwd,bwd \
-                --min-time 0.1 --quiet --csv "$out/bench-layernorm-bulk$bulk.csv" --json "$out/bench-layernorm-bulk$bulk.json"
-            KBENCH_NORM_BULK=$bulk kb rmsnorm --impl opt $RMS --dtype bf16 --pass fwd,bwd \
-                --min-time 0.1 --quiet --csv "$out/bench-rmsnorm-bulk$bulk.csv" --json "$out/bench-rmsnorm-bulk$bulk.json"
+    norm-variants)
+        # every named norm variant next to opt at the same shapes, twice; the
+        # kernel column says what each ran (n/a rows: what a variant cannot take)
+        for r in 1 2; do
+            kb layernorm --impl warp_row,block,bulk,opt --rows 4096 --cols $LN_COLS --dtype fp16,bf16 --pass fwd,bwd \
+                --min-time 0.1 --no-verify --quiet --csv "$out/bench-layernorm-variants-$r.csv"
+            kb rmsnorm --impl warp_row,block,bulk,opt $RMS --dtype bf16 --pass fwd,bwd \
+                --min-time 0.1 --no-verify --quiet --csv "$out/bench-rmsnorm-variants-$r.csv"
         done
-        ;;
-    norm-wr)
-        for v in WR_STAGES=0 WR_OCC=0 WR_WIDE=0; do
-            [ -n "${NOCHECK:-}" ] && break
-            echo "-- check KBENCH_NORM_$v"
-            env "KBENCH_NORM_$v" timeout 200 ./kbench check layernorm rmsnorm --impl opt | tail -n 2
-        done
-        ln="--impl opt --rows 4096 --cols 512,1024,2048,3072,4096,5120,6144,8192,9000,10240,16384 --dtype fp16,bf16 --min-time 0.05 --no-verify --quiet"
-        r=0
-        for v in d s0 o0 w0 d s0 o0 w0 0; do
-            r=$((r + 1))
-            case $v in
-            d) env="KBENCH_NORM_WR=" pass=fwd,bwd ;;
-            s0) env="KBENCH_NORM_WR_STAGES=0" pass=bwd ;;
-            o0) env="KBENCH_NORM_WR_OCC=0" pass=bwd ;;
-            w0) env="KBENCH_NORM_WR_WIDE=0" pass=bwd ;;
-            *) env="KBENCH_NORM_WR=$v" pass=fwd,bwd ;;
-            esac
-            env $env timeout 300 ./kbench layernorm $ln --pass $pass --csv "$out/ln-wr$r.csv"
-            echo "-- layernorm $env (run $r)"
-            show "$out/ln-wr$r.csv"
-        done
-        for v in "" 0; do
-            KBENCH_NORM_WR=$v timeout 300 ./kbench layernorm $ln --pass bwd --affine none --csv "$out/ln-none-wr${v:-d}.csv"
-            KBENCH_NORM_WR=$v timeout 300 ./kbench rmsnorm --impl opt $RMS --dtype bf16 --pass fwd,bwd --min-time 0.05 --no-verify --quiet --csv "$out/rms-wr${v:-d}.csv"
-            echo "-- KBENCH_NORM_WR=$v: layernorm bwd affine none; rmsnorm bf16"
-            show "$out/ln-none-wr${v:-d}.csv" "$out/rms-wr${v:-d}.csv"
-        done
-        [ -n "${NOPEERS:-}" ] || peers copy,layernorm norm
+        show "$out"/bench-*norm-variants-1.csv
         ;;
     mlp)
         kb sweep configs/mlp.json --csv "$out/bench-mlp.csv" --json "$out/bench-mlp.json" | tee "$out/bench-mlp.txt" | tail -n 60
         peers mlp mlp
         ;;
     mlp-variants)
+        # the fused variants and the wgmma kernel's tunables at the seed's shape, twice each
         seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16 --min-time 0.2 --quiet"
-        for v in "" s0 n96 n112 n128 c1; do
-            echo "-- KBENCH_FUSED=$v"
-            KBENCH_FUSED=$v timeout 120 ./kbench check mlp --impl fused | tail -n 2
-            for r in 1 2; do
-                KBENCH_FUSED=$v kb mlp --impl fused $seed --csv "$out/bench-mlp-fused-${v:-default}-$r.csv"
-                sed -n 2p "$out/bench-mlp-fused-${v:-default}-$r.csv" | cut -d, -f1-12
-            done
+        for r in 1 2; do
+            kb mlp --impl cublas_cat,fused_mma,fused $seed --csv "$out/bench-mlp-variants-$r.csv"
+            kb mlp --impl fused_wgmma --bn 64,96,112,128 --cluster 1,2 $seed --no-verify --csv "$out/bench-mlp-tiles-$r.csv"
         done
         ;;
-    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-bulk, norm-wr, mlp, mlp-variants)" >&2; exit 2 ;;
+    *) echo "gpu-bench.sh: unknown section '$section' (rope, norm, norm-variants, mlp, mlp-variants)" >&2; exit 2 ;;
     esac
 done

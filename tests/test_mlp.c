@@ -437,12 +437,83 @@ static void test_gemm_ceiling(void **state)
     c = one_case("fp32", "on", NULL, NULL, NULL);
     assert_int_equal(mlp()->gemm_ceiling(&c), KB_GEMM_TF32);
     assert_null(kb_find_op("rope")->gemm_ceiling); /* memory-bound: no GEMM ceiling */
-    /* the implementations, the baseline first */
-    assert_true(mlp()->nimpls >= 4);
-    assert_string_equal(mlp()->impls[0].name, "naive");
-    assert_string_equal(mlp()->impls[1].name, "cublas");
-    assert_string_equal(mlp()->impls[2].name, "cublas_cat");
-    assert_string_equal(mlp()->impls[3].name, "fused");
+}
+
+/* the implementations, the baseline first, each a technique with a help
+ * line; the fused ones' tunables, and who takes them */
+static void test_impls(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"naive", "cublas", "cublas_cat", "fused_wgmma", "fused_mma", "fused"};
+    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups", NULL, "bn,cluster,warpgroups"};
+    assert_int_equal(mlp()->nimpls, 6);
+    for (int i = 0; i < 6; i++) {
+        const kb_impl *im = &mlp()->impls[i];
+        assert_string_equal(im->name, names[i]);
+        assert_non_null(im->help);
+        assert_true(strlen(im->help) > 20 && !strchr(im->help, '\n'));
+        assert_non_null(im->launch);
+        assert_non_null(im->prepare); /* each names what it runs (the kernel column) */
+        if (tunables[i]) assert_string_equal(im->tunables, tunables[i]);
+        else assert_null(im->tunables);
+        assert_false(im->nondeterministic);
+    }
+    /* bn, cluster, warpgroups: tunable enums whose first choice is auto */
+    static const char *const tn[] = {"bn", "cluster", "warpgroups"};
+    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2"};
+    for (int k = 0; k < 3; k++) {
+        int i = kb_param_index(mlp(), tn[k]);
+        assert_true(i >= 0);
+        const kb_param *p = &mlp()->params[i];
+        assert_int_equal(p->type, KB_P_ENUM);
+        assert_true(p->tunable);
+        assert_string_equal(p->def, "auto");
+        assert_string_equal(p->choices, tc[k]);
+    }
+    /* the shape's parameters keep their places (results and check_sweeps index them) */
+    assert_int_equal(kb_param_index(mlp(), "inter"), 4);
+    const kb_devattr *h100 = kb_devattr_preset("h100"), *a100 = kb_devattr_preset("a100");
+    char why[256];
+    const kb_impl *naive = &mlp()->impls[0], *wgmma = &mlp()->impls[3], *mma = &mlp()->impls[4],
+                  *fused = &mlp()->impls[5];
+    /* the seed's case: every implementation on the H100; fused_wgmma n/a on the A100 */
+    kb_case c = one_case("bf16", NULL, NULL, NULL, NULL);
+    for (int i = 0; i < 6; i++) assert_int_equal(kb_impl_supports(&mlp()->impls[i], &c, h100, why, sizeof why), 0);
+    assert_int_not_equal(kb_impl_supports(wgmma, &c, a100, why, sizeof why), 0);
+    assert_non_null(strstr(why, "Hopper-only"));
+    assert_int_equal(kb_impl_supports(mma, &c, a100, why, sizeof why), 0);
+    assert_int_equal(kb_impl_supports(fused, &c, a100, why, sizeof why), 0);
+    /* fp32: no 16-bit fused kernel; fused runs the CUDA-core kernel */
+    c = one_case("fp32", NULL, NULL, NULL, NULL);
+    assert_int_not_equal(kb_impl_supports(wgmma, &c, h100, why, sizeof why), 0);
+    assert_int_not_equal(kb_impl_supports(mma, &c, h100, why, sizeof why), 0);
+    assert_non_null(strstr(why, "fp32"));
+    assert_int_equal(kb_impl_supports(fused, &c, h100, why, sizeof why), 0);
+    /* hidden % 8 != 0: TMA cannot */
+    c = one_case("fp16", NULL, "300", "1001", "2736");
+    assert_int_not_equal(kb_impl_supports(wgmma, &c, h100, why, sizeof why), 0);
+    assert_non_null(strstr(why, "hidden % 8"));
+    assert_int_equal(kb_impl_supports(fused, &c, h100, why, sizeof why), 0);
+    /* a tunable fixed: n/a for those that do not take it, planned or refused by those that do */
+    kb_sweep s;
+    kb_sweep_init(&s, mlp());
+    char err[KB_ERRLEN];
+    if (kb_sweep_set(&s, "bn", "112", err, sizeof err) || kb_sweep_set(&s, "warpgroups", "1", err, sizeof err))
+        fail_msg("%s", err);
+    kb_case *cs = NULL;
+    int n = 0;
+    if (kb_sweep_expand(&s, &cs, &n, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(n, 1);
+    assert_int_not_equal(kb_impl_supports(naive, &cs[0], h100, why, sizeof why), 0);
+    assert_non_null(strstr(why, "takes no bn"));
+    assert_int_not_equal(kb_impl_supports(mma, &cs[0], h100, why, sizeof why), 0);
+    assert_int_not_equal(kb_impl_supports(wgmma, &cs[0], h100, why, sizeof why), 0); /* warpgroups 1: bn 64 or 128 */
+    assert_non_null(strstr(why, "warpgroups=1"));
+    cs[0].v[kb_param_index(mlp(), "warpgroups")].num = 2; /* two warpgroups take 112 */
+    assert_int_equal(kb_impl_supports(wgmma, &cs[0], h100, why, sizeof why), 0);
+    assert_int_equal(kb_impl_supports(fused, &cs[0], h100, why, sizeof why), 0);
+    assert_int_not_equal(kb_impl_supports(fused, &cs[0], a100, why, sizeof why), 0); /* fused runs mma there */
+    free(cs);
 }
 
 static int has_case(const kb_case *cs, int n, const char *dtype, const char *tf32, long t, long h, long i)
@@ -488,6 +559,15 @@ static void test_check_sweeps(void **state)
     /* and h rows that TMA cannot store (inter % 8 != 0), odd and even */
     assert_true(has_case(cases, n, "bf16", "off", 40, 72, 1003));
     assert_true(has_case(cases, n, "fp16", "off", 200, 72, 1004));
+    /* fused_wgmma's tunables forced: every tile the kernel has, once each at least */
+    const int pbn = kb_param_index(mlp(), "bn"), pcl = kb_param_index(mlp(), "cluster"),
+              pwg = kb_param_index(mlp(), "warpgroups");
+    int tiles[3][5][3] = {{{0}}}; /* [warpgroups][bn][cluster], enum indices */
+    for (int k = 0; k < n; k++) tiles[(int)cases[k].v[pwg].num][(int)cases[k].v[pbn].num][(int)cases[k].v[pcl].num]++;
+    for (int b = 1; b <= 4; b++)
+        for (int c = 1; c <= 2; c++) assert_true(tiles[2][b][c] >= 4); /* bn 64..128 x clusters 1, 2 */
+    assert_true(tiles[1][1][1] >= 4 && tiles[1][4][1] >= 4);       /* one warpgroup: bn 64, 128 */
+    assert_true(tiles[0][0][0] > 0);                                 /* and the rest at auto */
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {
@@ -530,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_tolerance_cancelling),
         cmocka_unit_test(test_gemm_ceiling),
+        cmocka_unit_test(test_impls),
         cmocka_unit_test(test_check_sweeps),
         cmocka_unit_test(test_config_file),
     };

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,50 @@ static void test_tolerances(void **state)
     assert_true(f.op->tolerance(&f, 1).rel_l2 < 1e-4); /* rstd, fp32 */
 }
 
+/* kbench check's sweeps give every implementation cases it takes, in every
+ * dtype and pass, on an H100 (and bulk none on an A100): the same sweeps as
+ * `kbench check`, their n/a decided by each implementation's supports(). */
+static void test_check_sweeps_cover_every_impl(void **state)
+{
+    (void)state;
+    const char *const ops[] = {"layernorm", "rmsnorm"};
+    for (int o = 0; o < 2; o++) {
+        const kb_op *op = kb_find_op(ops[o]);
+        assert_non_null(op);
+        kb_case *cases = NULL;
+        int n = 0;
+        for (int k = 0; k < op->ncheck; k++) {
+            char json[2048], err[KB_ERRLEN];
+            snprintf(json, sizeof json, "{\"op\": \"%s\", %s", op->name, op->check_sweeps[k] + 1);
+            cJSON *sw = cJSON_Parse(json);
+            assert_non_null(sw);
+            if (kb_config_sweep(sw, "check", 1, &cases, &n, err, sizeof err)) fail_msg("%s sweep %d: %s", op->name, k, err);
+            cJSON_Delete(sw);
+        }
+        const kb_devattr *h100 = kb_devattr_preset("h100"), *a100 = kb_devattr_preset("a100");
+        for (int i = 0; i < op->nimpls; i++) {
+            int took[2][3] = {{0}}, odd_rows = 0, a100_took = 0;
+            for (int c = 0; c < n; c++) {
+                char why[256];
+                if (kb_impl_supports(&op->impls[i], &cases[c], h100, why, sizeof why)) {
+                    assert_true(why[0] != 0);
+                    continue;
+                }
+                took[kb_case_int(&cases[c], "pass") ? 1 : 0][kb_case_dtype(&cases[c])]++;
+                odd_rows += kb_case_int(&cases[c], "rows") % 2;
+                a100_took += !kb_impl_supports(&op->impls[i], &cases[c], a100, why, sizeof why);
+            }
+            for (int ps = 0; ps < 2; ps++)
+                for (int dt = 0; dt < 3; dt++)
+                    if (!took[ps][dt]) fail_msg("%s %s: no check case for pass %d dtype %d", op->name, op->impls[i].name, ps, dt);
+            assert_true(odd_rows > 0);
+            if (!strcmp(op->impls[i].name, "bulk")) assert_int_equal(a100_took, 0);
+            else assert_true(a100_took > 0);
+        }
+        free(cases);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_layernorm_dx_sums_to_zero),
         cmocka_unit_test(test_byte_model),
         cmocka_unit_test(test_tolerances),
+        cmocka_unit_test(test_check_sweeps_cover_every_impl),
     };
     return cmocka_run_group_tests_name("norm", tests, NULL, NULL);
 }

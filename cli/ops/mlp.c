@@ -5,12 +5,17 @@
  * x [tokens, hidden]; G, U [inter, hidden] and D [hidden, inter] stored as
  * nn.Linear stores them (row-major, out x in); no biases. Forward only.
  *
- * `fused` (kernels/mlp_fused.cu) reads G and U where they are (its Hopper
- * kernel loads a G tile and the matching U tile into one stage, so no
- * interleaved copy is needed) and writes only h; the tolerance below
- * already covers a kernel that keeps g and u in fp32.
+ * The implementations (kernels/mlp/, DESIGN.md there): naive, cublas and
+ * cublas_cat store g and u; fused_wgmma (Hopper), fused_mma (sm_80+) and
+ * fused, the planner's choice among them and the fp32 CUDA-core kernel
+ * (kernels/mlp/plan.c), compute h = silu(g) * u in one kernel from G and U
+ * where they are (the Hopper kernel loads a G tile and the matching U tile
+ * into one stage, so no interleaved copy is needed) and write only h; the
+ * tolerance below already covers a kernel that keeps g and u in fp32.
+ * bn, cluster and warpgroups are the wgmma kernel's tunables.
  */
 #include "../../kernels/kernels.h"
+#include "../../kernels/mlp/mlp.h"
 #include "../../refs/refs.h"
 #include "../kbench.h"
 
@@ -25,8 +30,14 @@ static const kb_param params[] = {
     {"tokens", KB_P_INT, "2048", 1, 1 << 20, NULL, "rows of x (batch x sequence; 1..64 is decode)"},
     {"hidden", KB_P_INT, "1024", 1, 65536, NULL, "model width: x's and y's row length"},
     {"inter", KB_P_INT, "11008", 1, 1 << 18, NULL, "intermediate width: rows of G and U, columns of D"},
+    {"bn", KB_P_ENUM, "auto", 0, 0, "auto,64,96,112,128",
+     "fused_wgmma's tile width (columns of h a tile; the wgmma is m64 n(2 bn) k16); auto: the wave model's", .tunable = 1},
+    {"cluster", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
+     "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles)", .tunable = 1},
+    {"warpgroups", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
+     "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 takes bn 64 or 128, clusters of 1)", .tunable = 1},
 };
-enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, NPARAMS };
+enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, NPARAMS };
 
 #define I(c, k) ((long)(c)->v[k].num)
 
@@ -226,43 +237,149 @@ static kb_gemm_key gemm_ceiling(const kb_case *c)
     }
 }
 
+/* naive, cublas, cublas_cat: their own copy of the case's arguments, with
+ * the device's SM count (the silu(g) * u kernel's grid) */
+static int prepare_args(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r, const char *what,
+                        int cublas)
+{
+    kb_mlp_args *a = malloc(sizeof *a);
+    if (!a) return (int)cudaErrorMemoryAllocation;
+    *a = ((mlp_priv *)st->priv)->args;
+    a->sm_count = d->sm_count;
+    r->priv = a;
+    snprintf(r->kernel, sizeof r->kernel, "%s%s", what,
+             cublas && kb_case_dtype(c) == KB_FP32 && I(c, P_TF32) ? " tf32" : "");
+    return 0;
+}
+
+static int prepare_naive(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_args(c, st, d, r, "naive 16x16 tiles", 0); /* CUDA cores: tf32 does not apply */
+}
+static int prepare_cublas(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_args(c, st, d, r, "cublas", 1);
+}
+static int prepare_cublas_cat(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_args(c, st, d, r, "cublas_cat", 1);
+}
+
+static void release_args(const kb_case *c, kb_state *st, kb_impl_run *r)
+{
+    (void)c;
+    (void)st;
+    free(r->priv);
+    r->priv = NULL;
+}
+
 static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
-    (void)r;
-    return kb_mlp_naive(&((mlp_priv *)st->priv)->args, stream);
+    (void)st;
+    return kb_mlp_naive(r->priv, stream);
 }
 
 static int launch_cublas(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
-    (void)r;
-    return kb_mlp_cublas(&((mlp_priv *)st->priv)->args, stream);
+    (void)st;
+    return kb_mlp_cublas(r->priv, stream);
 }
 
 static int launch_cublas_cat(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
-    (void)r;
-    return kb_mlp_cublas_cat(&((mlp_priv *)st->priv)->args, stream);
+    (void)st;
+    return kb_mlp_cublas_cat(r->priv, stream);
+}
+
+/* ---- the fused implementations: kernels/mlp/plan.c decides ---- */
+
+static kb_mlp_req fused_req(const kb_case *c, kb_mlp_variant want)
+{
+    static const int bns[] = {0, 64, 96, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
+    kb_mlp_req r = {(int)I(c, P_TOKENS), (int)I(c, P_HIDDEN), (int)I(c, P_INTER), (int)kb_case_dtype(c), want,
+                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)]};
+    return r;
+}
+
+static int fused_supports(const kb_case *c, const kb_devattr *d, kb_mlp_variant want, char *why, size_t n)
+{
+    kb_mlp_req r = fused_req(c, want);
+    kb_mlp_plan p;
+    return kb_mlp_plan_make(&r, d, NULL, NULL, &p, why, n); /* the occupancy's model: no GPU here */
+}
+
+static int supports_wgmma(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return fused_supports(c, d, KB_MLP_WGMMA, why, n);
+}
+static int supports_mma(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return fused_supports(c, d, KB_MLP_MMA, why, n);
+}
+static int supports_fused(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return fused_supports(c, d, KB_MLP_AUTO, why, n);
+}
+
+static int fused_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r, kb_mlp_variant want)
+{
+    kb_mlp_req req = fused_req(c, want);
+    kb_mlp_fused *f = NULL;
+    int rc = kb_mlp_fused_prepare(&((mlp_priv *)st->priv)->args, &req, d, &f, r->kernel, sizeof r->kernel, r->why,
+                                  sizeof r->why);
+    r->priv = f;
+    return rc == KB_MLP_NA ? KB_NA : rc;
+}
+
+static int prepare_wgmma(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return fused_prepare(c, st, d, r, KB_MLP_WGMMA);
+}
+static int prepare_mma(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return fused_prepare(c, st, d, r, KB_MLP_MMA);
+}
+static int prepare_fused(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return fused_prepare(c, st, d, r, KB_MLP_AUTO);
 }
 
 static int launch_fused(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
-    (void)r;
-    return kb_mlp_fused(&((mlp_priv *)st->priv)->args, stream);
+    (void)st;
+    return kb_mlp_fused_launch(r->priv, stream);
 }
 
+static void release_fused(const kb_case *c, kb_state *st, kb_impl_run *r)
+{
+    (void)c;
+    (void)st;
+    kb_mlp_fused_release(r->priv);
+    r->priv = NULL;
+}
+
+#define FUSED_TUNABLES "bn,cluster,warpgroups"
+
 static const kb_impl impls[] = {
-    {.name = "naive", .launch = launch_naive,
+    {.name = "naive", .prepare = prepare_naive, .launch = launch_naive, .release = release_args,
      .help = "a textbook 16x16 shared-memory tiled GEMM (CUDA cores) three times, then silu(g)*u"},
-    {.name = "cublas", .launch = launch_cublas,
+    {.name = "cublas", .prepare = prepare_cublas, .launch = launch_cublas, .release = release_args,
      .help = "PyTorch eager: three cuBLAS GEMMs (nn.Linear layout) and an elementwise silu(g)*u"},
-    {.name = "cublas_cat", .launch = launch_cublas_cat,
+    {.name = "cublas_cat", .prepare = prepare_cublas_cat, .launch = launch_cublas_cat, .release = release_args,
      .help = "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
-    {.name = "fused", .launch = launch_fused,
-     .help = "one kernel for silu(x G^T)*(x U^T) (Hopper: TMA + wgmma; else mma.sync), then the down GEMM"},
+    {.name = "fused_wgmma", .supports = supports_wgmma, .prepare = prepare_wgmma, .launch = launch_fused,
+     .release = release_fused, .tunables = FUSED_TUNABLES,
+     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then cuBLAS down"},
+    {.name = "fused_mma", .supports = supports_mma, .prepare = prepare_mma, .launch = launch_fused,
+     .release = release_fused,
+     .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then cuBLAS down (bf16/fp16)"},
+    {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
+     .release = release_fused, .tunables = FUSED_TUNABLES,
+     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down"},
 };
 
 /* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */
@@ -287,6 +404,16 @@ static const char *const checks[] = {
      * store, the threads store h, pairs where inter is even), with one
      * consumer warpgroup (40 tokens) and two */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
+    /* fused_wgmma's and fused's tunables forced (n/a off Hopper and for the
+     * other implementations): every two-warpgroup tile width in clusters of
+     * 1 and 2, over an even (200) and an odd (300: the last cluster's second
+     * CTA wholly past the last token) number of 128-row m-blocks, with TMA
+     * stores of h (inter 200) and register stores (1004) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": [200, 1004], "
+    "\"bn\": [64, 96, 112, 128], \"cluster\": [1, 2], \"warpgroups\": 2}",
+    /* ... and one warpgroup's two widths, at decode (40) and over 4 m-blocks of 64 rows */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
+    "\"bn\": [64, 128], \"cluster\": 1, \"warpgroups\": 1}",
 };
 
 const kb_op kb_op_mlp = {

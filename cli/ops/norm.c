@@ -1,12 +1,16 @@
 /* LayerNorm and RMSNorm, forward and backward: two op descriptors over one
- * parameter table, one reference (refs/norm.c) and one kernel source
- * (kernels/norm.cu). */
+ * parameter table, one reference (refs/norm.c) and the kernels of
+ * kernels/norm/ (DESIGN.md there): naive, and the variants warp_row, block,
+ * bulk as named implementations, opt the planner's choice among them. */
 #include "../../kernels/kernels.h"
+#include "../../kernels/norm/norm.h"
+#include "../../kernels/norm/plan.h"
 #include "../../refs/refs.h"
 #include "../kbench.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +23,15 @@ static const kb_param params[] = {
     {"eps", KB_P_FLOAT, "1e-5", 0, 1, NULL, "added to the variance (RMSNorm: the mean square) before the square root"},
     {"affine", KB_P_ENUM, "on", 0, 0, "on,none",
      "on: y = xhat*gamma + beta (RMSNorm: xhat*gamma) and the backward sums dgamma (and dbeta); none: y = xhat"},
+    /* tunables (warp_row, bulk): auto is the planner's choice (kernels/norm/plan.c) */
+    {"vec", KB_P_ENUM, "auto", 0, 0, "auto,1,2,4,8",
+     "16-byte vectors a lane: warp_row forward 4 (8: one-warp 16-bit rows, cols <= 2048; 1, 2: one-warp rows), backward "
+     "2 (1: one-warp rows); bulk forward 1-8, backward 16 elements at most", 1},
+    {"stages", KB_P_ENUM, "auto", 0, 0, "auto,0,3",
+     "warp_row backward: rows of x and dy staged ahead by cp.async (0: the next row in registers)", 1},
+    {"slots", KB_P_ENUM, "auto", 0, 0, "auto,1,2,3,4", "bulk: chunks of rows in the ring of bulk copies (sm_90)", 1},
 };
-enum { P_PASS, P_DTYPE, P_ROWS, P_COLS, P_EPS, P_AFFINE, NPARAMS };
+enum { P_PASS, P_DTYPE, P_ROWS, P_COLS, P_EPS, P_AFFINE, P_VEC, P_STAGES, P_SLOTS, NPARAMS };
 
 #define I(c, k) ((long)(c)->v[k].num)
 
@@ -76,8 +87,9 @@ static double flops(const kb_case *c)
     return per * (double)I(c, P_ROWS) * (double)I(c, P_COLS);
 }
 
-/* the opt backward's partial sums: one row (dgamma, dbeta) per resident
- * block, at most min(rows, 1024) blocks */
+/* a persistent backward's partial sums (allocated by the implementation's
+ * prepare from its grid): one row (dgamma, dbeta) per resident block, about
+ * min(rows, 1024) blocks at most */
 static size_t work_bound(const kb_case *c)
 {
     if (!is_bwd(c) || !affine(c)) return 0;
@@ -93,8 +105,7 @@ static size_t device_bytes(const kb_case *c)
 }
 
 typedef struct {
-    kb_norm_args args;
-    void *work;
+    kb_norm_args args; /* the case's tensors (work: NULL; each implementation has its own) */
 } norm_priv;
 
 /* A device buffer for b, from its host copy when it is an input. */
@@ -191,11 +202,6 @@ static int setup(const kb_case *c, kb_state *st)
         case O_DBETA: a->dbeta = o->dev; break;
         }
     }
-    size_t wb = kb_norm_work_bytes(a);
-    if (wb) {
-        KB_CK(cudaMalloc(&p->work, wb));
-        a->work = p->work;
-    }
     return 0;
 }
 
@@ -232,7 +238,6 @@ static void teardown(const kb_case *c, kb_state *st)
     (void)c;
     norm_priv *p = st->priv;
     if (!p) return;
-    cudaFree(p->work);
     free(p);
     st->priv = NULL;
 }
@@ -270,6 +275,113 @@ static kb_tol tolerance(const kb_case *c, int out)
     }
 }
 
+/* ---- implementations ---------------------------------------------------- */
+static kb_norm_shape shape_of(const kb_case *c, const kb_norm_args *a)
+{
+    kb_norm_shape s = {(int)kb_case_dtype(c), is_rms(c), is_bwd(c), affine(c), I(c, P_ROWS), I(c, P_COLS), 0};
+    if (a) {
+        const void *t[] = {a->x, a->y, a->gamma, a->beta, a->dy};
+        for (int i = 0; i < 5; i++) s.unaligned |= ((uintptr_t)t[i] & 15) != 0;
+    }
+    return s;
+}
+
+/* the tunables' values (enum index to value; auto: KB_NORM_TUNE_AUTO) */
+static kb_norm_tune tune_of(const kb_case *c)
+{
+    static const int vec[] = {KB_NORM_TUNE_AUTO, 1, 2, 4, 8}, stages[] = {KB_NORM_TUNE_AUTO, 0, 3},
+                     slots[] = {KB_NORM_TUNE_AUTO, 1, 2, 3, 4};
+    return (kb_norm_tune){vec[I(c, P_VEC)], stages[I(c, P_STAGES)], slots[I(c, P_SLOTS)]};
+}
+
+typedef struct {
+    kb_norm_args args; /* the case's, with this implementation's workspace */
+    kb_norm_plan plan;
+    kb_norm_exec x;
+} impl_priv;
+
+static int supports_variant(const kb_case *c, const kb_devattr *d, int variant, char *why, size_t n)
+{
+    kb_norm_shape s = shape_of(c, NULL);
+    kb_norm_tune t = tune_of(c);
+    kb_norm_plan p;
+    return kb_norm_plan_make(&s, d, variant, &t, &p, why, n) ? 1 : 0;
+}
+static int supports_warp_row(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return supports_variant(c, d, KB_NORM_WARP_ROW, why, n);
+}
+static int supports_block(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return supports_variant(c, d, KB_NORM_BLOCK, why, n);
+}
+static int supports_bulk(const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    return supports_variant(c, d, KB_NORM_BULK, why, n);
+}
+
+/* plan (with the tensors' alignment), name the kernel, size and allocate the
+ * backward's partial rows from the grid actually launched */
+static int prepare_variant(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r, int variant)
+{
+    impl_priv *p = calloc(1, sizeof *p);
+    if (!p) return (int)cudaErrorMemoryAllocation;
+    r->priv = p;
+    p->args = ((norm_priv *)st->priv)->args;
+    p->args.work = NULL;
+    kb_norm_shape s = shape_of(c, &p->args);
+    kb_norm_tune t = tune_of(c);
+    if (kb_norm_plan_make(&s, d, variant, &t, &p->plan, r->why, sizeof r->why)) return KB_NA;
+    kb_norm_plan_describe(&p->plan, r->kernel, sizeof r->kernel);
+    KB_CK(kb_norm_exec_prepare(&p->args, &p->plan, d, &p->x));
+    if (p->x.work_bytes) KB_CK(cudaMalloc(&p->args.work, p->x.work_bytes));
+    return 0;
+}
+static int prepare_warp_row(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_variant(c, st, d, r, KB_NORM_WARP_ROW);
+}
+static int prepare_block(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_variant(c, st, d, r, KB_NORM_BLOCK);
+}
+static int prepare_bulk(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_variant(c, st, d, r, KB_NORM_BULK);
+}
+static int prepare_opt(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    return prepare_variant(c, st, d, r, KB_NORM_AUTO);
+}
+
+static int launch_variant(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
+{
+    (void)c;
+    (void)st;
+    const impl_priv *p = r->priv;
+    return kb_norm_exec_launch(&p->args, &p->x, stream);
+}
+
+static void release_variant(const kb_case *c, kb_state *st, kb_impl_run *r)
+{
+    (void)c;
+    (void)st;
+    impl_priv *p = r->priv;
+    if (!p) return;
+    cudaFree(p->args.work);
+    free(p);
+    r->priv = NULL;
+}
+
+static int prepare_naive(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    (void)st;
+    (void)d;
+    snprintf(r->kernel, sizeof r->kernel, "%s",
+             !is_bwd(c) ? "naive thread/row" : affine(c) ? "naive thread/row, dgamma thread/column" : "naive thread/row");
+    return 0;
+}
+
 static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
 {
     (void)c;
@@ -277,39 +389,52 @@ static int launch_naive(const kb_case *c, kb_state *st, kb_impl_run *r, void *st
     return kb_norm_naive(&((norm_priv *)st->priv)->args, stream);
 }
 
-static int launch_opt(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
-{
-    (void)c;
-    (void)r;
-    return kb_norm_opt(&((norm_priv *)st->priv)->args, stream);
-}
-
 static const kb_impl impls[] = {
-    {.name = "naive", .launch = launch_naive,
+    {.name = "naive", .prepare = prepare_naive, .launch = launch_naive,
      .help = "one thread per row (x read three times); backward: dx per row, dgamma/dbeta one thread per column"},
-    {.name = "opt", .launch = launch_opt,
-     .help = "whole warps per row, the row in 16-byte vectors in registers, warps of a row meeting at their own named "
-     "barrier (KBENCH_NORM_WR=0: off); backward persistent, fused with per-block dgamma/dbeta partials and a "
-     "grid-wide column sum (deterministic); rows that are not 16-byte multiples or too long for registers: a "
-     "thread group per row or, on sm_90, bulk copies (KBENCH_NORM_BULK=0 never, 1 always)"},
+    {.name = "warp_row", .supports = supports_warp_row, .prepare = prepare_warp_row, .launch = launch_variant,
+     .release = release_variant, .tunables = "vec,stages",
+     .help = "whole warps a row, the row in 16-byte vectors in registers, the row's warps meeting at their own named "
+             "barrier; backward persistent, x and dy staged rows ahead by cp.async (rows 16-byte multiples, 32 warps "
+             "forward, 20 backward)"},
+    {.name = "block", .supports = supports_block, .prepare = prepare_block, .launch = launch_variant,
+     .release = release_variant,
+     .help = "a power-of-two thread group a row, block barriers for the sums; rows too long for registers: one row a "
+             "block, re-read (rows that are not 16-byte multiples, and rows past what warp_row holds)"},
+    {.name = "bulk", .supports = supports_bulk, .prepare = prepare_bulk, .launch = launch_variant,
+     .release = release_variant, .tunables = "vec,slots",
+     .help = "sm_90: chunks of whole rows by bulk copies (cp.async.bulk + mbarrier) into a ring of slots in shared "
+             "memory, one thread issuing them (rows 16-byte multiples)"},
+    {.name = "opt", .prepare = prepare_opt, .launch = launch_variant, .release = release_variant,
+     .help = "the planner's choice among warp_row, bulk and block (kernels/norm/plan.c's table); takes no tunables"},
 };
+/* Every backward but naive's: per-block dgamma/dbeta partial rows, then a
+ * grid-wide column sum in block order (deterministic). */
 
-/* small and odd shapes (not multiples of the vector width or the block),
- * every path of opt: thread groups of 1 to 512, several rows per block,
- * backward grids that loop over rows, rows too long for registers; warp-row
- * groups of 1 to 32 warps, powers of two and not (3000, 4608, 5120: 3, 5,
- * 6, 9, 10, 12 warps); 9000 and 10240: the 16-bit backward past 16 warps
- * (bulk kernels with idle slots, or KBENCH_NORM_WR_WIDE=1's groups of 18
- * and 20 warps); 1032-2040: the 16-bit forward's one-warp rows of 8
- * vectors a lane, lanes past the row's end idle */
+/* small and odd shapes (not multiples of the vector width or the block), in
+ * every dtype and pass, for every variant (n/a where one cannot take them):
+ * block: thread groups of 1 to 512 (w=1: the odd cols), several rows per
+ * block, backward grids that loop over rows, 16-byte rows past warp_row
+ * (12288, 16384, 20000), rows too long for registers (32768-70001);
+ * warp_row: groups of 1 to 32 warps, powers of two and not (3000, 4608,
+ * 5120: 3, 5, 6, 9, 10, 12 warps; 9000, 10240: the backward's groups of 18
+ * and 20 warps at 640 threads), one-warp rows of 1, 2 (200, 384) and 8
+ * (1032-2040, 16-bit forward) vectors a lane, lanes past the row's end idle;
+ * bulk (sm_90): every shape above with 16-byte rows, odd row counts (partial
+ * chunks), 10248-20000 the backward's blocks of 1024. Then the tunables:
+ * every vec, stages and slots value on shapes that take them. */
 static const char *const checks[] = {
     "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",
     "{\"rows\": [5, 300], \"cols\": [3000, 4608, 5120, 9000, 10240]}",
     "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
     "{\"rows\": 3000, \"cols\": [200, 1024]}",
-    "{\"rows\": [3, 130], \"cols\": [1032, 1544, 2040]}",
+    "{\"rows\": [3, 130], \"cols\": [200, 384, 1032, 1544, 2040]}",
     "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
     "{\"rows\": 5, \"cols\": 4096, \"eps\": [0, 0.1], \"affine\": \"on\"}",
+    "{\"rows\": [7, 1000], \"cols\": [10248, 12288, 20000]}",
+    "{\"rows\": [7, 300], \"cols\": [8, 384, 1000, 2048, 5120, 10240], \"vec\": [\"1\", \"2\", \"4\", \"8\"], \"affine\": \"on\"}",
+    "{\"rows\": [7, 300], \"cols\": [64, 1000, 3000, 5120, 9000], \"stages\": [\"0\", \"3\"], \"pass\": \"bwd\"}",
+    "{\"rows\": [7, 300], \"cols\": [64, 4096, 12288, 16384], \"slots\": [\"1\", \"2\", \"3\", \"4\"], \"affine\": \"on\"}",
 };
 
 #define NORM_OP(var, nm, summ)                                                                                     \

@@ -35,6 +35,16 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
     while (!mbar_try_wait(bar, parity)) {
     }
 }
+// the same wait as one asm loop (try_wait, branch back): the norm bulk
+// kernels keep their registers with it (bulk_bwd bf16 spilled 48 bytes more
+// with the selp loop above)
+__device__ __forceinline__ void mbar_wait_loop(uint32_t bar, uint32_t parity)
+{
+    asm volatile("{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n@P1 bra DONE;\n"
+                 "bra LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");

@@ -1,9 +1,8 @@
-// The SwiGLU MLP of the LLaMA decoder: y = (silu(x G^T) * (x U^T)) D^T.
+// cublas and cublas_cat: the MLP's GEMMs by cuBLAS (kb_linear_cublas,
+// kernels/gemm.cu) and a separate silu(g) * u kernel (naive uses it too).
 //
-// naive:      a textbook shared-memory tiled GEMM (CUDA cores, fp32
-//             accumulation) three times, and a silu(g) * u kernel.
 // cublas:     what PyTorch eager does: three cuBLAS GEMMs (nn.Linear's layout)
-//             and a separate elementwise silu(g) * u kernel.
+//             and one elementwise silu(g) * u kernel (eager runs two).
 // cublas_cat: one cuBLAS GEMM over the stacked [G; U], one silu(g) * u kernel
 //             reading both halves of its [tokens, 2*inter] product, the down GEMM.
 //
@@ -13,55 +12,15 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "common.cuh"
-#include "kernels.h"
+#include "../common.cuh"
+#include "../kernels.h"
+#include "mlp.h"
 
 namespace {
 
 using kb::from_f;
 using kb::to_f;
 using kb::Vec;
-
-// ---- naive GEMM --------------------------------------------------------------
-// C[m, n] = sum_k A[m, k] * B[n, k]: A [M, K] and B [N, K] row-major (B is an
-// nn.Linear weight, out x in), C [M, N]. A TILE x TILE block of threads, one
-// output element each; per step of TILE along k, the block stages A's and B's
-// tiles in shared memory (zeros past the edges), then each thread runs its dot
-// product over the tile. Row blocks past gridDim.y are walked in a loop.
-constexpr int TILE = 16;
-
-template <typename T>
-__global__ void __launch_bounds__(TILE *TILE) gemm_naive_kernel(const T *__restrict__ A, const T *__restrict__ B,
-                                                                 T *__restrict__ C, int M, int N, int K)
-{
-    __shared__ float As[TILE][TILE + 1], Bs[TILE][TILE + 1]; // +1: Bs[tx][k] across a warp hits distinct banks
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int n = blockIdx.x * TILE + tx;
-    const int nrow = blockIdx.x * TILE + ty; // the row of B this thread stages
-    for (int mb = blockIdx.y; mb * TILE < M; mb += gridDim.y) {
-        const int m = mb * TILE + ty;
-        float acc = 0.f;
-        for (int k0 = 0; k0 < K; k0 += TILE) {
-            const int k = k0 + tx;
-            As[ty][tx] = m < M && k < K ? to_f(A[(size_t)m * K + k]) : 0.f;
-            Bs[ty][tx] = nrow < N && k < K ? to_f(B[(size_t)nrow * K + k]) : 0.f;
-            __syncthreads();
-#pragma unroll
-            for (int kk = 0; kk < TILE; kk++) acc = fmaf(As[ty][kk], Bs[tx][kk], acc);
-            __syncthreads();
-        }
-        if (m < M && n < N) C[(size_t)m * N + n] = from_f<T>(acc);
-    }
-}
-
-template <typename T> int gemm_naive(const void *A, const void *B, void *C, int M, int N, int K, cudaStream_t s)
-{
-    dim3 block(TILE, TILE);
-    unsigned gy = (unsigned)((M + TILE - 1) / TILE);
-    dim3 grid((unsigned)((N + TILE - 1) / TILE), gy < 65535 ? gy : 65535);
-    gemm_naive_kernel<T><<<grid, block, 0, s>>>((const T *)A, (const T *)B, (T *)C, M, N, K);
-    return (int)cudaGetLastError();
-}
 
 // ---- h = silu(g) * u ---------------------------------------------------------
 // h [rows, cols] contiguous; g and u rows `ld` elements apart (ld = cols for
@@ -100,42 +59,27 @@ __global__ void silu_mul_vec_kernel(const T *__restrict__ g, const T *__restrict
 }
 
 // Blocks for a grid-stride loop: enough to fill the device (16 per SM), no more.
-int grid_for(long work, int threads)
+int grid_for(long work, int threads, int sms)
 {
-    static int sms; // the SM count, asked once (kbench uses device 0 throughout)
-    if (!sms) {
-        int dev = 0;
-        cudaGetDevice(&dev);
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 0;
-    }
     long blocks = (work + threads - 1) / threads, cap = (long)(sms > 0 ? sms : 132) * 16;
     if (blocks > cap) blocks = cap;
     return (int)(blocks > 0 ? blocks : 1);
 }
 
-template <typename T> int silu_mul_launch(const void *g, const void *u, void *h, long rows, int cols, long ld, cudaStream_t s)
+template <typename T>
+int silu_mul_launch(const void *g, const void *u, void *h, long rows, int cols, long ld, int sms, cudaStream_t s)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int THREADS = 256;
     const bool vec = cols % V == 0 && ld % V == 0 && (uintptr_t)g % 16 == 0 && (uintptr_t)u % 16 == 0 &&
                      (uintptr_t)h % 16 == 0;
     if (vec)
-        silu_mul_vec_kernel<T, V><<<grid_for(rows * (cols / V), THREADS), THREADS, 0, s>>>(
+        silu_mul_vec_kernel<T, V><<<grid_for(rows * (cols / V), THREADS, sms), THREADS, 0, s>>>(
             (const T *)g, (const T *)u, (T *)h, rows, cols, ld);
     else
-        silu_mul_kernel<T><<<grid_for(rows * cols, THREADS), THREADS, 0, s>>>((const T *)g, (const T *)u, (T *)h, rows,
+        silu_mul_kernel<T><<<grid_for(rows * cols, THREADS, sms), THREADS, 0, s>>>((const T *)g, (const T *)u, (T *)h, rows,
                                                                                cols, ld);
     return (int)cudaGetLastError();
-}
-
-int silu_mul(int dtype, const void *g, const void *u, void *h, long rows, int cols, long ld, cudaStream_t s)
-{
-    return kb::by_dtype(dtype, [&](auto t) { return silu_mul_launch<decltype(t)>(g, u, h, rows, cols, ld, s); });
-}
-
-int gemm_naive_any(int dtype, const void *A, const void *B, void *C, int M, int N, int K, cudaStream_t s)
-{
-    return kb::by_dtype(dtype, [&](auto t) { return gemm_naive<decltype(t)>(A, B, C, M, N, K, s); });
 }
 
 size_t esize(int dtype) { return dtype == 0 ? 4 : 2; }
@@ -148,17 +92,12 @@ bool args_ok(const kb_mlp_args *a)
 
 } // namespace
 
-extern "C" int kb_mlp_naive(const kb_mlp_args *a, void *stream)
+extern "C" int kb_mlp_silu_mul(int dtype, const void *g, const void *u, void *h, long rows, int cols, long ld,
+                               int sm_count, void *stream)
 {
-    if (!args_ok(a)) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
-    const int T = a->tokens, H = a->hidden, I = a->inter;
-    char *g = (char *)a->gu, *u = g + (size_t)T * I * esize(a->dtype);
-    int rc;
-    if ((rc = gemm_naive_any(a->dtype, a->x, a->G, g, T, I, H, s))) return rc;
-    if ((rc = gemm_naive_any(a->dtype, a->x, a->U, u, T, I, H, s))) return rc;
-    if ((rc = silu_mul(a->dtype, g, u, a->h, T, I, I, s))) return rc;
-    return gemm_naive_any(a->dtype, a->h, a->D, a->y, T, H, I, s);
+    return kb::by_dtype(dtype,
+                        [&](auto t) { return silu_mul_launch<decltype(t)>(g, u, h, rows, cols, ld, sm_count, s); });
 }
 
 extern "C" int kb_mlp_cublas(const kb_mlp_args *a, void *stream)
@@ -170,7 +109,7 @@ extern "C" int kb_mlp_cublas(const kb_mlp_args *a, void *stream)
     int rc;
     if ((rc = kb_linear_cublas(a->x, a->G, g, T, I, H, a->dtype, a->tf32, s))) return rc;
     if ((rc = kb_linear_cublas(a->x, a->U, u, T, I, H, a->dtype, a->tf32, s))) return rc;
-    if ((rc = silu_mul(a->dtype, g, u, a->h, T, I, I, s))) return rc;
+    if ((rc = kb_mlp_silu_mul(a->dtype, g, u, a->h, T, I, I, a->sm_count, s))) return rc;
     return kb_linear_cublas(a->h, a->D, a->y, T, H, I, a->dtype, a->tf32, s);
 }
 
@@ -183,6 +122,7 @@ extern "C" int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream)
     char *gu = (char *)a->gu;
     int rc;
     if ((rc = kb_linear_cublas(a->x, a->GU, gu, T, 2 * I, H, a->dtype, a->tf32, s))) return rc;
-    if ((rc = silu_mul(a->dtype, gu, gu + (size_t)I * esize(a->dtype), a->h, T, I, 2L * I, s))) return rc;
+    if ((rc = kb_mlp_silu_mul(a->dtype, gu, gu + (size_t)I * esize(a->dtype), a->h, T, I, 2L * I, a->sm_count, s)))
+        return rc;
     return kb_linear_cublas(a->h, a->D, a->y, T, H, I, a->dtype, a->tf32, s);
 }

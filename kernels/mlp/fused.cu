@@ -1,0 +1,177 @@
+// The fused implementations' host side (fused, fused_wgmma, fused_mma):
+// prepare plans the case (plan.c, with the runtime's occupancy of the wgmma
+// kernels), sets the kernel's shared-memory attribute, makes the TMA tensor
+// maps and names what runs; launch runs the gate/up kernel the plan chose,
+// then the down projection y = h D^T through cuBLAS (kb_linear_cublas).
+#include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "../kernels.h"
+#include "gate_up.cuh"
+#include "mlp.h"
+#include "plan.h"
+
+struct kb_mlp_fused {
+    kb_mlp_args a;
+    kb_mlp_plan plan;
+    kb::mlp::WgmmaLaunch w; // the wgmma kernel's maps and launch (plan.variant WGMMA)
+};
+
+namespace {
+
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda)
+encode_tiled_fn encoder()
+{
+    static encode_tiled_fn fn;
+    static bool asked;
+    if (!asked) {
+        asked = true;
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+        cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+#else
+        cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+#endif
+        if (e == cudaSuccess && q == cudaDriverEntryPointSuccess && p)
+            fn = (encode_tiled_fn)p;
+        else
+            cudaGetLastError();
+    }
+    return fn;
+}
+
+// rows x cols (cols contiguous, 2-byte elements), boxes of box_rows x box_cols;
+// loads (x, G, U): 64 columns, 128B swizzle, zeros past the edges; stores (h):
+// 16 columns, no swizzle, nothing written past the edges
+bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, int box_rows, bool store)
+{
+    encode_tiled_fn enc = encoder();
+    if (!enc) return false;
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
+    const cuuint32_t box[2] = {store ? 16u : 64u, (cuuint32_t)box_rows}, estr[2] = {1, 1};
+    return enc(m, dtype == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+               const_cast<void *>(p), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               store ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+               store ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// x's, G's and U's maps (boxes of BM and BN rows), and h's where the plan
+// stores h by TMA (else mh is a valid map the kernel never uses)
+bool make_maps(kb::mlp::WgmmaLaunch &w, const kb_mlp_args *a, int bm, int bn, bool store)
+{
+    if (!tensor_map(&w.mx, a->x, a->dtype, a->tokens, a->hidden, bm, false) ||
+        !tensor_map(&w.mg, a->G, a->dtype, a->inter, a->hidden, bn, false) ||
+        !tensor_map(&w.mu, a->U, a->dtype, a->inter, a->hidden, bn, false))
+        return false;
+    if (store) return tensor_map(&w.mh, a->h, a->dtype, a->tokens, a->inter, 64, true);
+    w.mh = w.mx;
+    return true;
+}
+
+bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+bool args_ok(const kb_mlp_args *a)
+{
+    return a->tokens > 0 && a->hidden > 0 && a->inter > 0 && a->dtype >= 0 && a->dtype <= 2 && a->x && a->G && a->U &&
+           a->D && a->y && a->h;
+}
+
+// kb_mlp_occupancy_fn: the runtime's answer (ctx: the SM count)
+int occupancy(void *ctx, int dtype, int wg, int bn, int cl)
+{
+    return kb::mlp::wgmma_clusters(dtype, wg, bn, cl, *(const int *)ctx);
+}
+
+void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a)
+{
+    const unsigned rows = p.rows;
+    memset(&p, 0, sizeof p);
+    p.variant = KB_MLP_MMA;
+    p.vec = a->hidden % 8 == 0;
+    p.rows = rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
+}
+
+} // namespace
+
+extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, const kb_devattr *d, kb_mlp_fused **out,
+                                    char *kernel, size_t kernel_len, char *why, size_t why_len)
+{
+    *out = nullptr;
+    if (!args_ok(a)) return (int)cudaErrorInvalidValue;
+    int sms = d->sm_count;
+    kb_mlp_plan plan;
+    if (kb_mlp_plan_make(r, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
+    const bool forced = r->bn || r->cluster || r->warpgroups;
+    kb_mlp_fused *f = new (std::nothrow) kb_mlp_fused();
+    if (!f) return (int)cudaErrorMemoryAllocation;
+    f->a = *a;
+    f->a.sm_count = d->sm_count;
+    char note[128] = "";
+    if (plan.variant == KB_MLP_WGMMA) {
+        // the planner's model of the occupancy against the runtime's: where
+        // they differ, the kernel column says so (the runtime's value is used)
+        kb_mlp_plan model;
+        char w2[160];
+        if (kb_mlp_plan_make(r, d, nullptr, nullptr, &model, w2, sizeof w2) == 0 && model.variant == KB_MLP_WGMMA &&
+            (model.clusters != plan.clusters || model.bn != plan.bn)) {
+            int k = snprintf(note, sizeof note, " clusters=%d (model %d", plan.clusters, model.clusters);
+            if (model.bn != plan.bn) k += snprintf(note + k, sizeof note - k, ", bn %d", model.bn);
+            snprintf(note + k, sizeof note - k, ")");
+        }
+        // TMA: rows of 16-byte multiples (the plan's), bases 16-byte aligned
+        const bool store = plan.tma_store && aligned16(a->h);
+        if (!aligned16(a->x) || !aligned16(a->G) || !aligned16(a->U) || !make_maps(f->w, a, plan.bm, plan.bn, store)) {
+            if (r->want == KB_MLP_WGMMA || forced) {
+                delete f;
+                snprintf(why, why_len, "%s", aligned16(a->x) && aligned16(a->G) && aligned16(a->U)
+                                                 ? "the TMA tensor maps cannot be made (cuTensorMapEncodeTiled)"
+                                                 : "x, G or U is not 16-byte aligned (TMA)");
+                return KB_MLP_NA;
+            }
+            fallback_to_mma(plan, a);
+            note[0] = 0;
+        } else {
+            plan.tma_store = store;
+            kb::mlp::WgmmaLaunch &w = f->w;
+            w.h = a->h;
+            w.M = a->tokens, w.N = a->inter, w.K = a->hidden, w.dtype = a->dtype;
+            w.wg = plan.wg, w.bn = plan.bn, w.cl = plan.cl, w.grid = plan.grid, w.group = plan.group;
+            w.tma_store = store ? 1 : 0;
+        }
+    }
+    if (plan.variant == KB_MLP_MMA) plan.vec = plan.vec && aligned16(a->x) && aligned16(a->G) && aligned16(a->U);
+    f->plan = plan;
+    char what[128];
+    kb_mlp_plan_describe(&plan, what, sizeof what);
+    snprintf(kernel, kernel_len, "%s%s + cublas down%s", what, note, a->dtype == 0 && a->tf32 ? " tf32" : "");
+    *out = f;
+    return 0;
+}
+
+extern "C" int kb_mlp_fused_launch(const kb_mlp_fused *f, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    const kb_mlp_args *a = &f->a;
+    int rc;
+    switch (f->plan.variant) {
+    case KB_MLP_WGMMA: rc = kb::mlp::wgmma_launch(f->w, s); break;
+    case KB_MLP_MMA: rc = kb::mlp::gate_up_mma(a, f->plan.vec != 0, s); break;
+    case KB_MLP_F32: rc = kb::mlp::gate_up_f32(a, s); break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    if (rc) return rc;
+    return kb_linear_cublas(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype, a->tf32, s);
+}
+
+extern "C" void kb_mlp_fused_release(kb_mlp_fused *f) { delete f; }

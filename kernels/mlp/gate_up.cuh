@@ -1,0 +1,32 @@
+// The fused gate/up kernels' host entry points, for fused.cu (C++ only):
+// each launches one kernel for h = silu(x G^T) * (x U^T) on a plan that
+// prepare made; none plans or queries anything while timed.
+#pragma once
+#include <cuda.h> // CUtensorMap
+#include <cuda_runtime.h>
+
+#include "mlp.h"
+
+namespace kb::mlp {
+
+// fused_wgmma.cu: everything a launch of gate_up_wgmma<T, wg, bn, stages, cl> takes
+struct WgmmaLaunch {
+    CUtensorMap mx, mg, mu, mh; // x, G, U: 64-column boxes, 128B swizzle; h: 64 x 16 boxes (or a copy of mx, unused)
+    void *h;
+    int M, N, K, dtype;
+    int wg, bn, cl, grid, group, tma_store;
+};
+// Clusters of cl CTAs of gate_up_wgmma<dtype, wg, bn> that fit at once
+// (cudaOccupancyMaxActiveClusters, asked once a kernel; it also sets the
+// kernel's dynamic shared memory attribute, which launches need); 0: none,
+// or no such kernel.
+int wgmma_clusters(int dtype, int wg, int bn, int cl, int sm_count);
+int wgmma_launch(const WgmmaLaunch &L, cudaStream_t s);
+
+// fused_mma.cu: vec: 16-byte cp.async rows (hidden % 8 == 0, x, G, U 16-byte aligned)
+int gate_up_mma(const kb_mlp_args *a, bool vec, cudaStream_t s);
+
+// fused_f32.cu
+int gate_up_f32(const kb_mlp_args *a, cudaStream_t s);
+
+} // namespace kb::mlp

@@ -1,0 +1,241 @@
+/* The fused SwiGLU gate/up planner (plan.h): host C, no GPU. Each decision
+ * is a row of the table below, with the measurement (H100 80GB HBM3, bf16
+ * unless said, kbench median ms) or the constraint behind it; the code
+ * under the table takes the rows in order and records which it took. With
+ * no tunables and the occupancy of the H100 it chooses what
+ * kernels/mlp_fused.cu chose before the split (gate_up, gate_up_hopper,
+ * pick_bn), tile for tile. */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
+    [KB_MLP_ROW_F32] = {
+        "dtype fp32: fused_f32, the CUDA-core kernel (64x64 tiles of h, 4x4 of g and u a thread), true fp32; tf32 "
+        "applies to the down GEMM only",
+        "constraint: wgmma and mma.sync take 16-bit operands here; one fp32 path, nothing to choose"},
+    [KB_MLP_ROW_HOPPER] = {
+        "compute capability 9.x, bf16/fp16, hidden % 8 == 0: fused_wgmma; any other sm_80+ device: fused_mma",
+        "2048x1024x11008: the mma.sync path on the H100 0.6353 ms vs TMA + wgmma 0.2237 (2026-11-23); wgmma is "
+        "sm_90a code, absent from the sm_80 image"},
+    [KB_MLP_ROW_TMA_PITCH] = {
+        "hidden % 8 != 0 (rows of x, G, U not 16-byte multiples): fused_mma",
+        "constraint: a TMA tensor map's row pitch is a multiple of 16 bytes (check shapes hidden 257, 5, 1)"},
+    [KB_MLP_ROW_OCCUPANCY] = {
+        "the chosen wgmma kernel fits no cluster on the device (occupancy 0) or its tensor maps cannot be made: "
+        "fused_mma",
+        "constraint: a fallback, as before the split; not taken on the H100, where every tile fits one CTA an SM"},
+    [KB_MLP_ROW_WARPGROUPS] = {
+        "tokens <= 64: one consumer warpgroup (BM 64); more: two (BM 128)",
+        "decode is weight-bound: 16x4096x11008 one warpgroup 0.1068 ms, 86% of copy, vs cublas_cat 0.1117; BM 128 "
+        "would compute 64 or more rows of zeros"},
+    [KB_MLP_ROW_WG1_BN] = {
+        "one warpgroup: BN 64 (m64n128k16, 9 stages)",
+        "16x4096x11008: BN 64 / 128 / 32 0.1068 / 0.1070 / 0.1101 ms"},
+    [KB_MLP_ROW_CLUSTER] = {
+        "two warpgroups, tokens > 128 and an even number of 128-row m-blocks: clusters of 2 (each CTA loads G's or "
+        "U's tile and multicasts it to both); else clusters of 1",
+        "2048x1024x11008: clusters of 2 0.2246 / 0.2251 ms vs 1 0.234-0.235 (multicast worth 2-6%); an odd count "
+        "leaves one CTA a tile wholly past the last token, not verified as a default"},
+    [KB_MLP_ROW_BN_WAVE] = {
+        "two warpgroups: BN 128, 112, 96 or 64, the fewest rounds of cluster tiles over the clusters that fit, "
+        "weighted by BN / efficiency (1, 0.99, 0.98, 0.955); within 0.1% the wider",
+        "2048x1024x11008 (BN 112: 12 full rounds on 66 clusters of 2): 0.2215 / 0.2224 ms vs a fixed 128 0.2250 / "
+        "0.2260; 4096x4096x11008 picks 128"},
+    [KB_MLP_ROW_STAGES] = {
+        "the ring: as many stages as fit in 220 KiB, 12 at most (two warpgroups, BN 112: 5 of 44 KiB)",
+        "2048x1024x11008 BN 112: 5 stages 0.2203 / 0.2208 ms vs 4 0.2226 / 0.2234 (ncu: the tensor pipe 73% "
+        "active, waiting for operands)"},
+    [KB_MLP_ROW_GROUP] = {
+        "tiles walk m fastest in groups of 16 m-blocks (16 / cl m-groups, at most as many as there are): the CTAs "
+        "running at once share weight tiles, x's rows stay in L2",
+        "2048x1024x11008, clusters of 2: groups of 8 m-pairs 0.2324 ms vs 4 0.2355 (the only size that "
+        "won)"},
+    [KB_MLP_ROW_TMA_STORE] = {
+        "inter % 8 == 0 (h's rows 16-byte multiples, h 16-byte aligned): h staged in the tile's last stage and "
+        "stored by TMA; else every thread stores its h values",
+        "2048x1024x11008: register stores 0.2256-0.2266 ms -> TMA 0.2010-0.2100, 4096x4096x11008 1.641 -> 1.479 "
+        "(ncu: the stores stalled 14% of warp samples); register stores only where TMA cannot address h"},
+    [KB_MLP_ROW_MMA_VEC] = {
+        "fused_mma: hidden % 8 == 0 and x, G, U 16-byte aligned: 16-byte cp.async, zero-filled past the edges; "
+        "else element loads through registers",
+        "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
+};
+
+static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int na(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return 1;
+}
+
+int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl)
+{
+    if (!d || wg < 1 || wg > 2 || cl < 1 || bn < 16) return 0;
+    const long smem = KB_MLP_WG_SMEM(wg, bn) + 16L * KB_MLP_WG_STAGES(wg, bn); /* + the full/empty barriers */
+    if (smem > d->smem_per_block_optin) return 0;
+    long per_sm = d->smem_per_sm / (smem + 1024); /* the runtime reserves 1 KiB a block */
+    const long by_threads = d->max_threads_per_sm / (128L * (wg + 1));
+    if (by_threads < per_sm) per_sm = by_threads;
+    return (int)((long)d->sm_count * per_sm / cl);
+}
+
+static int clusters_of(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int wg, int bn, int cl)
+{
+    return occ ? occ(ctx, dtype, wg, bn, cl) : kb_mlp_clusters_model(d, wg, bn, cl);
+}
+
+/* tiles of BM x BN over h, counted in clusters' units (CL m-blocks of one n-block) */
+static long cluster_tiles(int M, int N, int BM, int BN, int CL)
+{
+    return ((long)(M + BM - 1) / BM + CL - 1) / CL * ((N + BN - 1) / BN);
+}
+
+/* KB_MLP_ROW_BN_WAVE: the tile width for two consumer warpgroups (BM 128).
+ * The weights are a guess from one measurement: at 2048 x 1024 x 11008, BN
+ * 64 (21 rounds, the last 85% full) ran as fast as BN 128 (11 rounds, the
+ * last 42% full), so per FLOP about 4.5% slower. */
+static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int cl)
+{
+    static const int bns[] = {128, 112, 96, 64};
+    static const double eff[] = {1.0, 0.99, 0.98, 0.955};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < 4; i++) {
+        const int clusters = clusters_of(occ, ctx, d, r->dtype, 2, bns[i], cl);
+        if (!clusters) continue;
+        const long rounds = (cluster_tiles(r->tokens, r->inter, 128, bns[i], cl) + clusters - 1) / clusters;
+        const double cost = (double)rounds * bns[i] / eff[i];
+        if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
+    }
+    return best ? best : 128;
+}
+
+/* The wgmma kernel's tile: 0, 1 (n/a, why) or 2 (it fits no cluster here, why). */
+static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                      char *why, size_t n)
+{
+    const int M = r->tokens, N = r->inter;
+    int wg = r->warpgroups, cl = r->cluster, bn = r->bn;
+    if (wg && wg != 1 && wg != 2) return na(why, n, "warpgroups=%d: the wgmma kernel has 1 or 2 consumer warpgroups", wg);
+    if (cl && cl != 1 && cl != 2) return na(why, n, "cluster=%d: the wgmma kernel runs clusters of 1 or 2", cl);
+    if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
+        return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide", bn);
+    if (!wg) {
+        wg = M <= 64 ? 1 : 2;
+        p->rows |= 1u << KB_MLP_ROW_WARPGROUPS;
+    }
+    if (wg == 1) {
+        if (cl == 2) return na(why, n, "warpgroups=1 runs clusters of 1 only (cluster=2 needs warpgroups 2)");
+        if (bn && bn != 64 && bn != 128)
+            return na(why, n, "warpgroups=1 takes bn 64 or 128 only (m64n128k16, m64n256k16); bn=%d needs warpgroups 2", bn);
+        cl = 1;
+        if (!bn) {
+            bn = 64;
+            p->rows |= 1u << KB_MLP_ROW_WG1_BN;
+        }
+    } else {
+        if (!cl) {
+            cl = M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
+            p->rows |= 1u << KB_MLP_ROW_CLUSTER;
+        }
+        if (!bn) {
+            bn = pick_bn(r, d, occ, ctx, cl);
+            p->rows |= 1u << KB_MLP_ROW_BN_WAVE;
+        }
+    }
+    p->wg = wg, p->bn = bn, p->cl = cl;
+    p->bm = 64 * wg;
+    p->stages = KB_MLP_WG_STAGES(wg, bn);
+    p->smem = KB_MLP_WG_SMEM(wg, bn);
+    p->clusters = clusters_of(occ, ctx, d, r->dtype, wg, bn, cl);
+    if (p->clusters < 1) {
+        p->clusters = 0;
+        na(why, n, "no cluster of the wgmma kernel (wg=%d bn=%d cl=%d, %d bytes of shared memory) fits on this device",
+           wg, bn, cl, p->smem);
+        return 2;
+    }
+    const long m_groups = ((long)(M + p->bm - 1) / p->bm + cl - 1) / cl;
+    p->tiles = cluster_tiles(M, N, p->bm, bn, cl);
+    p->grid = (int)(cl * (p->tiles < p->clusters ? p->tiles : p->clusters));
+    p->group = (16 + cl - 1) / cl;
+    if (p->group > m_groups) p->group = (int)m_groups;
+    p->tma_store = N % 8 == 0;
+    p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
+    p->variant = KB_MLP_WGMMA;
+    return 0;
+}
+
+int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                     char *why, size_t n)
+{
+    memset(p, 0, sizeof *p);
+    if (why && n) why[0] = 0;
+    if (r->tokens < 1 || r->hidden < 1 || r->inter < 1 || r->dtype < 0 || r->dtype > 2)
+        return na(why, n, "no such MLP case (tokens %d, hidden %d, inter %d, dtype %d)", r->tokens, r->hidden, r->inter,
+                  r->dtype);
+    const int forced = r->bn || r->cluster || r->warpgroups;
+    char sm[32];
+    snprintf(sm, sizeof sm, "sm_%d%d", d->cc_major, d->cc_minor);
+    if (r->dtype == 0) {
+        if (r->want == KB_MLP_WGMMA)
+            return na(why, n, "fp32: fused_wgmma takes bf16/fp16 (TMA + wgmma on 16-bit operands); fused runs fp32 on CUDA cores");
+        if (r->want == KB_MLP_MMA)
+            return na(why, n, "fp32: fused_mma takes bf16/fp16 (mma.sync m16n8k16 on 16-bit operands); fused runs fp32 on CUDA cores");
+        if (forced)
+            return na(why, n, "dtype fp32 runs fused_f32 (CUDA cores), which takes no bn, cluster or warpgroups (auto for them)");
+        p->variant = KB_MLP_F32;
+        p->rows |= 1u << KB_MLP_ROW_F32;
+        return 0;
+    }
+    if (d->cc_major < 8)
+        return na(why, n, "the 16-bit fused kernels need sm_80 or newer (mma.sync m16n8k16 bf16); this device is %s", sm);
+    const int hopper = d->cc_major == 9, pitch = r->hidden % 8 == 0;
+    if (r->want == KB_MLP_MMA) {
+        if (forced) return na(why, n, "fused_mma takes no bn, cluster or warpgroups (auto for them)");
+    } else if (r->want == KB_MLP_WGMMA) {
+        if (!hopper) return na(why, n, "fused_wgmma is Hopper-only (sm_90a TMA, wgmma, clusters); this device is %s", sm);
+        if (!pitch)
+            return na(why, n, "hidden %% 8 != 0: TMA needs rows of x, G and U that are 16-byte multiples (fused runs fused_mma)");
+        int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
+        return rc ? 1 : 0;
+    } else {
+        p->rows |= 1u << KB_MLP_ROW_HOPPER;
+        if (hopper && !pitch) p->rows |= 1u << KB_MLP_ROW_TMA_PITCH;
+        if (hopper && pitch) {
+            const unsigned rows = p->rows;
+            int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
+            if (rc == 0) return 0;
+            if (rc == 1 || forced) return 1; /* a tunable it cannot take; or forced, so no fallback */
+            memset(p, 0, sizeof *p);         /* fits nowhere: the portable kernel */
+            p->rows = rows | 1u << KB_MLP_ROW_OCCUPANCY;
+            if (why && n) why[0] = 0;
+        } else if (forced) {
+            return na(why, n, "bn, cluster and warpgroups are fused_wgmma's; this case runs fused_mma (%s)",
+                      hopper ? "hidden % 8 != 0" : sm);
+        }
+    }
+    p->variant = KB_MLP_MMA;
+    p->vec = r->hidden % 8 == 0;
+    p->rows |= 1u << KB_MLP_ROW_MMA_VEC;
+    return 0;
+}
+
+void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
+{
+    switch (p->variant) {
+    case KB_MLP_WGMMA:
+        snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s", p->wg, p->bn, p->cl, p->tma_store ? "tma-store" : "reg-store");
+        break;
+    case KB_MLP_MMA: snprintf(buf, n, "fused_mma %s", p->vec ? "vec" : "scalar"); break;
+    case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;
+    default: snprintf(buf, n, "fused (not planned)"); break;
+    }
+}

@@ -1,0 +1,112 @@
+/* The fused SwiGLU gate/up planner: which kernel computes
+ * h = silu(x G^T) * (x U^T) for `fused` (and checks what `fused_wgmma` and
+ * `fused_mma` are asked to run), and the wgmma kernel's tile. Host C with
+ * no GPU in it: the device comes in as a kb_devattr, the clusters that fit
+ * as a model of it or, in prepare, as the runtime's occupancy query
+ * (kb_mlp_occupancy_fn). Every choice is a row of kb_mlp_plan_rows (plan.c)
+ * with its measured reason; tests/test_mlp_plan.c pins the choices for the
+ * H100, A100 and L40S presets. kernels/mlp/DESIGN.md explains the rows. */
+#ifndef KB_MLP_PLAN_H
+#define KB_MLP_PLAN_H
+
+#include <stddef.h>
+
+#include "../../include/kb_devattr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* fused_wgmma's shared memory (Shape<> in fused_wgmma.cu is made of these):
+ * BM = 64 wg rows of x and 2 BN rows of G and U (G's BN, then U's) a stage,
+ * 64 columns (128 bytes) deep; as many stages as fit in 220 KiB (of the 227
+ * a block may have), 12 at most; + 1024 to align the ring to 1024 bytes.
+ * wg 2: BN 128 4 stages of 48 KiB, 112 5 of 44, 96 5 of 40, 64 6 of 32;
+ * wg 1: BN 64 9 stages of 24 KiB, 128 5 of 40. */
+#define KB_MLP_WG_STAGE(wg, bn) (64 * (wg) * 128 + 2 * (bn) * 128)
+#define KB_MLP_WG_STAGES(wg, bn) \
+    (220 * 1024 / KB_MLP_WG_STAGE(wg, bn) < 12 ? 220 * 1024 / KB_MLP_WG_STAGE(wg, bn) : 12)
+#define KB_MLP_WG_SMEM(wg, bn) (KB_MLP_WG_STAGES(wg, bn) * KB_MLP_WG_STAGE(wg, bn) + 1024)
+
+typedef enum {
+    KB_MLP_AUTO = 0, /* the planner's choice (`fused`) */
+    KB_MLP_WGMMA,    /* Hopper TMA + wgmma, warp-specialised, persistent */
+    KB_MLP_MMA,      /* mma.sync m16n8k16 + cp.async (sm_80+) */
+    KB_MLP_F32       /* CUDA cores, fp32 */
+} kb_mlp_variant;
+
+/* What is asked: the shape, the dtype, which variant (AUTO for `fused`),
+ * and the tunables (0: auto). */
+typedef struct {
+    int tokens, hidden, inter;
+    int dtype; /* 0 fp32, 1 fp16, 2 bf16 (kb_dtype) */
+    kb_mlp_variant want;
+    int bn, cluster, warpgroups; /* wgmma's tile width, cluster size, consumer warpgroups; 0 = auto */
+} kb_mlp_req;
+
+/* Clusters of cl CTAs of the wgmma kernel <dtype, wg, bn> that fit on the
+ * device at once (cudaOccupancyMaxActiveClusters in prepare); 0: none. */
+typedef int (*kb_mlp_occupancy_fn)(void *ctx, int dtype, int wg, int bn, int cl);
+
+/* The rows of the planner table (bits of kb_mlp_plan.rows). */
+typedef enum {
+    KB_MLP_ROW_F32,         /* fp32 -> the CUDA-core kernel */
+    KB_MLP_ROW_HOPPER,      /* sm_90, 16-bit -> wgmma, else mma */
+    KB_MLP_ROW_TMA_PITCH,   /* hidden % 8 != 0 -> mma */
+    KB_MLP_ROW_OCCUPANCY,   /* the wgmma kernel fits nowhere -> mma */
+    KB_MLP_ROW_WARPGROUPS,  /* tokens <= 64 -> 1 warpgroup (BM 64), else 2 (BM 128) */
+    KB_MLP_ROW_WG1_BN,      /* 1 warpgroup -> BN 64 */
+    KB_MLP_ROW_CLUSTER,     /* 2 warpgroups, > 128 tokens, even m-blocks -> clusters of 2 */
+    KB_MLP_ROW_BN_WAVE,     /* 2 warpgroups -> BN by the wave model */
+    KB_MLP_ROW_STAGES,      /* the ring: up to 220 KiB */
+    KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
+    KB_MLP_ROW_TMA_STORE,   /* inter % 8 == 0 -> h by TMA stores, else register stores */
+    KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
+    KB_MLP_NROWS
+} kb_mlp_row_id;
+
+typedef struct {
+    const char *rule;   /* when, and what it chooses */
+    const char *reason; /* the measurement (or the constraint) behind it */
+} kb_mlp_plan_row;
+
+extern const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS];
+
+typedef struct {
+    kb_mlp_variant variant; /* WGMMA, MMA or F32 */
+    /* WGMMA */
+    int wg, bn, cl;      /* consumer warpgroups, tile width, cluster size */
+    int bm, stages, smem; /* BM = 64 wg; KB_MLP_WG_STAGES / _SMEM */
+    int clusters;        /* that fit at once (the occupancy used) */
+    long tiles;          /* cluster tiles: m-groups x n-blocks */
+    int grid;            /* CTAs launched: cl x min(tiles, clusters) */
+    int group;           /* m-groups walking the n-blocks together (kernel argument) */
+    int tma_store;       /* h by TMA stores from shared memory (else register stores) */
+    /* MMA */
+    int vec;             /* 16-byte cp.async rows */
+    unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
+} kb_mlp_plan;
+
+/* Plan r on device d. occ NULL: the clusters that fit from d
+ * (kb_mlp_clusters_model). 0, or non-zero with a one-line reason in why:
+ * the case is n/a for the variant asked (a tunable it cannot take, a
+ * non-Hopper device for wgmma, fp32 for wgmma/mma, ...). */
+int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                     char *why, size_t n);
+
+/* The model of the occupancy: CTAs of the wgmma kernel <wg, bn> an SM holds
+ * (by its shared memory, KB_MLP_WG_SMEM + 1 KiB the runtime reserves a
+ * block, within smem_per_sm, and none past smem_per_block_optin; by its
+ * 128 (wg + 1) threads), times the SMs, over cl. Every tile takes over 190
+ * KiB, so one CTA an SM: on the H100 132 clusters of 1 and 66 of 2 (a TPC is
+ * 2 SMs, so every GPC holds clusters of 2 without a spare SM). */
+int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl);
+
+/* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
+ * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM). */
+void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,238 @@
+// LayerNorm / RMSNorm: what the kernel families share (device code only).
+// Statistics and sums in fp32; every sum runs in a fixed order, so results
+// are the same bits on every run.
+//
+// forward:  mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps) (RMSNorm:
+//           mean = 0), y = (x - mean)*rstd*gamma + beta
+// backward: xh = (x - mean)*rstd, g = dy*gamma,
+//           dx = rstd*(g - mean(g) - xh*mean(g*xh)) (RMSNorm: no mean(g)),
+//           dgamma = sum over rows of dy*xh, dbeta = sum over rows of dy.
+//
+// The backward kernels (but naive's; sums.cuh) run a persistent grid: each thread keeps
+// dgamma/dbeta partial sums for its columns in registers over the rows its
+// group visits; the groups of a block add theirs in group order
+// (block_partials); each block writes one partial row to `work`; after a
+// grid-wide barrier (cooperative launch) all blocks add the partial rows
+// column by column, in block order (column_sums).
+#pragma once
+#include <cstring>
+#include <type_traits>
+#include <cuda_runtime.h>
+
+#include "../common.cuh"
+#include "../kernels.h"
+#include "../ptx/cp_async.cuh"
+#include "plan.h"
+
+namespace kb::norm {
+namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
+
+using kb::from_f;
+using kb::to_f;
+using kb::Vec;
+
+// v[i] summed over `lanes` adjacent lanes (a power of two, up to 32) by a
+// butterfly: every lane gets the same bits (it adds the same two values on
+// both sides).
+template <int N> __device__ __forceinline__ void lane_sums(float *v, int lanes = 32)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        if (o < lanes)
+#pragma unroll
+            for (int i = 0; i < N; i++) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+}
+
+// Sum v over the group of tpr threads; every thread of the group gets the
+// same bits (a butterfly adds the same two values on both sides). Must be
+// reached by every thread of the block when tpr > 32. buf < 0: red holds 32
+// entries and is freed by a barrier first; buf 0 or 1: red holds 2 x 32 and
+// the caller alternates buf row by row (a buffer is rewritten two rows later,
+// after a barrier that every thread passes only once done reading it), so
+// a row costs one barrier.
+__device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int buf = -1)
+{
+    lane_sums<2>(&v.x, tpr < 32 ? tpr : 32);
+    if (tpr <= 32) return v;
+    const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
+    if (buf < 0)
+        __syncthreads(); // red is free again
+    else
+        red += 32 * buf;
+    if ((threadIdx.x & 31) == 0) red[warp] = v;
+    __syncthreads();
+    float2 s = red[first];
+    for (int k = 1; k < nw; k++) {
+        s.x += red[first + k].x;
+        s.y += red[first + k].y;
+    }
+    return s;
+}
+
+// LayerNorm's row statistics in one reduction. Each thread passes
+// (n, s1, s2, K): its count of values and the sums of (x - K) and (x - K)^2,
+// K being one value of the row that every thread of its warp shares (so s2
+// suffers no cancellation from a large mean). Lanes add by a butterfly (same
+// bits everywhere); across warps each warp's sums are moved to the first
+// warp's K (x - K0 = (x - Kw) + d) and added in warp order. Returns
+// (n, sum of x - K0, sum of (x - K0)^2, K0). red and buf as group_sum's.
+__device__ __forceinline__ float4 group_shifted(float4 m, int tpr, float4 *red, int buf)
+{
+    lane_sums<3>(&m.x, tpr < 32 ? tpr : 32);
+    if (tpr <= 32) return m;
+    const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
+    red += 32 * buf;
+    if ((threadIdx.x & 31) == 0) red[warp] = m;
+    __syncthreads();
+    const float k0 = red[first].w;
+    float n = 0.f, t1 = 0.f, t2 = 0.f;
+    for (int k = 0; k < nw; k++) {
+        const float4 r = red[first + k];
+        const float d = r.w - k0;
+        n += r.x;
+        t1 += fmaf(r.x, d, r.y);
+        t2 += fmaf(d, fmaf(r.x, d, 2.f * r.y), r.z);
+    }
+    return make_float4(n, t1, t2, k0);
+}
+
+// A 16-byte vector's bits as floats, 16-bit types by 32-bit words (two
+// elements a word). wr_fwd holds its row as uint4: a Vec of __half /
+// __nv_bfloat16 structs taken element by element (unpack) became one 16-bit
+// value a register there (bf16 rows of 8 vectors a lane spilled 592 bytes at
+// 64 registers). The other kernels keep unpack: by words their bulk and
+// loop kernels spilled more (bulk_bwd bf16 8 -> 156 bytes).
+template <typename T> __device__ __forceinline__ float2 widen2(unsigned w);
+template <> __device__ __forceinline__ float2 widen2<__half>(unsigned w)
+{
+    __half2 h;
+    memcpy(&h, &w, 4);
+    return __half22float2(h);
+}
+template <> __device__ __forceinline__ float2 widen2<__nv_bfloat16>(unsigned w)
+{
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)); // exact
+}
+template <typename T> __device__ __forceinline__ unsigned narrow2(float lo, float hi)
+{
+    unsigned w;
+    if constexpr (std::is_same<T, __half>::value) {
+        const __half2 h = __floats2half2_rn(lo, hi);
+        memcpy(&w, &h, 4);
+    } else {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        memcpy(&w, &h, 4);
+    }
+    return w;
+}
+
+template <typename T> __device__ __forceinline__ void unpack_w(const uint4 u, float *f)
+{
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if constexpr (sizeof(T) == 4) {
+            f[i] = __uint_as_float(w[i]);
+        } else {
+            const float2 p = widen2<T>(w[i]);
+            f[2 * i] = p.x;
+            f[2 * i + 1] = p.y;
+        }
+    }
+}
+
+template <typename T> __device__ __forceinline__ uint4 pack_w(const float *f)
+{
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) w[i] = sizeof(T) == 4 ? __float_as_uint(f[i]) : narrow2<T>(f[2 * i], f[2 * i + 1]);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// By value: the copy is one 16-byte load (a reference would read element by element).
+template <typename T, int W> __device__ __forceinline__ void unpack(const Vec<T, W> v, float *f)
+{
+#pragma unroll
+    for (int i = 0; i < W; i++) f[i] = to_f(v.v[i]);
+}
+
+template <typename T, int W> __device__ __forceinline__ void load_f(const T *p, float *f)
+{
+    unpack<T, W>(*reinterpret_cast<const Vec<T, W> *>(p), f);
+}
+
+template <typename T, int W> __device__ __forceinline__ void store_f(T *p, const float *f)
+{
+    Vec<T, W> v;
+#pragma unroll
+    for (int i = 0; i < W; i++) v.v[i] = from_f<T>(f[i]);
+    *reinterpret_cast<Vec<T, W> *>(p) = v;
+}
+
+// The rows of a thread group: row0 + i*stride, i < iters (a persistent grid).
+// Vector k of thread t sits at column (k*tpr + t)*W, and in stage s at slot
+// ((s*rpb + g)*NV + k)*tpr + t of a tensor's staging area.
+// The opt kernels' dynamic shared memory starts with the reductions' [2][32]
+// float4 (group_shifted; group_sum's [2][32] float2 fits), in float2 units.
+constexpr int RED_F2 = 128;
+
+template <typename T, int W, int NV, int S> struct Stager {
+    Vec<T, W> *buf; // [S][rpb][NV][tpr]
+    int g, t, tpr, rpb, iters;
+    long row0, stride, rows, cols;
+    __device__ __forceinline__ void init(void *area, int tpr_, int iters_, const kb_norm_args &a)
+    {
+        buf = reinterpret_cast<Vec<T, W> *>(area);
+        tpr = tpr_;
+        g = threadIdx.x / tpr;
+        t = threadIdx.x - g * tpr;
+        rpb = blockDim.x / tpr;
+        iters = iters_;
+        row0 = (long)blockIdx.x * rpb + g;
+        stride = (long)gridDim.x * rpb;
+        rows = a.rows;
+        cols = a.cols;
+    }
+    __device__ __forceinline__ int slot(int s, int k) const { return ((s * rpb + g) * NV + k) * tpr + t; }
+    // Stage i's row of `base` (one or two tensors, the second `second` vectors on).
+    __device__ __forceinline__ void issue(int i, const T *base, const T *base2, int second) const
+    {
+        if constexpr (S > 0) {
+            const long row = row0 + (long)i * stride;
+            if (i < iters && row < rows) {
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const long c = ((long)k * tpr + t) * W;
+                    if (c < cols) {
+                        ptx::cp_async16(&buf[slot(i % S, k)], base + row * cols + c);
+                        if (base2) ptx::cp_async16(&buf[second + slot(i % S, k)], base2 + row * cols + c);
+                    }
+                }
+            }
+            ptx::cp_async_commit();
+        }
+    }
+    // Vector k of row i (stage i % S, or memory when S = 0); zeros past the row.
+    __device__ __forceinline__ Vec<T, W> get(int i, int k, const T *base, int second, bool live) const
+    {
+        const long c = ((long)k * tpr + t) * W;
+        Vec<T, W> v;
+        if (live && c < cols) {
+            if constexpr (S > 0) v = buf[second + slot(i % S, k)];
+            else v = *reinterpret_cast<const Vec<T, W> *>(base + (row0 + (long)i * stride) * cols + c);
+        } else {
+#pragma unroll
+            for (int j = 0; j < W; j++) v.v[j] = from_f<T>(0.f);
+        }
+        return v;
+    }
+};
+
+} // namespace
+} // namespace kb::norm
+
+namespace kb::norm {
+namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
+static_assert(RED_F2 * sizeof(float2) == KB_NORM_RED_BYTES, "plan.h's block layout");
+} // namespace
+} // namespace kb::norm

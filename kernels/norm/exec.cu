@@ -1,0 +1,100 @@
+// A plan's kernel made ready (prepare: untimed) and launched (launch: timed).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kernels.cuh"
+#include "norm.h"
+
+namespace {
+
+using namespace kb::norm;
+
+template <typename T> const void *kernel_of(const kb_norm_plan &p)
+{
+    switch (p.variant) {
+    case KB_NORM_WARP_ROW: return p.backward ? wr_bwd_kernel<T>(p) : wr_fwd_kernel<T>(p);
+    case KB_NORM_BLOCK: return p.backward ? block_bwd_kernel<T>(p) : block_fwd_kernel<T>(p);
+    case KB_NORM_BULK: return p.backward ? bulk_bwd_kernel<T>(p) : bulk_fwd_kernel<T>(p);
+    }
+    return nullptr;
+}
+
+// A persistent grid: every block resident at once (the backward's grid
+// barrier needs it), each thread group taking rows row0 + i*stride.
+int fit_grid(const kb_norm_args *a, const kb_norm_plan &p, const kb_devattr *d, kb_norm_exec *x, int *iters)
+{
+    // past 48 KiB of static and dynamic shared memory a kernel must opt in
+    cudaFuncAttributes fa;
+    int e = (int)cudaFuncGetAttributes(&fa, x->kernel);
+    if (e) return e;
+    if (x->smem + fa.sharedSizeBytes > 48 * 1024 &&
+        (e = (int)cudaFuncSetAttribute(x->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x->smem)))
+        return e;
+    int per_sm = 0;
+    e = (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, x->kernel, p.block, x->smem);
+    if (e) return e;
+    if (per_sm < 1) return (int)cudaErrorLaunchOutOfResources;
+    const long rpb = p.nv ? p.block / p.tpr : 1, groups = (a->rows + rpb - 1) / rpb;
+    long grid = (long)per_sm * d->sm_count;
+    if (grid > groups) grid = groups;
+    x->grid = (unsigned)grid;
+    *iters = (int)((groups + grid - 1) / grid); // a group's rows
+    return 0;
+}
+
+} // namespace
+
+static const void *kernel_by_dtype(const kb_norm_plan &p)
+{
+    switch (p.dtype) {
+    case 0: return kernel_of<float>(p);
+    case 1: return kernel_of<__half>(p);
+    case 2: return kernel_of<__nv_bfloat16>(p);
+    }
+    return nullptr;
+}
+
+extern "C" int kb_norm_exec_has_kernel(const kb_norm_plan *p) { return kernel_by_dtype(*p) != nullptr; }
+
+extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x)
+{
+    *x = kb_norm_exec{};
+    if (a->dtype != p->dtype || a->backward != p->backward) return (int)cudaErrorInvalidValue;
+    x->kernel = kernel_by_dtype(*p);
+    if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
+    x->block = p->block;
+    x->smem = p->smem;
+    const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv) || p->variant == KB_NORM_BULK;
+    if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), the loop forward (a row a block)
+        const long rpb = p->variant == KB_NORM_WARP_ROW ? p->block / p->tpr : 1;
+        x->grid = (unsigned)((a->rows + rpb - 1) / rpb);
+        x->i0 = p->tpr / 32; // wr_fwd's warps a row (loop_fwd takes none)
+        return 0;
+    }
+    int iters = 0;
+    const int e = fit_grid(a, *p, d, x, &iters);
+    if (e) return e;
+    switch (p->variant) {
+    case KB_NORM_WARP_ROW: x->i0 = p->tpr / 32, x->i1 = iters; break; // wr_bwd(a, wpr, iters)
+    case KB_NORM_BULK: x->i0 = p->tpr, x->i1 = p->stages; break;      // bulk_*(a, tpr, S)
+    default:
+        if (p->nv) x->i0 = p->tpr, x->i1 = iters; // opt_*(a, tpr, iters)
+        else x->i0 = iters;                        // loop_bwd(a, iters)
+    }
+    if (p->backward && a->dgamma) {
+        x->coop = 1;
+        x->work_bytes = (size_t)x->grid * 2 * (size_t)a->cols * sizeof(float);
+    }
+    return 0;
+}
+
+extern "C" int kb_norm_exec_launch(const kb_norm_args *a, const kb_norm_exec *x, void *stream)
+{
+    kb_norm_args args = *a;
+    int i0 = x->i0, i1 = x->i1;
+    void *kargs[] = {&args, &i0, &i1}; // a kernel reads as many as it takes
+    cudaStream_t s = (cudaStream_t)stream;
+    if (x->coop) return (int)cudaLaunchCooperativeKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);
+    return (int)cudaLaunchKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);
+}

@@ -1,0 +1,41 @@
+/* LayerNorm / RMSNorm on the device: a plan (plan.h) made ready once, then
+ * launched. Included from C (cli/ops/norm.c) and CUDA (exec.cu); the
+ * arguments are kb_norm_args (kernels/kernels.h), the naive kernels
+ * kb_norm_naive. */
+#ifndef KB_NORM_NORM_H
+#define KB_NORM_NORM_H
+#include <stddef.h>
+
+#include "../kernels.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What launch runs: set once by kb_norm_exec_prepare. */
+typedef struct {
+    const void *kernel; /* the plan's kernel (a host stub from the TU that instantiates it) */
+    unsigned grid;
+    int block;
+    size_t smem;        /* dynamic shared memory */
+    int i0, i1;         /* the kernel's int arguments after kb_norm_args (tpr or warps; iters or slots) */
+    int coop;           /* a cooperative launch: the backward's grid barrier before the column sums */
+    size_t work_bytes;  /* the backward's partial rows (grid x 2 x cols floats) the caller allocates into a->work */
+} kb_norm_exec;
+
+/* Whether a kernel was built for plan p (host code, no GPU call: the tests
+ * check every plan the planner makes). */
+int kb_norm_exec_has_kernel(const kb_norm_plan *p);
+/* Untimed, once per case: the plan's kernel, its shared memory opt-in
+ * (cudaFuncSetAttribute), its grid (occupancy on d->sm_count SMs for the
+ * persistent kernels) and the workspace it needs. 0 or a cudaError_t. */
+int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x);
+/* One launch of a prepared plan (a->work: x->work_bytes of device memory
+ * when the backward sums dgamma); no planning, no allocation. */
+int kb_norm_exec_launch(const kb_norm_args *a, const kb_norm_exec *x, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,404 @@
+/* LayerNorm / RMSNorm planner: plain C, no GPU. Every threshold is a row of
+ * kb_norm_rules with the measurement behind it (H100 SXM unless a row says
+ * otherwise; "% of copy": of the size-matched device copy, rows 4096). */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ANY 7    /* every dtype */
+#define B16 6    /* fp16, bf16 */
+#define F32 1
+#define F16 2
+#define BF16 4
+#define INF (1L << 40)
+
+/* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
+ * row, except wr.nv8 by 16-byte vectors a row; bulk.slots by a chunk's bytes
+ * (every tensor of it); the others take no measure (0). The first row whose
+ * pass, dtype and measure match decides, except "try": every matching row in
+ * order, the first variant that can take the case wins. */
+const kb_norm_rule kb_norm_rules[] = {
+    /* ---- which variant (opt) ---- */
+    {"try", -1, ANY, 0, INF, KB_NORM_WARP_ROW,
+     "whole warps a row, the row in registers, no block barrier: wherever it fits (16-bit, against the block kernels: "
+     "fwd 84-114% of copy vs 74-101, bwd 66-73% vs 37-59)"},
+    {"try", 1, ANY, 0, INF, KB_NORM_BULK,
+     "a backward past the warp rows (16-bit cols > 10240, fp32 > 5120) on sm_90: the block kernels gave fp16 38%, "
+     "fp32 23% of copy at cols 10240; bulk fp16 12288 76%, fp32 16384 86%"},
+    {"try", 0, ANY, 32768, INF, KB_NORM_BULK,
+     "a forward row of 32 KiB or more on sm_90 (past the warp rows' 32 warps): +13 points of copy at 32 KiB rows; "
+     "below 16 KiB bulk lost to the register kernels"},
+    {"try", -1, ANY, 0, INF, KB_NORM_BLOCK,
+     "everything else: rows that are not 16-byte multiples (w=1), rows too long for registers (the loop kernels)"},
+    /* ---- warp_row ---- */
+    {"wr.nv", 0, ANY, 0, 0, 4,
+     "forward 4 vectors a lane (64 registers at most): NV 2 gave 80-101% of copy, NV 1 33-87%, NV 4 84-114%"},
+    {"wr.nv", 1, ANY, 0, 0, 2,
+     "backward 2 vectors a lane: x, dy and two sums an element (16-bit ~128 registers, fp32 ~94); NV 1 at two blocks "
+     "an SM (64 registers) 56-68% of copy"},
+    {"wr.nv8", 0, B16, 129, 256, 8,
+     "16-bit forward cols 1032-2048: one warp, 8 vectors a lane, no named barrier: fp16 cols 2048 13.1 -> 11.7 us "
+     "(90 -> 100% of copy), 1536 10.1 -> 9.5; NV 8 lost at cols 4096-8192 (84.7-92.3 vs 89-96.5)"},
+    {"wr.warps", 0, ANY, 0, 0, 32, "forward: a group of at most 32 warps (a block's 1024 threads)"},
+    {"wr.warps", 1, ANY, 0, 0, 20,
+     "backward rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) in blocks of 640 beat bulk, which left 3/8 "
+     "of its slots idle: fp16 10240 63 -> 73% of copy, bf16 61 -> 69; 21-24 warps (LB 768, 80 registers) spilled: 47-65%"},
+    {"wr.block", 0, ANY, 0, 0, 256,
+     "forward blocks of 256 threads or one group (a grid over the rows); blocks of 256 at five an SM (48 registers) "
+     "spilled for bf16 (58-71%)"},
+    {"wr.block", 1, ANY, 0, 0, 512,
+     "backward blocks of 512 (one an SM at ~120 registers: fewer partial rows for the column sums); blocks of 256: same "
+     "or 1-3 points worse"},
+    {"wr.stages", 1, ANY, 4, 32, 3,
+     "backward rows of 4 warps or more: x and dy staged 3 rows ahead by cp.async: 16-bit cols 4096 66-68 -> 71% of "
+     "copy, 8192 65-67 -> 74, 2048 +1"},
+    {"wr.stages", 1, ANY, 1, 3, 0, "shorter backward rows take the next row in registers: stages 3 lost 1-3 points at cols 512, 1024"},
+    {"wr.lb", 1, ANY, 9, 10, 320,
+     "staged backward rows of 9-10 warps capped at 96 registers, two groups an SM: cols 5120 fp16 64 -> 72% of copy, "
+     "bf16 63 -> 68; not at 5-6 warps (lost 1-6 points); 80 registers spilled (-17)"},
+    {"wr.lb", 1, ANY, 17, 20, 640,
+     "backward rows of 17-20 warps: one group a block of up to 640 threads at 96 registers (the only warp_row kernel "
+     "for them: staged)"},
+    /* ---- bulk (sm_90) ---- */
+    {"bulk.fwd_use", 0, ANY, 0, 0, 75,
+     "opt's bulk forward only where at most a quarter of a row's threads idle (bf16 cols 5120: 44-50% of copy against "
+     "48-56)"},
+    {"bulk.nv", 0, ANY, 0, 0, 4, "forward 4 vectors a thread: they wait in shared memory, so more only costs passes"},
+    {"bulk.nv", 1, ANY, 0, 0, 8,
+     "backward 8 elements a thread (value: elements): gamma and two sums an element stay in registers"},
+    {"bulk.max", 0, ANY, 0, 0, 8, "forward at most 8 vectors a thread (value: vectors)"},
+    {"bulk.max", 1, ANY, 0, 0, 16, "backward at most 16 elements a thread (value: elements; more spill)"},
+    {"bulk.chunk", -1, ANY, 0, 0, 16384, "chunks of about 16 KiB of each tensor (rows whole, at most 1024 threads)"},
+    {"bulk.slots", -1, ANY, 0, 16384, 4, "4 slots of up to 16 KiB chunks (64 KiB in flight a block)"},
+    {"bulk.slots", -1, ANY, 16385, 40960, 3, "3 slots where they fit in 120 KiB"},
+    {"bulk.slots", -1, ANY, 40961, INF, 2, "else 2 (one in use, one in flight)"},
+    {"bulk.slots1024", 1, ANY, 0, 0, 2,
+     "backward blocks of 1024 (one an SM): at most 2 slots, gamma in shared memory: fp16 cols 12288/16384 67/67 -> "
+     "70/73% of copy; the whole shared memory in slots (3-4) 51/54"},
+    {"bulk.gamma_smem", 1, ANY, 0, 0, 1,
+     "backward blocks of 1024: gamma in shared memory past the ring where 2 slots still fit: bf16 12288/16384 65/66 -> "
+     "75/83% of copy"},
+    {"bulk.stats_smem", 1, F32 | F16, 0, 0, 1,
+     "backward: the next chunk's mean/rstd by cp.async into shared memory, not registers (spilled at 64 registers): "
+     "fp16 12288 70 -> 76% of copy, 16384 73 -> 80; fp32 10240 61 -> 84"},
+    {"bulk.stats_smem", 1, BF16, 0, 0, 0,
+     "bf16 keeps them in registers (no spill): shared memory lost, 12288 75 -> 71% of copy, 16384 83 -> 75"},
+    /* ---- block ---- */
+    {"block.elems", -1, ANY, 0, 0, 16,
+     "about 16 elements a thread: enough bytes in flight at few registers (32 a thread spilled in the backward)"},
+    {"block.max_elems", 1, F32, 0, 0, 16, "the fp32 backward holds at most 16 elements a thread (x, dy and two sums)"},
+    {"block.max_elems", -1, ANY, 0, 0, 32, "at most 32 elements a thread (8 vectors) in registers; longer rows: the loop kernels"},
+    {"block.fwd_block", 0, ANY, 0, 0, 256,
+     "forward blocks of 256 threads or one row's group (63 registers: 4 blocks an SM)"},
+};
+const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
+
+/* the first row of key matching pass, dtype and measure m: its value, or dflt */
+static int rule_at(const char *key, int bwd, int dtype, long m, int from, int *at)
+{
+    for (int i = from; i < kb_norm_nrules; i++) {
+        const kb_norm_rule *r = &kb_norm_rules[i];
+        if (strcmp(r->key, key) || (r->pass >= 0 && r->pass != bwd) || !(r->dtypes & (1 << dtype)) || m < r->lo ||
+            m > r->hi)
+            continue;
+        if (at) *at = i;
+        return r->value;
+    }
+    if (at) *at = -1;
+    return -1;
+}
+static int rule(const char *key, const kb_norm_shape *s, long m)
+{
+    return rule_at(key, s->backward, s->dtype, m, 0, NULL);
+}
+
+const char *kb_norm_variant_name(int v)
+{
+    switch (v) {
+    case KB_NORM_WARP_ROW: return "warp_row";
+    case KB_NORM_BLOCK: return "block";
+    case KB_NORM_BULK: return "bulk";
+    }
+    return "auto";
+}
+
+static int say(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static long pow2ceil(long n)
+{
+    long p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+static int esize(int dtype) { return dtype == 0 ? 4 : 2; }
+static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
+static int sm90(const kb_devattr *d) { return d->cc_major == 9 && d->cc_minor == 0; }
+static int tune(const kb_norm_tune *t, int which)
+{
+    if (!t) return KB_NORM_TUNE_AUTO;
+    return which == 0 ? t->vec : which == 1 ? t->stages : t->slots;
+}
+
+/* warp_row backward: the staging of x and dy, the groups' partial rows and
+ * column_sums' slices share the dynamic area */
+static size_t wr_smem(const kb_norm_plan *p, const kb_norm_shape *s)
+{
+    if (!s->backward) return 0;
+    const size_t acc = p->tpr < p->block ? (size_t)(p->block / p->tpr) * 2 * (size_t)s->cols * sizeof(float) : 0,
+                 part = (size_t)p->block * KB_NORM_COLSUM_BYTES, stage = (size_t)p->stages * p->block * p->nv * 16 * 2;
+    return zmax(zmax(acc, part), stage);
+}
+
+static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, kb_norm_plan *p, char *why,
+                   size_t n)
+{
+    const int es = esize(s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), stages_t = tune(t, 1);
+    if (s->unaligned) return say(why, n, "a tensor is not 16-byte aligned");
+    if (s->cols % w) return say(why, n, "cols*%d bytes not a multiple of 16", es);
+    if (!bwd && stages_t > 0) return say(why, n, "stages=%d: the warp_row forward stages nothing", stages_t);
+    if (bwd && vec > 2)
+        return say(why, n, "v=%d: the warp_row backward holds at most 2 vectors a lane (x, dy, two sums an element)", vec);
+    const long nvec = s->cols / w;
+    const int nv_auto = rule("wr.nv", s, 0);
+    int nv = vec > 0 ? vec : nv_auto;
+    const long maxw = rule("wr.warps", s, 0);
+    long wpr = (nvec + 32L * nv - 1) / (32L * nv);
+    if (nv == 8) { /* only as the one-warp 16-bit forward row */
+        if (es != 2 || wpr > 1)
+            return say(why, n, "v=8 only for one-warp 16-bit forward rows (cols <= 2048)");
+    } else if (vec > 0 && vec < nv_auto && wpr > 1) { /* kernels built only for one-warp rows (warp_row_*.cu) */
+        return say(why, n, "v=%d only for one-warp rows: fewer vectors on rows of more warps never won (fwd NV 1 "
+                   "33-87%%, NV 2 80-101%% of copy vs NV 4 84-114; bwd NV 1 56-68%% vs NV 2 66-73)", vec);
+    } else if (wpr > maxw) {
+        return say(why, n, "a row of %ld vectors needs %ld warps of %d vectors a lane; at most %ld", nvec, wpr, nv, maxw);
+    }
+    if (vec < 0) {
+        while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
+        const int nv8 = rule("wr.nv8", s, nvec);
+        if (nv8 > 0) {
+            nv = nv8;
+            wpr = 1;
+        }
+    }
+    memset(p, 0, sizeof *p);
+    p->variant = KB_NORM_WARP_ROW;
+    p->w = w;
+    p->nv = nv;
+    p->tpr = (int)(32 * wpr);
+    const int blk = rule("wr.block", s, 0);
+    long G = blk / p->tpr;
+    if (G < 1) G = 1;
+    if (G > 16) G = 16; /* named barriers 1..15 (one-warp groups need none) */
+    p->block = (int)(G * p->tpr);
+    p->smem_static = KB_NORM_WR_RED_BYTES;
+    if (!bwd) return 0;
+    p->stages = stages_t >= 0 ? stages_t : rule("wr.stages", s, wpr);
+    p->lb = 512;
+    if (p->stages == 3) {
+        const int lb = rule("wr.lb", s, wpr);
+        if (lb > 0) p->lb = lb;
+    }
+    if (p->block > 512 && p->stages != 3)
+        return say(why, n, "rows of %ld warps run only the staged kernel (stages=3, blocks of 640)", wpr);
+    p->smem = wr_smem(p, s);
+    /* the staging must fit the device's shared memory with the kernel's static
+     * red (120 KiB at 640 threads: more than the 99 KiB of sm_86/89/120) */
+    if (p->smem + p->smem_static > (size_t)d->smem_per_block_optin) {
+        if (p->block > 512 || stages_t > 0)
+            return say(why, n, "%zu bytes of shared memory for stages=%d; the device has %d a block",
+                       p->smem + p->smem_static, p->stages, d->smem_per_block_optin);
+        p->stages = 0;
+        p->lb = 512;
+        p->smem = wr_smem(p, s);
+    }
+    return 0;
+}
+
+static size_t bulk_smem(const kb_norm_plan *p, const kb_norm_shape *s)
+{
+    const size_t es = (size_t)esize(s->dtype);
+    size_t m = (size_t)p->stages * (s->backward ? 2 : 1) * (size_t)(p->block / p->tpr) * (size_t)s->cols * es +
+               (p->gsm ? (size_t)s->cols * es : 0);
+    if (s->backward) {
+        const size_t acc = p->tpr < p->block ? 2 * (size_t)s->cols * sizeof(float) : 0,
+                     part = (size_t)p->block * KB_NORM_COLSUM_BYTES;
+        m = zmax(m, zmax(acc, part));
+    }
+    return KB_NORM_RING_OFF + m;
+}
+
+/* opt: the rules that keep bulk to where it wins (by_rule); the bulk
+ * implementation takes every row it can */
+static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, int by_rule, kb_norm_plan *p,
+                     char *why, size_t n)
+{
+    const int es = esize(s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), slots = tune(t, 2);
+    if (!sm90(d)) return say(why, n, "bulk copies need sm_90 (this device: %d.%d)", d->cc_major, d->cc_minor);
+    if (s->unaligned) return say(why, n, "a tensor is not 16-byte aligned");
+    if (s->cols % w) return say(why, n, "cols*%d bytes not a multiple of 16", es);
+    const long nvec = s->cols / w, row_bytes = s->cols * es;
+    const long maxnv = bwd ? rule("bulk.max", s, 0) / w : rule("bulk.max", s, 0);
+    if (vec > 0 && vec > maxnv)
+        return say(why, n, "v=%d: the bulk %s holds at most %ld vectors a thread", vec, bwd ? "backward" : "forward", maxnv);
+    long tpr, nv;
+    if (vec > 0) {
+        nv = vec;
+        tpr = pow2ceil((nvec + nv - 1) / nv);
+        if (tpr > 1024) return say(why, n, "a row of %ld vectors needs more than 1024 threads of v=%d", nvec, vec);
+    } else {
+        long nv0 = bwd ? rule("bulk.nv", s, 0) / w : rule("bulk.nv", s, 0);
+        if (nv0 < 1) nv0 = 1;
+        tpr = pow2ceil((nvec + nv0 - 1) / nv0);
+        if (tpr > 1024) tpr = 1024;
+        nv = pow2ceil((nvec + tpr - 1) / tpr);
+        if (nv > maxnv)
+            return say(why, n, "a row of %ld vectors needs %ld a thread of 1024 threads; at most %ld", nvec, nv, maxnv);
+    }
+    if (by_rule && !bwd) {
+        long minb = -1;
+        for (int i = 0; i < kb_norm_nrules; i++) /* the forward's "try" row for bulk: its least row bytes */
+            if (!strcmp(kb_norm_rules[i].key, "try") && kb_norm_rules[i].value == KB_NORM_BULK && kb_norm_rules[i].pass == 0)
+                minb = kb_norm_rules[i].lo;
+        if (row_bytes < minb) return say(why, n, "opt: forward rows under %ld bytes", minb);
+        if (100 * nvec < (long)rule("bulk.fwd_use", s, 0) * tpr * nv)
+            return say(why, n, "opt: more than a quarter of the row's threads would idle");
+    }
+    const long tens = bwd ? 2 : 1, chunk_max = rule("bulk.chunk", s, 0);
+    long R = 1;
+    while (R * 2 * tpr <= 1024 && R * 2 * row_bytes <= chunk_max && R < s->rows) R *= 2;
+    while (R * tpr < 32) R *= 2; /* whole warps: group_sum shuffles over all 32 lanes */
+    const size_t chunk = (size_t)(tens * R * row_bytes);
+    memset(p, 0, sizeof *p);
+    p->variant = KB_NORM_BULK;
+    p->w = w;
+    p->tpr = (int)tpr;
+    p->nv = (int)nv;
+    p->block = (int)(R * tpr);
+    p->stages = slots > 0 ? slots : rule("bulk.slots", s, (long)chunk);
+    if (bwd && p->block == 1024) {
+        const int smax = slots > 0 ? slots : rule("bulk.slots1024", s, 0);
+        const size_t room = (size_t)d->smem_per_block_optin - KB_NORM_RING_OFF,
+                     gb = s->affine ? (size_t)s->cols * es : 0;
+#define FIT(r) ((int)((r) / chunk < (size_t)smax ? (r) / chunk : (size_t)smax))
+        p->gsm = rule("bulk.gamma_smem", s, 0) == 1 && gb && gb < room && FIT(room - gb) >= 2;
+        p->stages = FIT(room - (p->gsm ? gb : 0));
+#undef FIT
+        if (p->stages < 1)
+            return say(why, n, "a chunk of %zu bytes does not fit the device's shared memory (%d a block)", chunk,
+                       d->smem_per_block_optin);
+        if (slots > 0 && p->stages != slots)
+            return say(why, n, "slots=%d: only %d chunks of %zu bytes fit", slots, p->stages, chunk);
+    }
+    if (bwd)
+        p->sst = rule("bulk.stats_smem", s, 0) == 1 && R <= KB_NORM_STATS_ROWS && 2 * R <= p->block;
+    p->smem = bulk_smem(p, s);
+    if (p->smem > (size_t)d->smem_per_block_optin)
+        return say(why, n, "%zu bytes of shared memory (%d slots); the device has %d a block", p->smem, p->stages,
+                   d->smem_per_block_optin);
+    return 0;
+}
+
+/* A group of tpr threads a row (a power of two), nv vectors of w elements a
+ * thread in registers (nv 0: the loop kernels, one row a block). */
+static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan *p, char *why, size_t n)
+{
+    (void)d;
+    const int es = esize(s->dtype), wv = 16 / es;
+    memset(p, 0, sizeof *p);
+    p->variant = KB_NORM_BLOCK;
+    p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
+    const long nvec = (s->cols + p->w - 1) / p->w;
+    const int elems = rule("block.elems", s, 0), emax = rule("block.max_elems", s, 0);
+    const int nvmax = emax / p->w < 8 ? emax / p->w : 8;
+    const int nvt = elems / p->w < 1 ? 1 : elems / p->w < nvmax ? elems / p->w : nvmax;
+    const long tmax = s->backward ? KB_NORM_BWD_BLOCK : 1024;
+    long tpr = pow2ceil((nvec + nvt - 1) / nvt);
+    if (tpr > tmax) tpr = tmax;
+    const long nv = pow2ceil((nvec + tpr - 1) / tpr);
+    p->tpr = (int)tpr;
+    p->nv = nv <= nvmax ? (int)nv : 0;
+    if (!p->nv) p->tpr = (int)tmax;
+    /* 16-byte vectors: only past what warp_row holds (fp32 forward 8 vectors a
+     * thread, backward 4, the loop kernels); below it they never won and are
+     * not built (block_*.cu) */
+    if (p->w == wv && p->nv && !(s->backward ? p->nv == 4 : es == 4 && p->nv == 8))
+        return say(why, n, "a 16-byte row that warp_row holds: block's vector kernels never won there (H100 16-bit fwd "
+                   "74-101%% of copy vs 84-114, bwd 37-59%% vs 66-73) and are not built");
+    const int fb = rule("block.fwd_block", s, 0);
+    p->block = s->backward ? KB_NORM_BWD_BLOCK : (p->nv ? (p->tpr > fb ? p->tpr : fb) : 1024);
+    if (!s->backward && !p->nv) return 0; /* loop_fwd: static shared memory only */
+    const size_t acc = s->backward && p->nv && p->tpr < p->block ? 2 * (size_t)s->cols * sizeof(float) : 0,
+                 part = s->backward ? (size_t)p->block * KB_NORM_COLSUM_BYTES : 0;
+    p->smem = KB_NORM_RED_BYTES + zmax(acc, part);
+    return 0;
+}
+
+int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, const kb_norm_tune *t,
+                      kb_norm_plan *p, char *why, size_t n)
+{
+    if (why && n) why[0] = 0;
+    if (s->dtype < 0 || s->dtype > 2 || s->rows < 1 || s->cols < 1) return say(why, n, "invalid shape");
+    int rc;
+    switch (variant) {
+    case KB_NORM_WARP_ROW: rc = plan_wr(s, d, t, p, why, n); break;
+    case KB_NORM_BULK: rc = plan_bulk(s, d, t, 0, p, why, n); break;
+    case KB_NORM_BLOCK:
+        if (tune(t, 0) > 0 || tune(t, 1) >= 0 || tune(t, 2) > 0) return say(why, n, "block takes no vec, stages, slots");
+        rc = plan_block(s, d, p, why, n);
+        break;
+    case KB_NORM_AUTO:
+        for (int i = 0; i < kb_norm_nrules; i++) {
+            const int v = rule_at("try", s->backward, s->dtype, s->cols * esize(s->dtype), i, &i);
+            if (i < 0) break;
+            char tmp[160];
+            rc = v == KB_NORM_WARP_ROW ? plan_wr(s, d, t, p, tmp, sizeof tmp)
+               : v == KB_NORM_BULK    ? plan_bulk(s, d, t, 1, p, tmp, sizeof tmp)
+                                      : (tune(t, 0) > 0 || tune(t, 1) >= 0 || tune(t, 2) > 0) ? -1 : plan_block(s, d, p, tmp, sizeof tmp);
+            if (!rc) {
+                p->rule = i;
+                goto done;
+            }
+        }
+        return say(why, n, "no variant takes these tunables");
+    default: return say(why, n, "unknown variant %d", variant);
+    }
+    if (rc) return rc;
+    p->rule = -1;
+done:
+    p->dtype = s->dtype;
+    p->backward = s->backward;
+    return 0;
+}
+
+void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
+{
+    switch (p->variant) {
+    case KB_NORM_WARP_ROW:
+        if (!p->backward) snprintf(buf, n, "warp_row v=%d warps=%d", p->nv, p->tpr / 32);
+        else snprintf(buf, n, "warp_row v=%d warps=%d stages=%d lb=%d", p->nv, p->tpr / 32, p->stages, p->lb);
+        break;
+    case KB_NORM_BULK:
+        if (!p->backward) snprintf(buf, n, "bulk v=%d rows=%d slots=%d", p->nv, p->block / p->tpr, p->stages);
+        else
+            snprintf(buf, n, "bulk v=%d rows=%d slots=%d gamma=%s stats=%s", p->nv, p->block / p->tpr, p->stages,
+                     p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs");
+        break;
+    case KB_NORM_BLOCK:
+        if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
+        else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
+        break;
+    default: snprintf(buf, n, "none");
+    }
+}

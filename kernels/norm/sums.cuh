@@ -1,0 +1,159 @@
+// The backward's column sums: per-block dgamma/dbeta partial rows, a grid
+// barrier (cooperative launch), then every block adds a slice of the
+// columns over the partial rows in block order. Only the backward's files
+// include this (cooperative_groups.h costs 1.4 s of nvcc a file).
+#pragma once
+#include <cooperative_groups.h>
+
+#include "common.cuh"
+
+namespace kb::norm {
+namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
+
+// After the grid barrier: dgamma[j] (dbeta[j]) = sum over blocks b, in order
+// of b, of work[b][0][j] (work[b][1][j]). The 2*cols sums (dgamma's columns,
+// then dbeta's: value v of a partial row) go in tiles of 8 units of VW values
+// (VW = 4, float4 loads, when cols % 4 == 0); a block takes tiles; lane l of
+// warp w loads unit l & 7 of the partial rows b = s, s + ns, ... (slice
+// s = 4w + (l >> 3), ns = 4 x warps), four rows' loads in flight before their
+// adds (in order of b), so a tile costs about one L2 round trip, not one per
+// row; then the slices' sums are added in order of s (part: blockDim * 16
+// bytes of shared memory). Every sum's order is fixed: the same bits on every run.
+constexpr size_t COLSUM_SMEM_PER_THREAD = 16;
+template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
+    float v[VW];
+    __device__ __forceinline__ CgVec() {}
+    __device__ __forceinline__ explicit CgVec(const float *p)
+    {
+        if constexpr (VW == 4) {
+            const float4 f = __ldcg(reinterpret_cast<const float4 *>(p));
+            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+        } else {
+            v[0] = __ldcg(p);
+        }
+    }
+};
+// The column sums, in one pass: block b takes the units (VW values) [b*upb,
+// (b+1)*upb) of the 2*cols sums, in chunks of cu <= blockDim units; thread
+// (s, u) of a chunk adds the partial rows s, s + ns, ... of unit u in order of
+// b, eight loads in flight before their adds (zeros past the last row, which
+// change no sum), so a chunk costs one or two L2 round trips; then the ns
+// slices' sums are added in order of s (part: blockDim * VW floats). ns is
+// at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
+// stay short. Every order is fixed: the same bits on every run.
+template <int VW> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
+{
+    using F = CgVec<VW>;
+    const long cols = a.cols, n2 = 2 * cols, U = n2 / VW;
+    const int T = blockDim.x, nblk = gridDim.x;
+    const long upb = (U + nblk - 1) / nblk, u0 = (long)blockIdx.x * upb, u1 = u0 + upb < U ? u0 + upb : U;
+    for (long c0 = u0; c0 < u1; c0 += T) {
+        const int cu = (int)(u1 - c0 < T ? u1 - c0 : T);
+        int ns = T / cu;
+        if (ns > (nblk + 7) / 8) ns = (nblk + 7) / 8;
+        const int s = threadIdx.x / cu, u = threadIdx.x - s * cu;
+        if (s < ns) {
+            const long v = (c0 + u) * VW;
+            float acc[VW];
+#pragma unroll
+            for (int q = 0; q < VW; q++) acc[q] = 0.f;
+            for (int b = s; b < nblk; b += 8 * ns) {
+                F r[8];
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    const int bb = b + k * ns;
+                    if (bb < nblk) r[k] = F(work + (long)bb * n2 + v);
+                    else
+#pragma unroll
+                        for (int q = 0; q < VW; q++) r[k].v[q] = 0.f;
+                }
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+#pragma unroll
+                    for (int q = 0; q < VW; q++) acc[q] += r[k].v[q];
+            }
+#pragma unroll
+            for (int q = 0; q < VW; q++) part[(s * cu + u) * VW + q] = acc[q];
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < cu * VW; t += T) {
+            float tot = part[t];
+            for (int k = 1; k < ns; k++) tot += part[k * cu * VW + t];
+            const long vv = c0 * VW + t;
+            if (vv < cols) a.dgamma[vv] = tot;
+            else if (a.dbeta) a.dbeta[vv - cols] = tot;
+        }
+        __syncthreads();
+    }
+}
+
+// After every block wrote its partial row: the grid barrier, then the column sums.
+__device__ void end_sums(const kb_norm_args &a, void *part)
+{
+    cooperative_groups::this_grid().sync();
+    if (a.cols % 4 == 0) column_sums<4>(a, (const float *)a.work, (float *)part);
+    else column_sums<1>(a, (const float *)a.work, (float *)part);
+}
+
+// The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
+// into work[blockIdx.x]. One group a block: its vectors stored whole (16-byte
+// stores, two for a vector of 8; element by element they were a scattered
+// 4-byte store per value).
+// Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
+// its row there, then every thread adds columns over the groups in group
+// order; else acc holds 2*cols floats and the groups add theirs in turn, a
+// barrier each.
+template <int NV, int W>
+__device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
+                               float *acc, bool wide = false)
+{
+    const long cols = a.cols;
+    const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
+    __syncthreads(); // the staging area becomes the accumulator
+    float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
+    if (rpb == 1 || wide) {
+        float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = (long)(k * tpr + t) * W;
+            if (c < cols) {
+                Vec<float, W> vg, vb;
+#pragma unroll
+                for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
+                *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
+                *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
+            }
+        }
+        if (rpb == 1) return;
+        __syncthreads();
+        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
+            float v = acc[j];
+            for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
+            work[j] = v;
+        }
+        __syncthreads(); // acc is reused next
+        return;
+    }
+    for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
+        if (g == gg)
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const long c = (long)(k * tpr + t) * W;
+                if (c < cols)
+#pragma unroll
+                    for (int j = 0; j < W; j++) {
+                        acc[c + j] = gg ? acc[c + j] + dg[k][j] : dg[k][j];
+                        acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
+                    }
+            }
+        __syncthreads();
+    }
+    for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
+    __syncthreads(); // acc is reused next
+}
+
+
+static_assert(COLSUM_SMEM_PER_THREAD == KB_NORM_COLSUM_BYTES, "plan.h's column_sums slices");
+
+} // namespace
+} // namespace kb::norm

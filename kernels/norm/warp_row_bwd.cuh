@@ -1,0 +1,205 @@
+// warp_row backward kernels of one dtype (warp_row_bwd_<dtype>.cu include
+// this: the backward's instantiations are the heaviest to compile).
+#pragma once
+#include "kernels.cuh"
+#include "sums.cuh"
+#include "warp_row.cuh"
+
+namespace kb::norm {
+namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
+
+// Backward: a persistent grid of blocks of at most 512 threads (128 registers;
+// 640 at 96 for rows of 17-20 warps, wr_wide);
+// group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
+// S > 0 (3 by default for rows of 4 warps or more, wr_stages):
+// the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
+// copies and reads back only its own vectors, so no barrier guards them)
+// instead of one row ahead in registers: more bytes in flight, fewer registers.
+// LB < 512 (wr_occ): blocks of at most LB threads, two of them an SM by
+// registers (LB 320: 96 registers); LB 640 (wr_wide): one group of up to 20
+// warps, 96 registers.
+template <typename T, int NV, int WPR, int S = 0, int LB = 512>
+__global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, int wpr, int iters)
+{
+    if constexpr (WPR > 0) wpr = WPR;
+    constexpr int W = 16 / sizeof(T);
+    using V = Vec<T, W>;
+    // the staging (S > 0), then the end's partial rows and column_sums' slices;
+    // 16-byte aligned for cp.async and the vector stores
+    extern __shared__ __align__(16) float2 smem[];
+    __shared__ WrRed red;
+    const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
+              nvec = (int)(a.cols / W);
+    const long cols = a.cols, row0 = (long)blockIdx.x * G + g, stride = (long)gridDim.x * G;
+    const V *gm = reinterpret_cast<const V *>(a.gamma);
+    float dg[NV][W], db[NV][W];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+#pragma unroll
+        for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
+    V xv[NV], dv[NV];
+    float mean = 0.f, rstd = 0.f;
+    // gamma in registers, loaded once for all the block's rows (1 past the row
+    // or without gamma), except bf16 under a register cap (LB 320, 640), where
+    // the 8 registers more spilled (H100, rows 4096, % of copy: bf16 5120 71
+    // -> 59, 10240 72 -> 59); elsewhere it saved the L1/L2 reloads of gamma
+    // (fp16 6144 69 -> 76, 10240 75 -> 86, 8192 77 -> 82; bf16 6144 69 -> 76)
+    constexpr bool GREG = LB == 512 || !std::is_same<T, __nv_bfloat16>::value;
+    [[maybe_unused]] V gk[NV];
+#pragma unroll
+    for (int k = 0; k < NV && GREG; k++) {
+        const int c = k * tpr + t;
+        if (gm && c < nvec) gk[k] = gm[c];
+        else
+#pragma unroll
+            for (int j = 0; j < W; j++) gk[k].v[j] = from_f<T>(1.f);
+    }
+    [[maybe_unused]] Stager<T, W, NV, S> st;
+    [[maybe_unused]] const int second = S * (int)blockDim.x * NV; // dy's staging area, in vectors
+    auto stats = [&](int i) { // row i's saved statistics
+        const long row = row0 + (long)i * stride;
+        const bool live = i < iters && row < a.rows;
+        mean = live && !a.rms ? a.mean[row] : 0.f;
+        rstd = live ? a.rstd[row] : 0.f;
+    };
+    auto fetch = [&](int i) { // row i's vectors (zeros past the row or the rows)
+        const long row = row0 + (long)i * stride;
+        const bool live = i < iters && row < a.rows;
+        const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
+        const V *dr = reinterpret_cast<const V *>((const T *)a.dy + row * cols);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (live && c < nvec) {
+                xv[k] = xr[c];
+                dv[k] = dr[c];
+            } else {
+#pragma unroll
+                for (int j = 0; j < W; j++) xv[k].v[j] = dv[k].v[j] = from_f<T>(0.f);
+            }
+        }
+        stats(i);
+    };
+    if constexpr (S > 0) {
+        st.init(smem, tpr, iters, a);
+#pragma unroll
+        for (int q = 0; q < S; q++) st.issue(q, (const T *)a.x, (const T *)a.dy, second);
+        stats(0);
+    } else {
+        fetch(0);
+    }
+    for (int i = 0; i < iters; i++) {
+        const long row = row0 + (long)i * stride;
+        V x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
+        if constexpr (S > 0) {
+            ptx::cp_async_wait<S - 1>();
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                x[k] = st.get(i, k, (const T *)a.x, 0, row < a.rows);
+                d[k] = st.get(i, k, (const T *)a.dy, second, row < a.rows);
+            }
+            st.issue(i + S, (const T *)a.x, (const T *)a.dy, second); // this thread's copies of row i are read
+        } else {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                x[k] = xv[k];
+                d[k] = dv[k];
+            }
+        }
+        const float m = mean, r = rstd;
+        if constexpr (S > 0) stats(i + 1);
+        else fetch(i + 1);
+        float sg = 0.f, sgx = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            float gv[W];
+            if (GREG) unpack<T, W>(gk[k], gv);
+            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+            else
+#pragma unroll
+                for (int j = 0; j < W; j++) gv[j] = 1.f;
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float gd = to_f(d[k].v[j]) * gv[j]; // 0 past the row (d is)
+                sg += gd;
+                sgx = fmaf(gd, (to_f(x[k].v[j]) - m) * r, sgx);
+            }
+        }
+        const float2 s = wr_sum<WPR>(make_float2(sg, sgx), wpr, red, i & 1);
+        if (row >= a.rows) continue; // the group's rows end together; its barriers stay matched
+        const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
+        V *dx = reinterpret_cast<V *>((T *)a.y + row * cols);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int c = k * tpr + t;
+            if (c >= nvec) continue;
+            float gv[W], o[W];
+            if (GREG) unpack<T, W>(gk[k], gv);
+            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
+            else
+#pragma unroll
+                for (int j = 0; j < W; j++) gv[j] = 1.f;
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                const float dd = to_f(d[k].v[j]), xh = (to_f(x[k].v[j]) - m) * r;
+                o[j] = r * (dd * gv[j] - c2 - xh * c1);
+                dg[k][j] = fmaf(dd, xh, dg[k][j]);
+                db[k][j] += dd;
+            }
+            store_f<T, W>(reinterpret_cast<T *>(dx + c), o);
+        }
+    }
+    if constexpr (S > 0) ptx::cp_async_wait<0>();
+    if (!a.dgamma) return;
+    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem), true); // smem: G * 2*cols floats
+    end_sums(a, smem);
+}
+
+} // namespace
+} // namespace kb::norm
+
+namespace kb::norm {
+
+template <typename T, int NV, int WPR> const void *wr_bwd_pick(const kb_norm_plan &p)
+{
+    if constexpr (WPR == 0) { // rows of 9-10 and 17-20 warps: capped at 96 registers (plan.c: wr.lb)
+        if (p.stages == 3 && p.lb == 320) return (const void *)wr_bwd<T, NV, 0, 3, 320>;
+        if (p.stages == 3 && p.lb == 640) return (const void *)wr_bwd<T, NV, 0, 3, 640>;
+    }
+    if (p.lb != 512) return nullptr;
+    if constexpr (WPR == 0) {
+        return p.stages == 3 ? (const void *)wr_bwd<T, NV, 0, 3> : p.stages == 0 ? (const void *)wr_bwd<T, NV, 0> : nullptr;
+    } else if constexpr (WPR >= 4) {
+        return p.stages == 3 ? (const void *)wr_bwd<T, NV, WPR, 3> : nullptr;
+    } else {
+        return p.stages == 0 ? (const void *)wr_bwd<T, NV, WPR> : nullptr;
+    }
+}
+
+// Compile-time warps a row where the planner's automatic choice runs them
+// (NV 2: 1-2 warps unstaged, 4, 8, 16 staged); any other combination (a
+// fixed stages) runs the kernel that takes them at run time (WPR 0): the same
+// code, half the instantiations to compile. NV 1: one-warp rows only.
+template <typename T, int NV> const void *wr_bwd_by_wpr(const kb_norm_plan &p)
+{
+    const int wpr = p.tpr / 32, s = p.stages;
+    if constexpr (NV == 1) { // one-warp rows only (plan.c)
+        if (wpr != 1 || p.lb != 512) return nullptr;
+        return s == 0 ? (const void *)wr_bwd<T, 1, 1> : s == 3 ? (const void *)wr_bwd<T, 1, 1, 3> : nullptr;
+    } else {
+        if (wpr == 1 && s == 0) return wr_bwd_pick<T, NV, 1>(p);
+        if (wpr == 2 && s == 0) return wr_bwd_pick<T, NV, 2>(p);
+        if (wpr == 4 && s == 3) return wr_bwd_pick<T, NV, 4>(p);
+        if (wpr == 8 && s == 3) return wr_bwd_pick<T, NV, 8>(p);
+        if (wpr == 16 && s == 3) return wr_bwd_pick<T, NV, 16>(p);
+        return wr_bwd_pick<T, NV, 0>(p);
+    }
+}
+
+template <typename T> const void *wr_bwd_kernel(const kb_norm_plan &p)
+{
+    return p.nv == 1 ? wr_bwd_by_wpr<T, 1>(p) : p.nv == 2 ? wr_bwd_by_wpr<T, 2>(p) : nullptr;
+}
+
+} // namespace kb::norm

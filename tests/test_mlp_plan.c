@@ -1,0 +1,451 @@
+/* The fused SwiGLU gate/up planner (kernels/mlp/plan.c) on the CPU, for the
+ * attributes of an H100, an A100 and an L40S (sm_89): the variant and the
+ * wgmma tile over the MLP's shapes and every dtype, pinned against a table
+ * of the choices kernels/mlp_fused.cu made before the split (its gate_up,
+ * gate_up_hopper and pick_bn with 132 SMs: 132 clusters of 1, 66 of 2),
+ * against a transliteration of that code over a wider grid, and known shapes
+ * worked by hand; forced tunables honoured or refused with a reason; the
+ * occupancy model against Shape<>'s shared memory; the table's rows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/kb_devattr.h"
+#include "../kernels/mlp/plan.h"
+
+static const kb_devattr *dev(const char *name)
+{
+    const kb_devattr *d = kb_devattr_preset(name);
+    assert_non_null(d);
+    return d;
+}
+
+static kb_mlp_req req(int tokens, int hidden, int inter, int dtype, kb_mlp_variant want)
+{
+    kb_mlp_req r = {tokens, hidden, inter, dtype, want, 0, 0, 0};
+    return r;
+}
+
+/* the plan (fails the test when it makes none) */
+static kb_mlp_plan plan_ok(const char *d, kb_mlp_req r)
+{
+    kb_mlp_plan p;
+    char why[256];
+    if (kb_mlp_plan_make(&r, dev(d), NULL, NULL, &p, why, sizeof why))
+        fail_msg("%s %dx%dx%d dtype %d want %d bn %d cl %d wg %d: n/a: %s", d, r.tokens, r.hidden, r.inter, r.dtype,
+                 r.want, r.bn, r.cluster, r.warpgroups, why);
+    assert_true(p.rows != 0);
+    return p;
+}
+
+/* the reason it refuses r (fails the test when it plans it) */
+static const char *refused(const char *d, kb_mlp_req r)
+{
+    static char why[256];
+    kb_mlp_plan p;
+    why[0] = 0;
+    if (!kb_mlp_plan_make(&r, dev(d), NULL, NULL, &p, why, sizeof why))
+        fail_msg("%s %dx%dx%d dtype %d want %d bn %d cl %d wg %d: planned, expected n/a", d, r.tokens, r.hidden, r.inter,
+                 r.dtype, r.want, r.bn, r.cluster, r.warpgroups);
+    assert_true(strlen(why) > 10);
+    assert_null(strchr(why, '\n')); /* one line */
+    return why;
+}
+
+#define HAS(p, row) (((p).rows >> (row)) & 1u)
+
+/* ---- the shapes --------------------------------------------------------------- */
+
+static const int toks[] = {1, 16, 64, 65, 128, 129, 200, 256, 300, 320, 512, 1000, 2048, 4096, 8192};
+#define NTOK ((int)(sizeof toks / sizeof toks[0]))
+static const int shapes[][2] = {{1024, 11008}, {4096, 11008}, {4096, 14336}, {8192, 28672}};
+#define NSHAPE ((int)(sizeof shapes / sizeof shapes[0]))
+
+/* mlp_fused.cu's choices on the H100 (bf16 and fp16 alike): its
+ * gate_up_hopper and pick_bn with 66 clusters of 2 and 132 of 1, worked
+ * outside this file (a script of those rules; rows 65, 2048 and 4096 by
+ * hand): warpgroups, BN, cluster for each tokens (rows) x (hidden, inter). For
+ * 65 x 11008: one m-block, 132 clusters of 1: BN 128 86 tiles, 1 round,
+ * cost 128; 112 99, 1, 113.1; 96 115, 1, 98.0; 64 172, 2, 134.0: BN 96. */
+static const int h100_pins[NTOK][NSHAPE][3] = {
+    /*    1 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
+    /*   16 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
+    /*   64 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
+    /*   65 */ {{2, 96, 1}, {2, 96, 1}, {2, 112, 1}, {2, 112, 1}},
+    /*  128 */ {{2, 96, 1}, {2, 96, 1}, {2, 112, 1}, {2, 112, 1}},
+    /*  129 */ {{2, 96, 2}, {2, 96, 2}, {2, 112, 2}, {2, 112, 2}},
+    /*  200 */ {{2, 96, 2}, {2, 96, 2}, {2, 112, 2}, {2, 112, 2}},
+    /*  256 */ {{2, 96, 2}, {2, 96, 2}, {2, 112, 2}, {2, 112, 2}},
+    /*  300 */ {{2, 128, 1}, {2, 128, 1}, {2, 112, 1}, {2, 112, 1}},
+    /*  320 */ {{2, 128, 1}, {2, 128, 1}, {2, 112, 1}, {2, 112, 1}},
+    /*  512 */ {{2, 112, 2}, {2, 112, 2}, {2, 112, 2}, {2, 128, 2}},
+    /* 1000 */ {{2, 112, 2}, {2, 112, 2}, {2, 128, 2}, {2, 128, 2}},
+    /* 2048 */ {{2, 112, 2}, {2, 112, 2}, {2, 128, 2}, {2, 128, 2}},
+    /* 4096 */ {{2, 128, 2}, {2, 128, 2}, {2, 128, 2}, {2, 128, 2}},
+    /* 8192 */ {{2, 128, 2}, {2, 128, 2}, {2, 128, 2}, {2, 128, 2}},
+};
+
+/* mlp_fused.cu's gate_up_hopper and pick_bn, transliterated line by line
+ * (no knobs), with max_clusters<> = clusters (CL 1) or clusters / 2 (CL 2). */
+static long old_cluster_tiles(int M, int N, int BM, int BN, int CL)
+{
+    return ((long)(M + BM - 1) / BM + CL - 1) / CL * ((N + BN - 1) / BN);
+}
+static int old_pick_bn(int M, int N, int CL, int sms)
+{
+    static const int bns[] = {128, 112, 96, 64};
+    static const double eff[] = {1.0, 0.99, 0.98, 0.955};
+    const int clusters[] = {sms / CL, sms / CL, sms / CL, sms / CL};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!clusters[i]) continue;
+        const long rounds = (old_cluster_tiles(M, N, 128, bns[i], CL) + clusters[i] - 1) / clusters[i];
+        const double cost = (double)rounds * bns[i] / eff[i];
+        if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
+    }
+    return best ? best : 128;
+}
+static void old_hopper(int M, int N, int sms, int *wg_, int *bn_, int *cl_)
+{
+    int wg = 0, bn = 0, cl = 0;
+    if (!wg) wg = M <= 64 ? 1 : 2;
+    if (!cl) cl = wg == 2 && M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
+    if (!bn && wg == 2) bn = cl == 2 ? old_pick_bn(M, N, 2, sms) : old_pick_bn(M, N, 1, sms);
+    if (bn <= 0) bn = wg == 1 ? 64 : 128;
+    if (wg == 1) bn = bn == 128 ? 128 : 64, cl = 1; /* launch_wgmma<T, 1, 128 or 64, 1> */
+    *wg_ = wg, *bn_ = bn, *cl_ = cl;
+}
+
+static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const char *what)
+{
+    if (p->variant != KB_MLP_WGMMA || p->wg != wg || p->bn != bn || p->cl != cl)
+        fail_msg("%s: variant %d wg %d bn %d cl %d, expected wgmma wg %d bn %d cl %d", what, p->variant, p->wg, p->bn,
+                 p->cl, wg, bn, cl);
+}
+
+/* ---- H100 ----------------------------------------------------------------------- */
+
+static void test_h100_seed(void **state)
+{
+    (void)state;
+    /* 2048 x 1024 x 11008 by hand: 16 m-blocks of 128 rows, even: clusters of
+     * 2, 8 m-groups. Rounds over 66 clusters, cost = rounds x BN / eff:
+     * BN 128: 86 n-blocks, 688 tiles, 11 rounds, 1408; 112: 99, 792, 12 (full),
+     * 1357.6; 96: 115, 920, 14, 1371.4; 64: 172, 1376, 21, 1407.3: BN 112. */
+    for (int dt = 1; dt <= 2; dt++) {
+        kb_mlp_plan p = plan_ok("h100", req(2048, 1024, 11008, dt, KB_MLP_AUTO));
+        expect_wgmma(&p, 2, 112, 2, "seed");
+        assert_int_equal(p.bm, 128);
+        assert_int_equal(p.stages, 5);
+        assert_int_equal(p.smem, 5 * 45056 + 1024);
+        assert_int_equal(p.clusters, 66);
+        assert_int_equal(p.tiles, 792);
+        assert_int_equal(p.grid, 132);
+        assert_int_equal(p.group, 8); /* 16 m-blocks: 8 m-groups of 2 */
+        assert_int_equal(p.tma_store, 1);
+        const unsigned want = 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_CLUSTER |
+                              1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP |
+                              1u << KB_MLP_ROW_TMA_STORE;
+        assert_int_equal(p.rows, want);
+        char buf[128];
+        kb_mlp_plan_describe(&p, buf, sizeof buf);
+        assert_string_equal(buf, "fused_wgmma wg=2 bn=112 cl=2 tma-store");
+        /* fused_wgmma asked for by name plans the same tile */
+        kb_mlp_plan q = plan_ok("h100", req(2048, 1024, 11008, dt, KB_MLP_WGMMA));
+        expect_wgmma(&q, 2, 112, 2, "seed, fused_wgmma");
+        assert_int_equal(q.grid, 132);
+    }
+    /* 4096 x 4096 x 11008: 32 m-blocks, 16 m-groups: 128 (21 rounds, 2688)
+     * before 112 (24, 2715), 96 (28, 2743), 64 (42, 2815) */
+    kb_mlp_plan p = plan_ok("h100", req(4096, 4096, 11008, 2, KB_MLP_AUTO));
+    expect_wgmma(&p, 2, 128, 2, "4096");
+    assert_int_equal(p.stages, 4);
+    assert_int_equal(p.group, 8);
+    /* decode: one warpgroup, BN 64, 9 stages, every n-block a CTA up to 132 */
+    p = plan_ok("h100", req(16, 4096, 11008, 2, KB_MLP_AUTO));
+    expect_wgmma(&p, 1, 64, 1, "decode");
+    assert_int_equal(p.bm, 64);
+    assert_int_equal(p.stages, 9);
+    assert_int_equal(p.tiles, 172);
+    assert_int_equal(p.grid, 132);
+    assert_int_equal(p.group, 1);
+    assert_true(HAS(p, KB_MLP_ROW_WG1_BN) && !HAS(p, KB_MLP_ROW_BN_WAVE) && !HAS(p, KB_MLP_ROW_CLUSTER));
+    /* 300 tokens: 3 m-blocks, odd: clusters of 1 */
+    p = plan_ok("h100", req(300, 1024, 11008, 2, KB_MLP_AUTO));
+    assert_int_equal(p.cl, 1);
+    assert_int_equal(p.group, 3);
+    /* 128 tokens: one m-block; 129: two */
+    assert_int_equal(plan_ok("h100", req(128, 1024, 11008, 1, KB_MLP_AUTO)).cl, 1);
+    assert_int_equal(plan_ok("h100", req(129, 1024, 11008, 1, KB_MLP_AUTO)).cl, 2);
+    /* 64 tokens one warpgroup, 65 two */
+    assert_int_equal(plan_ok("h100", req(64, 1024, 11008, 1, KB_MLP_AUTO)).wg, 1);
+    assert_int_equal(plan_ok("h100", req(65, 1024, 11008, 1, KB_MLP_AUTO)).wg, 2);
+}
+
+static void test_h100_pins(void **state)
+{
+    (void)state;
+    for (int dt = 1; dt <= 2; dt++)
+        for (int t = 0; t < NTOK; t++)
+            for (int s = 0; s < NSHAPE; s++) {
+                char what[96];
+                snprintf(what, sizeof what, "h100 dtype %d %dx%dx%d", dt, toks[t], shapes[s][0], shapes[s][1]);
+                kb_mlp_plan p = plan_ok("h100", req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_AUTO));
+                expect_wgmma(&p, h100_pins[t][s][0], h100_pins[t][s][1], h100_pins[t][s][2], what);
+                int wg, bn, cl;
+                old_hopper(toks[t], shapes[s][1], 132, &wg, &bn, &cl);
+                if (wg != p.wg || bn != p.bn || cl != p.cl) fail_msg("%s: the old code chose %d %d %d", what, wg, bn, cl);
+                assert_int_equal(p.tma_store, 1); /* every inter here is a multiple of 8 */
+                const long m_groups = ((long)(toks[t] + p.bm - 1) / p.bm + p.cl - 1) / p.cl;
+                const int g = (16 + p.cl - 1) / p.cl;
+                assert_int_equal(p.group, g < m_groups ? g : m_groups);
+            }
+}
+
+/* the old code over a wider grid: every tokens 1..1100, odd widths */
+static void test_h100_old_code(void **state)
+{
+    (void)state;
+    static const int inters[] = {8, 200, 1000, 1004, 2736, 11008, 14336, 28672, 65536};
+    for (int M = 1; M <= 1100; M += (M < 300 ? 1 : 7))
+        for (int i = 0; i < (int)(sizeof inters / sizeof inters[0]); i++) {
+            kb_mlp_plan p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_AUTO));
+            int wg, bn, cl;
+            old_hopper(M, inters[i], 132, &wg, &bn, &cl);
+            char what[64];
+            snprintf(what, sizeof what, "h100 %dx4096x%d", M, inters[i]);
+            expect_wgmma(&p, wg, bn, cl, what);
+            const long tiles = old_cluster_tiles(M, inters[i], 64 * wg, bn, cl), clusters = 132 / cl;
+            assert_int_equal(p.tiles, tiles);
+            assert_int_equal(p.grid, cl * (tiles < clusters ? tiles : clusters));
+        }
+}
+
+/* ---- other devices, dtypes, odd shapes ----------------------------------------------- */
+
+static void test_variants(void **state)
+{
+    (void)state;
+    static const char *const devs[] = {"h100", "a100", "l40s"};
+    for (int d = 0; d < 3; d++)
+        for (int dt = 0; dt <= 2; dt++)
+            for (int t = 0; t < NTOK; t++)
+                for (int s = 0; s < NSHAPE + 3; s++) {
+                    /* the MLP's shapes, and odd ones: hidden not a multiple of 8 (TMA cannot), inter not (no TMA store) */
+                    static const int odd[3][2] = {{1000, 2730}, {1001, 2736}, {257, 513}};
+                    const int H = s < NSHAPE ? shapes[s][0] : odd[s - NSHAPE][0];
+                    const int N = s < NSHAPE ? shapes[s][1] : odd[s - NSHAPE][1];
+                    kb_mlp_plan p = plan_ok(devs[d], req(toks[t], H, N, dt, KB_MLP_AUTO));
+                    kb_mlp_variant want = dt == 0 ? KB_MLP_F32 : d == 0 && H % 8 == 0 ? KB_MLP_WGMMA : KB_MLP_MMA;
+                    if (p.variant != want)
+                        fail_msg("%s dtype %d %dx%dx%d: variant %d, expected %d", devs[d], dt, toks[t], H, N, p.variant, want);
+                    if (want == KB_MLP_MMA) {
+                        assert_int_equal(p.vec, H % 8 == 0);
+                        assert_true(HAS(p, KB_MLP_ROW_MMA_VEC) && HAS(p, KB_MLP_ROW_HOPPER));
+                        assert_int_equal(HAS(p, KB_MLP_ROW_TMA_PITCH), d == 0);
+                    }
+                    if (want == KB_MLP_WGMMA) assert_int_equal(p.tma_store, N % 8 == 0);
+                    if (want == KB_MLP_F32) assert_int_equal(p.rows, 1u << KB_MLP_ROW_F32);
+                    /* the named variants: what they take, and the one-line reason where not */
+                    kb_mlp_plan q;
+                    char why[256];
+                    kb_mlp_req r = req(toks[t], H, N, dt, KB_MLP_WGMMA);
+                    assert_int_equal(kb_mlp_plan_make(&r, dev(devs[d]), NULL, NULL, &q, why, sizeof why) == 0,
+                                     want == KB_MLP_WGMMA);
+                    r.want = KB_MLP_MMA;
+                    assert_int_equal(kb_mlp_plan_make(&r, dev(devs[d]), NULL, NULL, &q, why, sizeof why) == 0, dt != 0);
+                    if (dt) assert_int_equal(q.variant, KB_MLP_MMA);
+                }
+    /* the reasons */
+    assert_non_null(strstr(refused("a100", req(2048, 1024, 11008, 2, KB_MLP_WGMMA)), "Hopper-only"));
+    assert_non_null(strstr(refused("a100", req(2048, 1024, 11008, 2, KB_MLP_WGMMA)), "sm_80"));
+    assert_non_null(strstr(refused("l40s", req(2048, 1024, 11008, 1, KB_MLP_WGMMA)), "sm_89"));
+    assert_non_null(strstr(refused("h100", req(300, 1001, 2736, 2, KB_MLP_WGMMA)), "hidden % 8"));
+    assert_non_null(strstr(refused("h100", req(300, 1024, 2736, 0, KB_MLP_WGMMA)), "fp32"));
+    assert_non_null(strstr(refused("a100", req(300, 1024, 2736, 0, KB_MLP_MMA)), "fp32"));
+    char buf[64];
+    kb_mlp_plan p = plan_ok("h100", req(300, 1024, 1003, 2, KB_MLP_AUTO));
+    kb_mlp_plan_describe(&p, buf, sizeof buf);
+    assert_string_equal(buf, "fused_wgmma wg=2 bn=64 cl=1 reg-store"); /* 48 tiles of 64: one round */
+    p = plan_ok("a100", req(300, 1024, 1003, 2, KB_MLP_AUTO));
+    kb_mlp_plan_describe(&p, buf, sizeof buf);
+    assert_string_equal(buf, "fused_mma vec");
+    p = plan_ok("h100", req(300, 1001, 1003, 1, KB_MLP_AUTO));
+    kb_mlp_plan_describe(&p, buf, sizeof buf);
+    assert_string_equal(buf, "fused_mma scalar");
+    p = plan_ok("h100", req(300, 1024, 1003, 0, KB_MLP_AUTO));
+    kb_mlp_plan_describe(&p, buf, sizeof buf);
+    assert_string_equal(buf, "fused_f32 cuda-cores");
+}
+
+/* ---- tunables -------------------------------------------------------------------------- */
+
+static kb_mlp_req forced(int tokens, int dtype, kb_mlp_variant want, int bn, int cl, int wg)
+{
+    kb_mlp_req r = req(tokens, 1024, 11008, dtype, want);
+    r.bn = bn, r.cluster = cl, r.warpgroups = wg;
+    return r;
+}
+
+static void test_tunables(void **state)
+{
+    (void)state;
+    const kb_mlp_variant both[] = {KB_MLP_AUTO, KB_MLP_WGMMA};
+    for (int k = 0; k < 2; k++) {
+        const kb_mlp_variant w = both[k];
+        kb_mlp_plan p = plan_ok("h100", forced(2048, 2, w, 96, 0, 0)); /* BN forced, the cluster rule stays */
+        expect_wgmma(&p, 2, 96, 2, "bn=96");
+        assert_false(HAS(p, KB_MLP_ROW_BN_WAVE));
+        assert_true(HAS(p, KB_MLP_ROW_CLUSTER));
+        p = plan_ok("h100", forced(2048, 2, w, 0, 1, 0)); /* clusters of 1: the wave model over 132 */
+        expect_wgmma(&p, 2, 112, 1, "cluster=1");
+        assert_int_equal(p.clusters, 132);
+        assert_int_equal(p.group, 16);
+        p = plan_ok("h100", forced(300, 1, w, 0, 2, 0)); /* clusters of 2 over 3 m-blocks, as asked */
+        expect_wgmma(&p, 2, 112, 2, "300 cluster=2");
+        p = plan_ok("h100", forced(2048, 1, w, 0, 0, 1)); /* one warpgroup at 2048 tokens: BN 64 */
+        expect_wgmma(&p, 1, 64, 1, "warpgroups=1");
+        assert_int_equal(p.grid, 132);
+        p = plan_ok("h100", forced(16, 2, w, 128, 1, 1));
+        expect_wgmma(&p, 1, 128, 1, "warpgroups=1 bn=128");
+        p = plan_ok("h100", forced(16, 2, w, 0, 0, 2)); /* two warpgroups at decode: one m-block, clusters of 1 */
+        expect_wgmma(&p, 2, 96, 1, "decode warpgroups=2");   /* 115 tiles of 96: one round */
+        p = plan_ok("h100", forced(4096, 2, w, 64, 2, 2));
+        expect_wgmma(&p, 2, 64, 2, "all three");
+        assert_int_equal(p.stages, 6);
+        /* combinations the kernels do not have: n/a, with the reason */
+        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 112, 0, 1)), "warpgroups=1 takes bn 64 or 128"));
+        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 96, 0, 1)), "warpgroups=1 takes bn 64 or 128"));
+        assert_non_null(strstr(refused("h100", forced(16, 2, w, 0, 2, 1)), "clusters of 1 only"));
+        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 80, 0, 0)), "bn=80"));
+        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 0, 4, 0)), "cluster=4"));
+        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 0, 0, 3)), "warpgroups=3"));
+    }
+    /* fused where the wgmma kernel does not run: the tunables are refused, not ignored */
+    assert_non_null(strstr(refused("a100", forced(2048, 2, KB_MLP_AUTO, 112, 0, 0)), "runs fused_mma"));
+    assert_non_null(strstr(refused("l40s", forced(2048, 2, KB_MLP_AUTO, 0, 2, 0)), "runs fused_mma"));
+    kb_mlp_req r = forced(2048, 2, KB_MLP_AUTO, 0, 0, 2);
+    r.hidden = 1001;
+    assert_non_null(strstr(refused("h100", r), "hidden % 8 != 0"));
+    assert_non_null(strstr(refused("h100", forced(2048, 0, KB_MLP_AUTO, 128, 0, 0)), "fused_f32"));
+    assert_non_null(strstr(refused("h100", forced(2048, 2, KB_MLP_MMA, 128, 0, 0)), "fused_mma takes no"));
+}
+
+/* ---- occupancy ------------------------------------------------------------------------- */
+
+static int occ_calls;
+static int occ_none(void *ctx, int dtype, int wg, int bn, int cl)
+{
+    (void)ctx, (void)dtype, (void)wg, (void)bn, (void)cl;
+    occ_calls++;
+    return 0;
+}
+/* 64 clusters of 2 (a part whose GPCs leave SMs over), 128 of 1 */
+static int occ_64(void *ctx, int dtype, int wg, int bn, int cl)
+{
+    (void)ctx, (void)dtype, (void)wg, (void)bn;
+    occ_calls++;
+    return cl == 2 ? 64 : 128;
+}
+
+static void test_occupancy(void **state)
+{
+    (void)state;
+    const kb_devattr *h = dev("h100");
+    /* the model: over 190 KiB of shared memory a CTA, so one an SM */
+    static const int tiles[][2] = {{1, 64}, {1, 128}, {2, 64}, {2, 96}, {2, 112}, {2, 128}};
+    for (int i = 0; i < 6; i++) {
+        const int wg = tiles[i][0], bn = tiles[i][1];
+        assert_true(KB_MLP_WG_SMEM(wg, bn) > 190 * 1024 && KB_MLP_WG_SMEM(wg, bn) <= 221 * 1024);
+        assert_int_equal(kb_mlp_clusters_model(h, wg, bn, 1), 132);
+        assert_int_equal(kb_mlp_clusters_model(h, wg, bn, 2), 66);
+        /* over the A100's and L40S's 163 / 99 KiB a block: nothing fits */
+        assert_int_equal(kb_mlp_clusters_model(dev("a100"), wg, bn, 1), 0);
+        assert_int_equal(kb_mlp_clusters_model(dev("l40s"), wg, bn, 1), 0);
+    }
+    /* Shape<>'s figures (the comments in fused_wgmma.cu) */
+    assert_int_equal(KB_MLP_WG_STAGES(2, 128), 4);
+    assert_int_equal(KB_MLP_WG_STAGES(2, 112), 5);
+    assert_int_equal(KB_MLP_WG_STAGES(2, 96), 5);
+    assert_int_equal(KB_MLP_WG_STAGES(2, 64), 6);
+    assert_int_equal(KB_MLP_WG_STAGES(1, 64), 9);
+    assert_int_equal(KB_MLP_WG_STAGES(1, 128), 5);
+    assert_int_equal(KB_MLP_WG_SMEM(2, 112), 226304);
+    /* the runtime's answer replaces the model: with 64 clusters of 2 the seed's
+     * shape takes BN 128 (11 rounds, 1408) over 112 (13, 1470.7) */
+    kb_mlp_req r = req(2048, 1024, 11008, 2, KB_MLP_AUTO);
+    kb_mlp_plan p;
+    char why[256];
+    occ_calls = 0;
+    assert_int_equal(kb_mlp_plan_make(&r, h, occ_64, NULL, &p, why, sizeof why), 0);
+    expect_wgmma(&p, 2, 128, 2, "64 clusters");
+    assert_int_equal(p.clusters, 64);
+    assert_int_equal(p.grid, 128);
+    assert_true(occ_calls >= 5); /* four widths, then the chosen one */
+    /* nothing fits: fused falls back to mma.sync, fused_wgmma is n/a */
+    assert_int_equal(kb_mlp_plan_make(&r, h, occ_none, NULL, &p, why, sizeof why), 0);
+    assert_int_equal(p.variant, KB_MLP_MMA);
+    assert_true(HAS(p, KB_MLP_ROW_OCCUPANCY));
+    r.want = KB_MLP_WGMMA;
+    assert_int_not_equal(kb_mlp_plan_make(&r, h, occ_none, NULL, &p, why, sizeof why), 0);
+    assert_non_null(strstr(why, "fits"));
+    /* ... and fused with a tunable forced does not fall back either */
+    r.want = KB_MLP_AUTO;
+    r.bn = 128;
+    assert_int_not_equal(kb_mlp_plan_make(&r, h, occ_none, NULL, &p, why, sizeof why), 0);
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static void test_rows(void **state)
+{
+    (void)state;
+    for (int i = 0; i < KB_MLP_NROWS; i++) {
+        const kb_mlp_plan_row *row = &kb_mlp_plan_rows[i];
+        assert_non_null(row->rule);
+        assert_non_null(row->reason);
+        assert_true(strlen(row->rule) > 20);
+        /* a measurement (a figure in ms) or a stated constraint */
+        if (!strstr(row->reason, " ms") && strncmp(row->reason, "constraint: ", 12))
+            fail_msg("row %d's reason is neither a measurement nor a constraint: %s", i, row->reason);
+        assert_null(strchr(row->reason, '\n'));
+    }
+    /* every row decides some case of the grid */
+    static const char *const devs[] = {"h100", "a100", "l40s"};
+    unsigned seen = 0;
+    for (int d = 0; d < 3; d++)
+        for (int dt = 0; dt <= 2; dt++)
+            for (int t = 0; t < NTOK; t++) {
+                seen |= plan_ok(devs[d], req(toks[t], 1024, 11008, dt, KB_MLP_AUTO)).rows;
+                seen |= plan_ok(devs[d], req(toks[t], 1001, 11008, dt, KB_MLP_AUTO)).rows;
+            }
+    kb_mlp_plan p;
+    char why[128];
+    kb_mlp_req r = req(2048, 1024, 11008, 2, KB_MLP_AUTO);
+    assert_int_equal(kb_mlp_plan_make(&r, dev("h100"), occ_none, NULL, &p, why, sizeof why), 0);
+    seen |= p.rows;
+    for (int i = 0; i < KB_MLP_NROWS; i++)
+        if (!(seen >> i & 1u)) fail_msg("row %d (%s) decides nothing", i, kb_mlp_plan_rows[i].rule);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_h100_seed),
+        cmocka_unit_test(test_h100_pins),
+        cmocka_unit_test(test_h100_old_code),
+        cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_tunables),
+        cmocka_unit_test(test_occupancy),
+        cmocka_unit_test(test_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

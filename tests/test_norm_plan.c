@@ -1,0 +1,430 @@
+/* The LayerNorm / RMSNorm planner (kernels/norm/plan.c) on the CPU, for the
+ * attributes of an H100, an A100 and an L40S (sm_89): invariants over every
+ * cols 1..65536 (every dtype, pass, affine, variant), the automatic choice
+ * pinned by a golden run-length table (tests/data/norm_plan.txt; rewrite it
+ * with `test_norm_plan --update` after a deliberate change, and say why in
+ * the commit), and known shapes asserted one by one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/kb_devattr.h"
+#include "../kernels/norm/norm.h"
+#include "../kernels/norm/plan.h"
+
+#define MAXCOLS 65536L
+static const char *const devs[] = {"h100", "a100", "l40s"};
+static const char *const dts[] = {"fp32", "fp16", "bf16"};
+static int update;
+
+static const kb_devattr *dev(const char *name)
+{
+    const kb_devattr *d = kb_devattr_preset(name);
+    assert_non_null(d);
+    return d;
+}
+
+static kb_norm_shape shape(int dtype, int bwd, long rows, long cols)
+{
+    kb_norm_shape s = {dtype, 0, bwd, 1, rows, cols, 0};
+    return s;
+}
+
+/* the plan opt makes (fails the test when it makes none) */
+static kb_norm_plan auto_plan(const char *d, int dtype, int bwd, long rows, long cols)
+{
+    kb_norm_shape s = shape(dtype, bwd, rows, cols);
+    kb_norm_plan p;
+    char why[200];
+    if (kb_norm_plan_make(&s, dev(d), KB_NORM_AUTO, NULL, &p, why, sizeof why))
+        fail_msg("%s %s %s cols %ld: no plan (%s)", d, dts[dtype], bwd ? "bwd" : "fwd", cols, why);
+    return p;
+}
+
+static const char *describe(const kb_norm_plan *p)
+{
+    static char buf[KB_NORM_NVARIANTS][200];
+    static int k;
+    k = (k + 1) % KB_NORM_NVARIANTS;
+    kb_norm_plan_describe(p, buf[k], sizeof buf[k]);
+    return buf[k];
+}
+
+static int esize(int dtype) { return dtype == 0 ? 4 : 2; }
+
+/* What every plan must satisfy; a kernel was built for it. */
+static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape *s, const kb_norm_plan *p)
+{
+    const char *what = describe(p);
+    const int w16 = 16 / esize(s->dtype);
+#define CHECK(cond)                                                                                                  \
+    do {                                                                                                             \
+        if (!(cond))                                                                                                 \
+            fail_msg("%s %s %s cols %ld rows %ld affine %d [%s]: %s", dn, dts[s->dtype], s->backward ? "bwd" : "fwd", \
+                     s->cols, s->rows, s->affine, what, #cond);                                                      \
+    } while (0)
+    CHECK(p->dtype == s->dtype && p->backward == s->backward);
+    CHECK(p->block >= 1 && p->block <= 1024 && p->tpr >= 1 && p->tpr <= p->block);
+    CHECK((p->tpr & (p->tpr - 1)) == 0 || p->variant == KB_NORM_WARP_ROW);
+    CHECK(p->smem + p->smem_static <= (size_t)d->smem_per_block_optin);
+    CHECK(!strncmp(what, kb_norm_variant_name(p->variant), strlen(kb_norm_variant_name(p->variant))));
+    CHECK(kb_norm_exec_has_kernel(p)); /* a kernel file of kernels/norm instantiates it */
+    switch (p->variant) {
+    case KB_NORM_WARP_ROW:
+        CHECK(s->cols % w16 == 0 && p->w == w16);
+        CHECK(p->tpr % 32 == 0 && p->block % p->tpr == 0 && p->block / p->tpr <= 16);
+        CHECK((long)p->tpr * p->nv * p->w >= s->cols);                 /* the row is covered */
+        CHECK(p->nv == 1 || p->nv == 2 || p->nv == 4 || p->nv == 8);
+        CHECK(p->nv != 8 || (esize(s->dtype) == 2 && p->tpr == 32 && !s->backward));
+        CHECK(p->nv >= (s->backward ? 2 : 4) || p->tpr == 32); /* fewer vectors: one-warp rows only */
+        CHECK(p->tpr / 32 <= (s->backward ? 20 : 32));
+        if (s->backward) {
+            CHECK(p->nv <= 2);
+            CHECK(p->stages == 0 || p->stages == 3);
+            CHECK(p->lb == 512 || p->lb == 320 || p->lb == 640);
+            CHECK(p->lb == 512 || p->stages == 3);
+            CHECK(p->block <= p->lb); /* the launch bound holds the block */
+        } else {
+            CHECK(p->stages == 0 && p->smem == 0);
+        }
+        break;
+    case KB_NORM_BULK:
+        CHECK(d->cc_major == 9 && d->cc_minor == 0); /* sm_90a code runs on 9.0 alone */
+        CHECK(s->cols % w16 == 0 && p->w == w16);
+        CHECK(p->block % 32 == 0 && p->block % p->tpr == 0);
+        CHECK((long)p->tpr * p->nv * p->w >= s->cols);
+        CHECK(p->stages >= 1 && p->stages <= 4);
+        CHECK(s->backward ? p->nv * p->w <= 16 : p->nv <= 8);
+        CHECK(!p->sst || (s->dtype != 2 && p->block / p->tpr <= KB_NORM_STATS_ROWS));
+        CHECK(!p->gsm || (s->backward && s->affine && p->block == 1024));
+        CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
+        break;
+    case KB_NORM_BLOCK:
+        CHECK(p->w == 1 || p->w == w16);
+        CHECK(s->cols % p->w == 0);
+        CHECK(p->nv == 0 || p->nv == 1 || p->nv == 2 || p->nv == 4 || p->nv == 8);
+        CHECK(p->nv * p->w <= (s->backward && s->dtype == 0 ? 16 : 32));
+        /* 16-byte vectors only past what warp_row holds (block_*.cu build no others) */
+        CHECK(p->w == 1 || p->nv == 0 || (s->backward ? p->nv == 4 : s->dtype == 0 && p->nv == 8));
+        CHECK(p->nv == 0 || (long)p->tpr * p->nv * p->w >= s->cols);
+        CHECK(p->block == (s->backward ? KB_NORM_BWD_BLOCK : p->nv ? (p->tpr > 256 ? p->tpr : 256) : 1024));
+        break;
+    default: CHECK(!"a variant");
+    }
+#undef CHECK
+}
+
+/* Every plan of every variant across cols 1..65536 (odd rows counts at a
+ * sample of cols: they change bulk's rows a chunk), every dtype, pass and
+ * affine: the invariants; opt's plan is the plan of the variant it chose;
+ * n/a comes with a reason. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    const long rowsv[] = {4096, 1, 7, 300};
+    long nplans = 0, nna = 0;
+    for (int di = 0; di < 3; di++) {
+        const kb_devattr *d = dev(devs[di]);
+        for (int dt = 0; dt < 3; dt++)
+            for (int bwd = 0; bwd < 2; bwd++)
+                for (int aff = 0; aff < 2; aff++)
+                    for (int ri = 0; ri < 4; ri++)
+                        for (long cols = 1; cols <= MAXCOLS; cols++) {
+                            if (ri && cols % 61 && cols % 1024) continue;
+                            kb_norm_shape s = shape(dt, bwd, rowsv[ri], cols);
+                            s.affine = aff;
+                            kb_norm_plan a, v;
+                            char why[200];
+                            assert_int_equal(kb_norm_plan_make(&s, d, KB_NORM_AUTO, NULL, &a, why, sizeof why), 0);
+                            check_plan(devs[di], d, &s, &a);
+                            assert_true(a.rule >= 0 && a.rule < kb_norm_nrules);
+                            assert_string_equal(kb_norm_rules[a.rule].key, "try");
+                            assert_int_equal(kb_norm_rules[a.rule].value, a.variant);
+                            for (int var = KB_NORM_WARP_ROW; var < KB_NORM_NVARIANTS; var++) {
+                                nplans++;
+                                if (kb_norm_plan_make(&s, d, var, NULL, &v, why, sizeof why)) {
+                                    nna++;
+                                    if (!why[0]) fail_msg("%s cols %ld %s: n/a without a reason", devs[di], cols, kb_norm_variant_name(var));
+                                    assert_true(var != a.variant);
+                                    continue;
+                                }
+                                check_plan(devs[di], d, &s, &v);
+                                assert_int_equal(v.rule, -1);
+                                if (var == a.variant) {
+                                    v.rule = a.rule;
+                                    if (memcmp(&v, &a, sizeof v))
+                                        fail_msg("%s cols %ld: opt's %s differs from %s's %s", devs[di], cols, describe(&a),
+                                                 kb_norm_variant_name(var), describe(&v));
+                                }
+                            }
+                        }
+    }
+    assert_true(nna > 0 && nna < nplans);
+}
+
+/* The tunables: each fixed value either plans with that value or is n/a
+ * with a reason; the plan still satisfies the invariants. */
+static void test_tunables(void **state)
+{
+    (void)state;
+    const int vecs[] = {KB_NORM_TUNE_AUTO, 1, 2, 4, 8}, stages[] = {KB_NORM_TUNE_AUTO, 0, 3},
+              slots[] = {KB_NORM_TUNE_AUTO, 1, 2, 3, 4};
+    int took[3] = {0};
+    for (int di = 0; di < 3; di++) {
+        const kb_devattr *d = dev(devs[di]);
+        for (int dt = 0; dt < 3; dt++)
+            for (int bwd = 0; bwd < 2; bwd++)
+                for (long cols = 8; cols <= MAXCOLS; cols += cols < 4096 ? 8 : 1016)
+                    for (int vi = 0; vi < 5; vi++)
+                        for (int si = 0; si < 3; si++)
+                            for (int li = 0; li < 5; li++) {
+                                kb_norm_shape s = shape(dt, bwd, 4096, cols);
+                                kb_norm_tune t = {vecs[vi], stages[si], slots[li]};
+                                for (int var = KB_NORM_WARP_ROW; var < KB_NORM_NVARIANTS; var++) {
+                                    kb_norm_plan p;
+                                    char why[200] = "";
+                                    if (kb_norm_plan_make(&s, d, var, &t, &p, why, sizeof why)) {
+                                        assert_true(why[0] != 0);
+                                        continue;
+                                    }
+                                    check_plan(devs[di], d, &s, &p);
+                                    /* the block variant takes none; warp_row no slots; bulk no stages
+                                     * (the harness makes those n/a from kb_impl.tunables) */
+                                    if (var == KB_NORM_BLOCK) assert_true(vi == 0 && si == 0 && li == 0);
+                                    if (vecs[vi] > 0 && var != KB_NORM_BLOCK) assert_int_equal(p.nv, vecs[vi]);
+                                    if (var == KB_NORM_WARP_ROW && stages[si] >= 0) assert_int_equal(p.stages, stages[si]);
+                                    if (var == KB_NORM_BULK && slots[li] > 0) assert_int_equal(p.stages, slots[li]);
+                                    if (vecs[vi] > 0 && var != KB_NORM_BLOCK) took[0]++;
+                                    if (var == KB_NORM_WARP_ROW && stages[si] >= 0) took[1]++;
+                                    if (var == KB_NORM_BULK && slots[li] > 0) took[2]++;
+                                }
+                            }
+    }
+    assert_true(took[0] > 0 && took[1] > 0 && took[2] > 0);
+}
+
+/* ---- the golden table ---------------------------------------------------- */
+/* Per device, dtype and pass (rows 4096, affine on): runs of cols with the
+ * same plan, over the cols that are multiples of 16 bytes and over the
+ * others, one line each: "h100 bf16 fwd 16 1032-2048 warp_row v=8 warps=1". */
+static char *golden_text(size_t *len)
+{
+    size_t cap = 1 << 20, n = 0;
+    char *out = malloc(cap);
+    for (int di = 0; di < 3; di++)
+        for (int dt = 0; dt < 3; dt++)
+            for (int bwd = 0; bwd < 2; bwd++)
+                for (int aligned = 1; aligned >= 0; aligned--) {
+                    const int w = 16 / esize(dt);
+                    char prev[200] = "";
+                    long from = 0, last = 0;
+                    for (long cols = 1; cols <= MAXCOLS + 1; cols++) {
+                        if (cols <= MAXCOLS && (cols % w == 0) != aligned) continue;
+                        char cur[200] = "";
+                        if (cols <= MAXCOLS) {
+                            kb_norm_plan p = auto_plan(devs[di], dt, bwd, 4096, cols);
+                            kb_norm_plan_describe(&p, cur, sizeof cur);
+                        }
+                        if (strcmp(cur, prev)) {
+                            if (prev[0]) {
+                                if (n + 512 > cap) out = realloc(out, cap *= 2);
+                                n += (size_t)snprintf(out + n, cap - n, "%s %s %s %s %ld-%ld %s\n", devs[di], dts[dt],
+                                                      bwd ? "bwd" : "fwd", aligned ? "x16" : "odd", from, last, prev);
+                            }
+                            snprintf(prev, sizeof prev, "%s", cur);
+                            from = cols;
+                        }
+                        last = cols;
+                    }
+                }
+    *len = n;
+    return out;
+}
+
+static const char *golden_path(void)
+{
+    static char path[1024];
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    snprintf(path, sizeof path, "%.*sdata/norm_plan.txt", slash ? (int)(slash - f + 1) : 0, f);
+    return path;
+}
+
+static void test_golden(void **state)
+{
+    (void)state;
+    size_t n;
+    char *got = golden_text(&n);
+    const char *path = golden_path();
+    if (update) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fwrite(got, 1, n, f);
+        fclose(f);
+        fprintf(stderr, "wrote %s\n", path);
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("%s: missing (run the test from the repository root, or --update)", path);
+    char *want = malloc(n + 2);
+    size_t m = fread(want, 1, n + 1, f);
+    fclose(f);
+    if (m != n || memcmp(want, got, n)) {
+        /* the first line that differs */
+        const char *a = got, *b = want;
+        size_t i = 0;
+        while (i < n && i < m && a[i] == b[i]) i++;
+        while (i > 0 && a[i - 1] != '\n') i--;
+        fail_msg("the planner's choices differ from %s at:\n  got:  %.*s\n  want: %.*s", path, (int)strcspn(a + i, "\n"),
+                 a + i, (int)(i < m ? strcspn(b + i, "\n") : 0), b + i);
+    }
+    free(want);
+    free(got);
+}
+
+/* ---- known shapes ---------------------------------------------------------- */
+static void expect(const char *d, int dt, int bwd, long cols, const char *want)
+{
+    kb_norm_plan p = auto_plan(d, dt, bwd, 4096, cols);
+    const char *got = describe(&p);
+    if (strcmp(got, want)) fail_msg("%s %s %s cols %ld: %s, want %s", d, dts[dt], bwd ? "bwd" : "fwd", cols, got, want);
+}
+
+static void test_known_shapes(void **state)
+{
+    (void)state;
+    /* 16-bit forward rows of 129-256 vectors: one warp, 8 vectors a lane */
+    expect("h100", 2, 0, 2048, "warp_row v=8 warps=1");
+    expect("h100", 1, 0, 1032, "warp_row v=8 warps=1");
+    expect("h100", 2, 0, 1024, "warp_row v=4 warps=1");
+    expect("h100", 2, 0, 4096, "warp_row v=4 warps=4");
+    expect("h100", 0, 0, 2048, "warp_row v=4 warps=4");
+    /* backward: next row in registers under 4 warps, staged from 4; 9-10
+     * warps capped at 96 registers (lb 320), 17-20 warps blocks of 640 */
+    expect("h100", 1, 1, 1024, "warp_row v=2 warps=2 stages=0 lb=512");
+    expect("h100", 1, 1, 4096, "warp_row v=2 warps=8 stages=3 lb=512");
+    expect("h100", 1, 1, 5120, "warp_row v=2 warps=10 stages=3 lb=320");
+    expect("h100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
+    expect("h100", 0, 1, 5120, "warp_row v=2 warps=20 stages=3 lb=640");
+    /* past 20 warps: bulk on sm_90 (blocks of 1024: 2 slots + gamma in shared
+     * memory; statistics by cp.async but bf16), the block kernels elsewhere */
+    expect("h100", 1, 1, 12288, "bulk v=2 rows=1 slots=2 gamma=smem stats=smem");
+    expect("h100", 2, 1, 12288, "bulk v=2 rows=1 slots=2 gamma=smem stats=regs");
+    expect("h100", 0, 1, 16384, "bulk v=4 rows=1 slots=1 gamma=l1 stats=smem");
+    expect("a100", 1, 1, 12288, "block tpr=512 v=4 w=8");
+    /* the 640-thread staged backward needs 120 KiB: not on an sm_89's 99 */
+    expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
+    expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
+    /* forward rows of 32 KiB and more on sm_90: bulk where the ring fits */
+    expect("h100", 0, 0, 24576, "bulk v=8 rows=1 slots=2");
+    expect("h100", 0, 0, 20000, "block tpr=1024 v=8 w=4"); /* bulk would idle a quarter of its threads */
+    expect("h100", 1, 0, 65536, "block loop w=8");
+    expect("a100", 0, 0, 20000, "block tpr=1024 v=8 w=4");
+    /* rows that are not 16-byte multiples: block, w=1 */
+    expect("h100", 1, 0, 4097, "block tpr=1024 v=8 w=1");
+    expect("h100", 2, 1, 127, "block tpr=16 v=8 w=1");
+    expect("h100", 0, 1, 70001 - 4, "block loop w=1");
+}
+
+/* A100 and L40S never plan bulk (sm_90a runs on 9.0 alone), and say why. */
+static void test_bulk_sm90_only(void **state)
+{
+    (void)state;
+    for (int di = 1; di < 3; di++)
+        for (int dt = 0; dt < 3; dt++)
+            for (int bwd = 0; bwd < 2; bwd++)
+                for (long cols = 8; cols <= MAXCOLS; cols += 8) {
+                    kb_norm_plan p = auto_plan(devs[di], dt, bwd, 4096, cols);
+                    assert_int_not_equal(p.variant, KB_NORM_BULK);
+                }
+    kb_norm_shape s = shape(1, 1, 4096, 12288);
+    kb_norm_plan p;
+    char why[200];
+    assert_int_equal(kb_norm_plan_make(&s, dev("a100"), KB_NORM_BULK, NULL, &p, why, sizeof why), -1);
+    assert_non_null(strstr(why, "sm_90"));
+}
+
+/* n/a reasons for fixed tunables a variant cannot take */
+static void test_na_reasons(void **state)
+{
+    (void)state;
+    const kb_devattr *h = dev("h100");
+    kb_norm_plan p;
+    char why[200];
+    struct {
+        int dt, bwd;
+        long cols;
+        int var;
+        kb_norm_tune t;
+        const char *says;
+    } cases[] = {
+        {0, 0, 1024, KB_NORM_WARP_ROW, {8, -1, -1}, "v=8"},
+        {1, 1, 4096, KB_NORM_WARP_ROW, {4, -1, -1}, "at most 2"},
+        {1, 0, 4096, KB_NORM_WARP_ROW, {-1, 3, -1}, "forward"},
+        {1, 1, 10240, KB_NORM_WARP_ROW, {-1, 0, -1}, "staged"},
+        {1, 0, 4097, KB_NORM_WARP_ROW, {-1, -1, -1}, "multiple of 16"},
+        {1, 0, 200000, KB_NORM_WARP_ROW, {-1, -1, -1}, "warps"},
+        {0, 1, 16384, KB_NORM_BULK, {-1, -1, 2}, "slots=2"},
+        {1, 1, 12288, KB_NORM_BULK, {4, -1, -1}, "at most"},
+        {1, 1, 4097, KB_NORM_BULK, {-1, -1, -1}, "multiple of 16"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kb_norm_shape s = shape(cases[i].dt, cases[i].bwd, 4096, cases[i].cols);
+        why[0] = 0;
+        if (kb_norm_plan_make(&s, h, cases[i].var, &cases[i].t, &p, why, sizeof why) != -1)
+            fail_msg("case %zu: planned %s", i, describe(&p));
+        if (!strstr(why, cases[i].says)) fail_msg("case %zu: reason \"%s\" does not say \"%s\"", i, why, cases[i].says);
+    }
+    /* unaligned tensors: warp_row and bulk n/a, opt runs the block kernels with w=1 */
+    kb_norm_shape s = shape(1, 0, 4096, 4096);
+    s.unaligned = 1;
+    assert_int_equal(kb_norm_plan_make(&s, h, KB_NORM_WARP_ROW, NULL, &p, why, sizeof why), -1);
+    assert_int_equal(kb_norm_plan_make(&s, h, KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
+    assert_int_equal(p.variant, KB_NORM_BLOCK);
+    assert_int_equal(p.w, 1);
+}
+
+/* every row of the table has a key, a pass, dtypes, a range and a reason;
+ * every row but the fallbacks decides something somewhere in the sweep */
+static void test_table(void **state)
+{
+    (void)state;
+    assert_true(kb_norm_nrules > 10);
+    for (int i = 0; i < kb_norm_nrules; i++) {
+        const kb_norm_rule *r = &kb_norm_rules[i];
+        assert_non_null(r->key);
+        assert_true(r->pass >= -1 && r->pass <= 1);
+        assert_true(r->dtypes > 0 && r->dtypes < 8);
+        assert_true(r->lo <= r->hi);
+        assert_non_null(r->why);
+        if (strlen(r->why) < 20) fail_msg("rule %d (%s): no measured reason", i, r->key);
+    }
+    /* each "try" row is chosen for some case */
+    int used[64] = {0};
+    for (int di = 0; di < 3; di++)
+        for (int dt = 0; dt < 3; dt++)
+            for (int bwd = 0; bwd < 2; bwd++)
+                for (long cols = 1; cols <= MAXCOLS; cols += cols < 64 ? 1 : 61) used[auto_plan(devs[di], dt, bwd, 4096, cols).rule] = 1;
+    for (int i = 0; i < kb_norm_nrules && i < 64; i++)
+        if (!strcmp(kb_norm_rules[i].key, "try") && !used[i]) fail_msg("\"try\" row %d never chosen", i);
+}
+
+int main(int argc, char **argv)
+{
+    update = argc > 1 && !strcmp(argv[1], "--update");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_known_shapes),
+        cmocka_unit_test(test_bulk_sm90_only),
+        cmocka_unit_test(test_na_reasons),
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_tunables),
+        cmocka_unit_test(test_invariants),
+    };
+    return cmocka_run_group_tests_name("norm_plan", tests, NULL, NULL);
+}
