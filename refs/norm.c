@@ -71,3 +71,22 @@ double ref_norm_bwd(int rms, long rows, long cols, const double *x, const double
     }
     return sqrt(terms);
 }
+
+void ref_norm_colsum_scales(int rms, long rows, long cols, const double *x, const double *dy, const double *mean,
+                            const double *rstd, double *sg, double *sb)
+{
+    double g2 = 0, b2 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : g2, b2)
+    for (long j = 0; j < cols; j++) {
+        double ag = 0, ab = 0;
+        for (long r = 0; r < rows; r++) {
+            const double xh = (x[r * cols + j] - (rms ? 0.0 : mean[r])) * rstd[r], d = dy[r * cols + j];
+            ag += fabs(d * xh);
+            ab += fabs(d);
+        }
+        g2 += ag * ag;
+        b2 += ab * ab;
+    }
+    *sg = sqrt(g2);
+    *sb = sqrt(b2);
+}

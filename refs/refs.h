@@ -27,6 +27,11 @@ void ref_norm_fwd(int rms, long rows, long cols, double eps, const double *x, co
  * Returns the L2 norm of the terms dx is a sum of (kb_buf.scale). */
 double ref_norm_bwd(int rms, long rows, long cols, const double *x, const double *dy, const double *gamma,
                     const double *mean, const double *rstd, double *dx, double *dgamma, double *dbeta);
+/* The sizes of the terms the column sums add, where they can cancel (a few
+ * rows of dy of either sign): the L2 norm over the columns of sum over rows
+ * of |dy*x^| (*sg, dgamma's) and of |dy| (*sb, dbeta's); kb_buf.scale. */
+void ref_norm_colsum_scales(int rms, long rows, long cols, const double *x, const double *dy, const double *mean,
+                            const double *rstd, double *sg, double *sb);
 
 /* SwiGLU MLP: y = (silu(x G^T) * (x U^T)) D^T for `rows` independent rows of
  * x (the caller picks which tokens): x [rows, hidden], G and U [inter, hidden],

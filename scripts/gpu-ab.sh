@@ -9,8 +9,9 @@
 #     build      clean builds of BASE_REV (git archive) and of this tree, each
 #                timed (make -j$(nproc) kbench)
 #     check      kbench check (every op, impl, dtype and odd shape)
-#     time       configs/rope.json, layernorm.json and rmsnorm.json (--set
-#                dtype=all) and mlp.json: base's and this tree's opt/fused (and
+#     time-rope, time-norm, time-mlp
+#                configs/rope.json; layernorm.json and rmsnorm.json (--set
+#                dtype=all); mlp.json: base's and this tree's opt/fused (and
 #                the MLP's cuBLAS paths), base, new, base, new; then compare
 #     variants   the named variants against what the base's knobs gave
 #                (KBENCH_NORM_BULK=1 ~ bulk, KBENCH_NORM_BULK=0 ~ warp_row,
@@ -60,12 +61,19 @@ for step in "$@"; do
         echo "check exit $?"
         tail -n 2 "$out/check.txt"
         ;;
-    time)
-        run2 rope sweep configs/rope.json --impl opt
+    time-rope)
+        run2 rope sweep configs/rope.json --impl opt --min-time 0.1
+        cmp2 rope
+        ;;
+    time-norm)
         run2 ln sweep configs/layernorm.json --set dtype=all --impl opt
         run2 rms sweep configs/rmsnorm.json --set dtype=all --impl opt
+        cmp2 ln
+        cmp2 rms
+        ;;
+    time-mlp)
         run2 mlp sweep configs/mlp.json --impl cublas,cublas_cat,fused
-        for n in rope ln rms mlp; do cmp2 $n; done
+        cmp2 mlp
         ;;
     variants)
         cols="--rows 4096 --cols 512,1024,2048,4096,5120,8192,10240,12288,16384 --dtype fp16,bf16 --pass fwd,bwd"

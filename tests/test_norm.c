@@ -190,6 +190,27 @@ static kb_case one_case(const char *op, const char *const *kv)
 }
 
 /* bytes a perfect kernel moves, worked out by hand */
+/* The column sums' scale: the size of the terms, not of their sum. RMSNorm
+ * rows 2 cols 2, x^ = x*rstd = (1, -1), (0.5, 2); dy = (0.5, 0.25), (-1, 1). */
+static void test_colsum_scales(void **state)
+{
+    (void)state;
+    const double x[] = {2, -2, 2, 8}, dy[] = {0.5, 0.25, -1, 1}, rstd[] = {0.5, 0.25}, mean[] = {0, 0};
+    double dg[2], db[2], sg, sb;
+    ref_norm_bwd(1, 2, 2, x, dy, NULL, NULL, rstd, NULL, dg, db);
+    ref_norm_colsum_scales(1, 2, 2, x, dy, NULL, rstd, &sg, &sb);
+    /* dgamma = (0.5*1 + -1*0.5, 0.25*-1 + 1*2) = (0, 1.75): column 0 cancels to 0 */
+    assert_true(fabs(dg[0]) < 1e-15 && fabs(dg[1] - 1.75) < 1e-15);
+    assert_true(fabs(sg - sqrt(1.0 * 1.0 + 2.25 * 2.25)) < 1e-12);
+    assert_true(fabs(sb - sqrt(1.5 * 1.5 + 1.25 * 1.25)) < 1e-12);
+    /* LayerNorm: x^ from the mean too */
+    ref_norm_colsum_scales(0, 2, 2, x, dy, mean, rstd, &sg, &sb);
+    assert_true(fabs(sg - sqrt(1.0 * 1.0 + 2.25 * 2.25)) < 1e-12);
+    const double mean1[] = {1, 0};
+    ref_norm_colsum_scales(0, 2, 2, x, dy, mean1, rstd, &sg, &sb); /* row 0's x^ = (0.5, -1.5) */
+    assert_true(fabs(sg - sqrt(0.75 * 0.75 + 2.375 * 2.375)) < 1e-12);
+}
+
 static void test_byte_model(void **state)
 {
     (void)state;
@@ -280,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_layernorm_bwd_finite_differences),
         cmocka_unit_test(test_rmsnorm_bwd_finite_differences),
         cmocka_unit_test(test_layernorm_dx_sums_to_zero),
+        cmocka_unit_test(test_colsum_scales),
         cmocka_unit_test(test_byte_model),
         cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_check_sweeps_cover_every_impl),

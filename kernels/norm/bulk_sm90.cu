@@ -30,8 +30,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
         float mean = 0.f, var, f[W];
         if (!a.rms) {
             const int lanes = tpr < 32 ? tpr : 32;
-            float k0 = 0.f;
-            if (live) {
+            float k0 = 0.f; // K: a value of the row; a warp wholly past the row's end (a forced v) keeps 0
+            if (live && t < nvec) {
                 unpack<T, W>(mine[0], f);
                 k0 = f[0];
             }
