@@ -16,7 +16,8 @@
 #     variants   the named variants against what the base's knobs gave
 #                (KBENCH_NORM_BULK=1 ~ bulk, KBENCH_NORM_BULK=0 ~ warp_row,
 #                KBENCH_NORM_WR=0 KBENCH_NORM_BULK=0 ~ block, KBENCH_FUSED=mma
-#                ~ fused_mma), rows 4096, fp16/bf16
+#                ~ fused_mma), rows 4096, fp16/bf16; VARIANTS="bulk block"
+#                picks some
 #     sanitize   compute-sanitizer memcheck and racecheck over kbench check
 #                (norm and MLP at their small odd shapes; rope whole)
 set -uo pipefail
@@ -77,8 +78,10 @@ for step in "$@"; do
         ;;
     variants)
         cols="--rows 4096 --cols 512,1024,2048,4096,5120,8192,10240,12288,16384 --dtype fp16,bf16 --pass fwd,bwd"
+        vs=${VARIANTS:-bulk warp_row block fused_mma}
         for r in 1 2; do
             for v in "bulk KBENCH_NORM_BULK=1" "warp_row KBENCH_NORM_BULK=0" "block KBENCH_NORM_WR=0 KBENCH_NORM_BULK=0"; do
+                case " $vs " in *" ${v%% *} "*) ;; *) continue ;; esac
                 set -- $v
                 impl=$1
                 shift
@@ -86,12 +89,13 @@ for step in "$@"; do
                 sed -i "s/\"impl\":\t*\"opt\"/\"impl\": \"$impl\"/; s/\"impl\": \"opt\"/\"impl\": \"$impl\"/" "$out/v-$impl-base-$r.json"
                 timeout 200 "$N" layernorm $cols --impl "$impl" --quiet --no-verify --min-time 0.05 --json "$out/v-$impl-new-$r.json" --csv /dev/null
             done
+            case " $vs " in *" fused_mma "*) ;; *) continue ;; esac
             seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16,fp16"
             KBENCH_FUSED=mma timeout 200 "$B" mlp $seed --impl fused --quiet --no-verify --json "$out/v-fused_mma-base-$r.json" --csv /dev/null
             sed -i 's/"impl": "fused"/"impl": "fused_mma"/' "$out/v-fused_mma-base-$r.json"
             timeout 200 "$N" mlp $seed --impl fused_mma --quiet --no-verify --json "$out/v-fused_mma-new-$r.json" --csv /dev/null
         done
-        for impl in bulk warp_row block fused_mma; do cmp2 "v-$impl"; done
+        for impl in $vs; do cmp2 "v-$impl"; done
         ;;
     sanitize)
         for tool in memcheck racecheck; do
