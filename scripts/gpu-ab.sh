@@ -86,13 +86,13 @@ for step in "$@"; do
                 impl=$1
                 shift
                 env "$@" timeout 200 "$B" layernorm $cols --impl opt --quiet --no-verify --min-time 0.05 --json "$out/v-$impl-base-$r.json" --csv /dev/null
-                sed -i "s/\"impl\":\t*\"opt\"/\"impl\": \"$impl\"/; s/\"impl\": \"opt\"/\"impl\": \"$impl\"/" "$out/v-$impl-base-$r.json"
+                sed -i "s/\"impl\":[ \t]*\"opt\"/\"impl\": \"$impl\"/" "$out/v-$impl-base-$r.json"
                 timeout 200 "$N" layernorm $cols --impl "$impl" --quiet --no-verify --min-time 0.05 --json "$out/v-$impl-new-$r.json" --csv /dev/null
             done
             case " $vs " in *" fused_mma "*) ;; *) continue ;; esac
             seed="--tokens 2048 --hidden 1024 --inter 11008 --dtype bf16,fp16"
             KBENCH_FUSED=mma timeout 200 "$B" mlp $seed --impl fused --quiet --no-verify --json "$out/v-fused_mma-base-$r.json" --csv /dev/null
-            sed -i 's/"impl": "fused"/"impl": "fused_mma"/' "$out/v-fused_mma-base-$r.json"
+            sed -i 's/"impl":[ \t]*"fused"/"impl": "fused_mma"/' "$out/v-fused_mma-base-$r.json"
             timeout 200 "$N" mlp $seed --impl fused_mma --quiet --no-verify --json "$out/v-fused_mma-new-$r.json" --csv /dev/null
         done
         for impl in $vs; do cmp2 "v-$impl"; done
