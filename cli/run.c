@@ -338,6 +338,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
         if (!info->check_mode && kb_copy_gbps(timer, bytes, o, &copy)) {
             fatal = kb_cuda_sticky(cudaGetLastError());
+            if (fatal) exit_code = KB_EXIT_CUDA; /* the context is lost: no row of this case or later ones */
             copy = 0;
         }
         kb_state st;
@@ -361,15 +362,21 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             row.copy_gbps = copy;
             row.gemm_tflops = gemm;
             kb_last_error[0] = 0;
+            char label[1024], nv[1200];
+            kb_case_label(c, label, sizeof label);
             if (setup_rc) {
                 snprintf(row.error, sizeof row.error, "%s", setup_err);
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
+                nfail++;
                 kb_report_row(rep, &row);
+                if (info->check_mode) {
+                    fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name,
+                            kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-", impl->name, label, row.error);
+                    fflush(stdout);
+                }
                 continue;
             }
-            char label[1024], nv[1200];
-            kb_case_label(c, label, sizeof label);
             /* n/a: the implementation cannot take this case here (not a failure) */
             if (kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason)) {
                 row.verified = KB_V_NA;
@@ -399,6 +406,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 if (!kb_last_error[0])
                     snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
             }
+            int counted = 0; /* 1: counted passed, -1: counted failed */
             if (!e && !o->no_verify) {
                 nvtxRangePushA(nv);
                 e = verify(impl, c, &st, &run, stream, info->check_mode, &row);
@@ -406,6 +414,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 if (!e) {
                     if (row.verified) npass++;
                     else { nfail++; if (exit_code == KB_EXIT_OK) exit_code = KB_EXIT_VERIFY; }
+                    counted = row.verified ? 1 : -1;
                 }
             }
             if (!e && !info->check_mode) {
@@ -422,7 +431,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (e) {
                 snprintf(row.error, sizeof row.error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
-                nfail += row.verified != 0; /* a crash counts once */
+                /* a crash counts once, as failed (also after a passed or failed comparison) */
+                if (counted == 1) npass--;
+                if (counted != -1) nfail++;
                 if (kb_cuda_sticky(e)) fatal = 1;
                 exit_code = KB_EXIT_CUDA;
                 cudaGetLastError();

@@ -203,7 +203,8 @@ static int prepare_opt(const kb_case *c, kb_state *st, const kb_devattr *d, kb_i
     const kb_rope_args *a = &((rope_priv *)st->priv)->args;
     kb_rope_plan *p = calloc(1, sizeof *p);
     r->priv = p;
-    if (kb_rope_plan_make(a, p)) return 11; /* cudaErrorInvalidValue: setup gave invalid arguments */
+    if (!p) return (int)cudaErrorMemoryAllocation;
+    if (kb_rope_plan_make(a, p)) return (int)cudaErrorInvalidValue; /* setup gave invalid arguments */
     kb_rope_plan_describe(p, a->dtype, r->kernel, sizeof r->kernel);
     (void)c;
     return kb_rope_opt_prepare(a, p);
