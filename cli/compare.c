@@ -336,10 +336,18 @@ static int cmp_rows(const void *a, const void *b)
 static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, char *err, size_t errlen)
 {
     if (!impls || !*impls) return 0;
+    if (impls[strlen(impls) - 1] == ',') { /* the loop below never sees the empty last name */
+        kb_errf(err, errlen, "--impl: an empty name in the list '%s'", impls);
+        return -1;
+    }
     const kb_cmp_file *fs[2] = {base, cur};
     for (const char *p = impls; *p;) {
         size_t k = strcspn(p, ",");
-        int found = k == 0;
+        if (k == 0) { /* ",", "opt,", ",,": a name left out, not "every implementation" */
+            kb_errf(err, errlen, "--impl: an empty name in the list '%s'", impls);
+            return -1;
+        }
+        int found = 0;
         for (int f = 0; f < 2 && !found; f++)
             for (int i = 0; i < fs[f]->nrows && !found; i++)
                 found = strlen(fs[f]->rows[i].impl) == k && !strncmp(fs[f]->rows[i].impl, p, k);
@@ -709,7 +717,13 @@ int kb_compare_main(int argc, char **argv)
                 return usage("--threshold: expected a percentage >= 0, got '%s'", optarg);
             break;
         }
-        case O_IMPL: impls = optarg; break;
+        case O_IMPL:
+            if (!*optarg) {
+                fprintf(stderr, "kbench compare: --impl: an empty list (leave --impl out to compare every implementation)\n");
+                return KB_EXIT_USAGE;
+            }
+            impls = optarg;
+            break;
         case O_CSV: csv = optarg; break;
         case O_QUIET: quiet = 1; break;
         case ':': return usage("option '%s' needs a value (see: kbench compare --help)", bad);

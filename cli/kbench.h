@@ -221,7 +221,8 @@ typedef struct {
 
 void kb_sweep_init(kb_sweep *s, const kb_op *op); /* every axis = its default */
 int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen);
-long kb_sweep_count(const kb_sweep *s);
+#define KB_MAX_CASES 1000000 /* cases in one plan: more is surely a mistake */
+long kb_sweep_count(const kb_sweep *s); /* saturates at KB_MAX_CASES + 1 */
 /* Append the sweep's cases (validated) to *cases; -1 with err on the first bad one. */
 int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen);
 

@@ -362,16 +362,22 @@ int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, si
 
 long kb_sweep_count(const kb_sweep *s)
 {
-    long n = 1;
-    for (int i = 0; i < s->op->nparams; i++) n *= s->naxis[i];
+    long n = 1; /* saturates past KB_MAX_CASES: the product of the axes can overflow */
+    for (int i = 0; i < s->op->nparams; i++) {
+        if (s->naxis[i] == 0) return 0;
+        n = n > KB_MAX_CASES / s->naxis[i] ? KB_MAX_CASES + 1 : n * s->naxis[i];
+    }
     return n;
 }
 
 int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen)
 {
     long total = kb_sweep_count(s);
-    if (total + *ncases > 1000000) {
-        kb_errf(err, errlen, "%s: the sweep has %ld cases; more than 1000000 is surely a mistake", s->op->name, total);
+    if (total + *ncases > KB_MAX_CASES) {
+        double exact = 1; /* for the message: the product in floating point, which cannot overflow */
+        for (int i = 0; i < s->op->nparams; i++) exact *= s->naxis[i];
+        kb_errf(err, errlen, "%s: the sweep has %.4g cases%s; at most %d in one plan", s->op->name, exact,
+                *ncases ? " more" : "", KB_MAX_CASES);
         return -1;
     }
     *cases = realloc(*cases, (size_t)(*ncases + total) * sizeof **cases);

@@ -129,6 +129,8 @@ cli_usage_errors() {
     usage_error "bad setting value exits 2" rope --min-samples 0 -- "min_samples = 0 is out of bounds"
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
+    usage_error "a sweep past the case limit exits 2" rope --seq 1:65536:x2 --batch 1:65536:x2 --heads 1:65536:x2 \
+        --base 2:65537:x2 --dim 2:8192:x2 --rotary-dim 0,2,4,6 --dry-run -- "at most 1000000"
 }
 
 # ---- sweep files ---------------------------------------------------------
@@ -439,6 +441,9 @@ cli_compare() {
     usage_error "compare: a bad --threshold exits 2" compare "$d/base.json" "$d/new.json" --threshold fast -- "--threshold" "'fast'"
     usage_error "compare: a negative --threshold exits 2" compare "$d/base.json" "$d/new.json" --threshold -3 -- "--threshold"
     usage_error "compare: an unknown --impl exits 2" compare "$d/base.json" "$d/new.json" --impl optt -- "no implementation 'optt'"
+    usage_error "compare: an empty --impl exits 2" compare "$d/base.json" "$d/new.json" --impl "" -- "--impl: an empty list"
+    usage_error "compare: --impl , exits 2" compare "$d/base.json" "$d/new.json" --impl , -- "--impl: an empty name"
+    usage_error "compare: --impl opt, exits 2" compare "$d/base.json" "$d/new.json" --impl opt, -- "an empty name in the list 'opt,'"
     usage_error "compare: a misspelt flag suggests" compare "$d/base.json" "$d/new.json" --treshold 3 -- "did you mean --threshold"
     usage_error "compare: an unwritable --csv exits 2" compare "$d/base.json" "$d/new.json" --csv "$T/none/x/cmp.csv" -- "cannot write $T/none/x/cmp.csv"
 }

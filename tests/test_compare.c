@@ -396,6 +396,12 @@ static void test_match(void **state)
     assert_int_equal(kb_cmp_match(&b, &n, "opt,naive", 5, &r, err, sizeof err), 0);
     assert_int_equal(r.cases, 4);
     kb_cmp_result_free(&r);
+    /* an empty name is an error, not "every implementation" (it once hid a regression) */
+    const char *empties[] = {",", "opt,", ",naive", "opt,,naive"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(kb_cmp_match(&b, &n, empties[i], 5, &r, err, sizeof err), -1);
+        assert_non_null(strstr(err, "an empty name"));
+    }
     /* a name in neither file is an error that lists what there is */
     assert_int_equal(kb_cmp_match(&b, &n, "naive,fused", 5, &r, err, sizeof err), -1);
     assert_non_null(strstr(err, "'fused'"));

@@ -336,6 +336,34 @@ static void expect_invalid(const char *const *sets, const char *has)
     assert_true(strncmp(err, "rope ", 5) == 0); /* names the op and the case */
 }
 
+/* Axes whose product overflows a long: the count saturates and the expansion
+ * refuses, naming the limit (it once printed "0 cases" and went on). */
+static void test_sweep_too_many(void **state)
+{
+    (void)state;
+    kb_sweep s;
+    kb_sweep_init(&s, rope());
+    char err[KB_ERRLEN] = "";
+    assert_int_equal(kb_sweep_set(&s, "seq", "1:65536:x2", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "batch", "1:65536:x2", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "heads", "1:65536:x2", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_count(&s), 17L * 17 * 17); /* under the limit: exact */
+    for (int i = 0; i < 4; i++) /* 17^3 * 4^4 * ... past 2^63 without the saturation */
+        assert_int_equal(kb_sweep_set(&s, (const char *[]){"dim", "rotary_dim", "base", "seqlens"}[i],
+                                      (const char *[]){"2:8192:x2", "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30",
+                                                       "2:65537:x2", "1/2/3/4/5/6/7/8/9/10/11/12/13/14/15/16"}[i],
+                                      err, sizeof err),
+                         0);
+    assert_int_equal(kb_sweep_count(&s), KB_MAX_CASES + 1);
+    kb_case *cases = NULL;
+    int n = 0;
+    assert_int_equal(kb_sweep_expand(&s, &cases, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "at most 1000000"));
+    assert_non_null(strstr(err, "e+")); /* the true count, not a wrapped one */
+    assert_int_equal(n, 0);
+    free(cases);
+}
+
 static void test_rope_validate(void **state)
 {
     (void)state;
@@ -508,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_sweep_defaults),
         cmocka_unit_test(test_sweep_set_unknown),
         cmocka_unit_test(test_sweep_expand_order),
+        cmocka_unit_test(test_sweep_too_many),
         cmocka_unit_test(test_rope_validate),
         cmocka_unit_test(test_opts_defaults),
         cmocka_unit_test(test_opts_set),
