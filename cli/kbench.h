@@ -328,8 +328,15 @@ typedef struct kb_report kb_report;
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err,
                           size_t errlen);
-void kb_report_row(kb_report *r, const kb_row *row);
-void kb_report_close(kb_report *r);
+/* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole).
+ * 0, or -1 at the first failed write (a full disk, a file size limit): then
+ * kb_report_error says "cannot write PATH: REASON", every row written before
+ * stays readable (the JSON file is the last complete version, no temporary
+ * left), and later rows are refused. */
+int kb_report_row(kb_report *r, const kb_row *row);
+const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
+/* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
+int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);
 void kb_csv_row(FILE *f, const kb_row *row, const kb_op *const *ops, int nops);
 void kb_table_header(FILE *f);

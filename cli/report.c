@@ -24,7 +24,24 @@ struct kb_report {
     int nops, quiet;
     const kb_case *last_case;
     FILE *table;
+    char csv_path[1024];
+    char err[1400]; /* the first failed write: the report writes nothing after it */
 };
+
+/* The first failed write, said once: "cannot write PATH: REASON". */
+static int write_failed(kb_report *r, const char *path, int errnum)
+{
+    if (!r->err[0]) snprintf(r->err, sizeof r->err, "cannot write %s: %s", path, strerror(errnum ? errnum : EIO));
+    return -1;
+}
+
+/* A stream's buffered bytes out and its error flag: 0, or -1 with errno. */
+static int flush_ok(FILE *f)
+{
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f)) return -1;
+    return 0;
+}
 
 /* Parameter columns: the union over the ops, pass/dtype/layout first. */
 static const char *const fixed_cols[] = {"pass", "dtype", "layout"};
@@ -163,21 +180,32 @@ void kb_table_row(FILE *f, const kb_row *r)
     fflush(f);
 }
 
-static void json_write(kb_report *r)
+/* The whole JSON document: a regular file is replaced whole (temporary +
+ * rename, so the file on disk is always the last complete version);
+ * anything else (/dev/stdout, a pipe) is written in place. 0, or -1 with
+ * r->err, the temporary removed. */
+static int json_write(kb_report *r)
 {
-    if (!r->root) return;
+    if (!r->root) return 0;
     char *text = cJSON_Print(r->root);
-    /* a regular file is replaced whole (temporary + rename); anything else
-     * (/dev/stdout, a pipe) is written in place */
+    if (!text) return write_failed(r, r->json_path, ENOMEM);
     struct stat sb;
     int special = stat(r->json_path, &sb) == 0 && !S_ISREG(sb.st_mode);
-    FILE *f = fopen(special ? r->json_path : r->json_tmp, "w");
-    if (f) {
-        fputs(text, f);
-        fputc('\n', f);
-        if (fclose(f) == 0 && !special) rename(r->json_tmp, r->json_path);
+    const char *target = special ? r->json_path : r->json_tmp;
+    int rc = 0;
+    errno = 0;
+    FILE *f = fopen(target, "w");
+    if (!f) rc = write_failed(r, target, errno);
+    else {
+        int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || flush_ok(f);
+        int e = errno;
+        if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+        if (bad) rc = write_failed(r, target, e);
+        else if (!special && rename(r->json_tmp, r->json_path) != 0) rc = write_failed(r, r->json_path, errno);
     }
+    if (rc && !special) remove(r->json_tmp);
     free(text);
+    return rc;
 }
 
 static int ensure_dir_of(const char *path, char *err, size_t errlen)
@@ -213,8 +241,9 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
         if (ensure_dir_of(csv, err, errlen)) goto fail;
         r->csv = fopen(csv, "w");
         if (!r->csv) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno)); goto fail; }
+        snprintf(r->csv_path, sizeof r->csv_path, "%s", csv);
         kb_csv_header(r->csv, ops, nops);
-        fflush(r->csv);
+        if (flush_ok(r->csv)) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno ? errno : EIO)); goto fail; }
     }
     if (json && *json) {
         if (ensure_dir_of(json, err, errlen)) goto fail;
@@ -270,11 +299,15 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             }
         }
         r->results = cJSON_AddArrayToObject(r->root, "results");
-        json_write(r);
+        if (json_write(r)) {
+            snprintf(err, errlen, "%s", r->err);
+            goto fail;
+        }
     }
     return r;
 fail:
     if (r->csv) fclose(r->csv);
+    cJSON_Delete(r->root);
     free(r);
     return NULL;
 }
@@ -285,11 +318,12 @@ static void add_num(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
-void kb_report_row(kb_report *r, const kb_row *row)
+int kb_report_row(kb_report *r, const kb_row *row)
 {
+    if (r->err[0]) return -1;
     if (r->csv) {
         kb_csv_row(r->csv, row, r->ops, r->nops);
-        fflush(r->csv);
+        if (flush_ok(r->csv)) return write_failed(r, r->csv_path, errno);
     }
     if (r->root) {
         const kb_case *c = row->c;
@@ -342,7 +376,7 @@ void kb_report_row(kb_report *r, const kb_row *row)
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
         if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
         cJSON_AddItemToArray(r->results, o);
-        json_write(r);
+        if (json_write(r)) return -1;
     }
     if (!r->quiet) {
         if (row->c != r->last_case) {
@@ -354,15 +388,24 @@ void kb_report_row(kb_report *r, const kb_row *row)
         }
         kb_table_row(r->table, row);
     }
+    return 0;
 }
 
-void kb_report_close(kb_report *r)
+const char *kb_report_error(const kb_report *r) { return r && r->err[0] ? r->err : NULL; }
+
+int kb_report_close(kb_report *r, char *err, size_t errlen)
 {
-    if (!r) return;
-    if (r->csv) fclose(r->csv);
+    if (!r) return 0;
+    int rc = r->err[0] ? -1 : 0;
+    if (r->csv) {
+        errno = 0;
+        if (fclose(r->csv) != 0 && !rc) rc = write_failed(r, r->csv_path, errno);
+    }
     if (r->root) {
-        json_write(r);
+        if (!rc && json_write(r)) rc = -1;
         cJSON_Delete(r->root);
     }
+    if (rc && err) snprintf(err, errlen, "%s", r->err);
     free(r);
+    return rc;
 }

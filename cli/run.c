@@ -324,9 +324,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
 
     int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, nna = 0, fatal = 0;
+    int lost = 0; /* a result file could not be written: stop, keep what is there */
     double t0 = wall_s();
     void *stream = kb_timer_stream(timer);
-    for (int ci = 0; ci < plan->ncases && !fatal; ci++) {
+    for (int ci = 0; ci < plan->ncases && !fatal && !lost; ci++) {
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
         progress(o->quiet, ci, plan->ncases, c, t0);
@@ -349,7 +350,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         if (!setup_rc && !o->no_verify) op->reference(c, &st);
         double base_ms = 0;
-        for (int ii = 0; ii < op->nimpls && !fatal; ii++) {
+        for (int ii = 0; ii < op->nimpls && !fatal && !lost; ii++) {
             const kb_impl *impl = &op->impls[ii];
             if (!impl_selected(o->impl, impl->name)) continue;
             kb_row row;
@@ -369,7 +370,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
                 nfail++;
-                kb_report_row(rep, &row);
+                if (kb_report_row(rep, &row)) lost = 1;
                 if (info->check_mode) {
                     fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name,
                             kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-", impl->name, label, row.error);
@@ -382,7 +383,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 row.verified = KB_V_NA;
                 nna++;
                 progress_done(o->quiet);
-                kb_report_row(rep, &row);
+                if (kb_report_row(rep, &row)) lost = 1;
                 continue;
             }
             /* untimed: plan, allocate the implementation's workspace, name the kernel */
@@ -395,7 +396,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 nna++;
                 if (impl->release) impl->release(c, &st, &run);
                 progress_done(o->quiet);
-                kb_report_row(rep, &row);
+                if (kb_report_row(rep, &row)) lost = 1;
                 continue;
             }
             if (!run.kernel[0]) snprintf(run.kernel, sizeof run.kernel, "%s", impl->name);
@@ -440,7 +441,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
-            kb_report_row(rep, &row);
+            if (kb_report_row(rep, &row)) lost = 1;
             if (info->check_mode && (row.verified == 0 || e)) {
                 fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
                         impl->name, label, row.error);
@@ -452,11 +453,16 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
     }
     progress_done(o->quiet);
-    kb_report_close(rep);
+    char werr[KB_ERRLEN] = "";
+    int write_failed = kb_report_close(rep, werr, sizeof werr) != 0;
+    if (write_failed) {
+        fprintf(stderr, "kbench: %s%s\n", werr, lost ? "; the sweep stopped there, the rows before it are in the files" : "");
+        exit_code = KB_EXIT_USAGE;
+    }
     kb_timer_destroy(timer);
     if (fatal) fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
     if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", npass, nfail, nna);
-    else if (!o->quiet && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
+    else if (!o->quiet && !write_failed && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
     return exit_code;
 }
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -287,7 +289,7 @@ static void test_na_row(void **state)
     kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(rep);
     kb_report_row(rep, &r);
-    kb_report_close(rep);
+    assert_int_equal(kb_report_close(rep, NULL, 0), 0);
     cJSON *j = read_json(path);
     const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "results"), 0);
     assert_string_equal(jstr(o, "verified"), "n/a");
@@ -347,7 +349,7 @@ static void test_json_report(void **state)
     j = read_json(json);
     assert_int_equal(results_len(j), 2);
     cJSON_Delete(j);
-    kb_report_close(r);
+    assert_int_equal(kb_report_close(r, NULL, 0), 0);
 
     j = read_json(json);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(j, "kbench");
@@ -410,6 +412,84 @@ static void test_json_report(void **state)
     free(cases);
 }
 
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) ? -1 : (long)sb.st_size;
+}
+
+/* A failed write (a full device, a file size limit) is reported at once,
+ * with the file and the OS's reason; the rows before it stay readable, the
+ * JSON file stays the last complete version and no temporary is left. */
+static void test_report_write_errors(void **state)
+{
+    (void)state;
+    char err[KB_ERRLEN] = "";
+    /* at open: nothing fits on /dev/full (where the machine has one) */
+    if (access("/dev/full", W_OK) == 0) {
+        assert_null(kb_report_open("/dev/full", NULL, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err));
+        assert_non_null(strstr(err, "cannot write /dev/full: No space left on device"));
+        err[0] = 0;
+        assert_null(kb_report_open(NULL, "/dev/full", kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err));
+        assert_non_null(strstr(err, "cannot write /dev/full: No space left on device"));
+    } else {
+        print_message("no writable /dev/full here: its part is skipped\n");
+    }
+
+    /* mid-sweep: a file size limit just past what the first row wrote */
+    int n;
+    kb_case *cases = make_cases(&n);
+    kb_row rows[2];
+    make_rows(cases, rows);
+    char dir[] = "/tmp/kbench-full-XXXXXX", csv[256], json[256], tmp[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(csv, sizeof csv, "%s/out.csv", dir);
+    snprintf(json, sizeof json, "%s/out.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", json);
+    struct rlimit old;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*xfsz)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
+    for (int which = 0; which < 2; which++) { /* 0: the CSV fails first; 1: the JSON (no CSV) */
+        kb_report *r = kb_report_open(which ? NULL : csv, json, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+        if (!r) fail_msg("kb_report_open: %s", err);
+        assert_int_equal(kb_report_row(r, &rows[0]), 0);
+        assert_null(kb_report_error(r));
+        long csv1 = which ? 0 : file_size(csv), json1 = file_size(json);
+        struct rlimit lim = old;
+        lim.rlim_cur = (rlim_t)((which ? json1 : csv1) + 8);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        int rc = kb_report_row(r, &rows[1]);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+        assert_int_equal(rc, -1);
+        const char *e = kb_report_error(r);
+        assert_non_null(e);
+        char want[400];
+        snprintf(want, sizeof want, "cannot write %s: File too large", which ? tmp : csv);
+        if (!strstr(e, want)) fail_msg("'%s' lacks '%s'", e, want);
+        assert_int_equal(kb_report_row(r, &rows[0]), -1); /* nothing more after the first failure */
+        char cerr[KB_ERRLEN] = "";
+        assert_int_equal(kb_report_close(r, cerr, sizeof cerr), -1);
+        assert_non_null(strstr(cerr, want));
+        /* what was written before is whole: the JSON holds the first row, no temporary is left */
+        assert_int_equal(access(tmp, F_OK), -1);
+        cJSON *j = read_json(json);
+        assert_int_equal(results_len(j), 1);
+        cJSON_Delete(j);
+        if (!which) {
+            char *t = slurp(csv);
+            char *nl1 = strchr(t, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+            assert_non_null(nl2); /* the header and the first row, each whole */
+            assert_non_null(strstr(nl1, "naive"));
+            free(t);
+        }
+        unlink(csv);
+        unlink(json);
+    }
+    signal(SIGXFSZ, xfsz);
+    rmdir(dir);
+    free(cases);
+}
+
 static void test_report_open_errors(void **state)
 {
     (void)state;
@@ -429,7 +509,7 @@ static void test_report_open_errors(void **state)
     snprintf(path, sizeof path, "%s/file/out.json", dir);
     r = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     if (r) {
-        kb_report_close(r);
+        assert_int_equal(kb_report_close(r, NULL, 0), 0);
         unlink(blocker);
         rmdir(dir);
         fail_msg("kb_report_open accepted the unwritable JSON path %s", path);
@@ -438,7 +518,7 @@ static void test_report_open_errors(void **state)
     /* no outputs at all is fine (kbench check) */
     r = kb_report_open(NULL, NULL, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(r);
-    kb_report_close(r);
+    assert_int_equal(kb_report_close(r, NULL, 0), 0);
     unlink(blocker);
     rmdir(dir);
 }
@@ -563,7 +643,7 @@ static void test_json_device_gemm(void **state)
         }
         kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, &d, 0, NULL, 1, err, sizeof err);
         if (!r) fail_msg("kb_report_open: %s", err);
-        kb_report_close(r);
+        assert_int_equal(kb_report_close(r, NULL, 0), 0);
         cJSON *j = read_json(json);
         const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
         assert_true(cJSON_IsObject(dev));
@@ -662,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_na_row),
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_report_open_errors),
+        cmocka_unit_test(test_report_write_errors),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_rows),
