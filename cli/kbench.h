@@ -328,6 +328,9 @@ typedef struct kb_report kb_report;
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err,
                           size_t errlen);
+/* Whether a run could write path (what: "--csv", "--json"), without writing:
+ * 0, or -1 with err ("--json results is a directory"). */
+int kb_output_check(const char *path, const char *what, char *err, size_t errlen);
 /* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole).
  * 0, or -1 at the first failed write (a full disk, a file size limit): then
  * kb_report_error says "cannot write PATH: REASON", every row written before
@@ -350,7 +353,8 @@ typedef struct {
     int check_mode;   /* kbench check: small cases, no timing */
 } kb_run_info;
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
-int kb_dry_run(const kb_plan *plan, FILE *out);
+/* Expand and validate (the implementations named, the output paths) without a GPU. */
+int kb_dry_run(const kb_plan *plan, const kb_run_info *info, FILE *out);
 int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings */
 
 /* Every CUDA call is checked: KB_CK(call) records "file:line: call: error"

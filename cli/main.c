@@ -244,8 +244,8 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
     char err[KB_ERRLEN];
     if (kb_sweep_expand(&cli.sweep, &plan.cases, &plan.ncases, err, sizeof err)) return usage_error(NULL, "%s", err);
     kb_plan_seed(&plan);
-    if (cli.dry_run) return kb_dry_run(&plan, stdout);
     kb_run_info info = {full_argc, full_argv, op->name, 0};
+    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
     return kb_run_plan(&plan, &info);
 }
 
@@ -296,8 +296,8 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     }
     apply_flag_settings(&cli, &plan.opts);
     kb_plan_seed(&plan);
-    if (cli.dry_run) return kb_dry_run(&plan, stdout);
     kb_run_info info = {full_argc, full_argv, name, 0};
+    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
     return kb_run_plan(&plan, &info);
 }
 
@@ -339,8 +339,8 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     for (int k = 0; k < cli.npos; k++)
         if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
     kb_plan_seed(&plan);
-    if (cli.dry_run) return kb_dry_run(&plan, stdout);
     kb_run_info info = {full_argc, full_argv, "check", 1};
+    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
     return kb_run_plan(&plan, &info);
 }
 

@@ -229,6 +229,38 @@ static int ensure_dir_of(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Whether a run could write path, without writing anything: an existing
+ * path must be a writable file (or a device, a pipe), not a directory; a new
+ * one needs its nearest existing ancestor to be a writable directory (the
+ * directories between are created by the run). 0, or -1 with err. */
+int kb_output_check(const char *path, const char *what, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (!path || !*path) return 0;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s %s is a directory", what, path); return -1; }
+        if (access(path, W_OK)) { kb_errf(err, errlen, "cannot write %s %s: %s", what, path, strerror(errno)); return -1; }
+        return 0;
+    }
+    if (errno != ENOENT) { kb_errf(err, errlen, "cannot write %s %s: %s", what, path, strerror(errno)); return -1; }
+    char d[1100];
+    snprintf(d, sizeof d, "%s", path);
+    for (;;) {
+        char *slash = strrchr(d, '/');
+        if (!slash) { snprintf(d, sizeof d, "."); break; }
+        if (slash == d) { d[1] = 0; break; }
+        *slash = 0;
+        if (stat(d, &sb) == 0) break;
+        if (errno != ENOENT) { kb_errf(err, errlen, "cannot write %s %s: %s: %s", what, path, d, strerror(errno)); return -1; }
+    }
+    if (stat(d, &sb) || !S_ISDIR(sb.st_mode)) {
+        kb_errf(err, errlen, "cannot write %s %s: %s is not a directory", what, path, d);
+        return -1;
+    }
+    if (access(d, W_OK | X_OK)) { kb_errf(err, errlen, "cannot write %s %s: %s: %s", what, path, d, strerror(errno)); return -1; }
+    return 0;
+}
+
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err, size_t errlen)
 {

@@ -78,10 +78,33 @@ static int plan_ops(const kb_plan *plan, const kb_op **ops)
     return n;
 }
 
-int kb_dry_run(const kb_plan *plan, FILE *out)
+/* The result files a run writes: the flags', else DIR/NAME.{csv,json}
+ * (kbench check: only those asked for). */
+static void output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n)
+{
+    const kb_opts *o = &plan->opts;
+    snprintf(csv, n, "%s", o->csv);
+    snprintf(json, n, "%s", o->json);
+    if (!info->check_mode) {
+        if (!csv[0]) snprintf(csv, n, "%s/%s.csv", o->out_dir, info->name);
+        if (!json[0]) snprintf(json, n, "%s/%s.json", o->out_dir, info->name);
+    }
+}
+
+/* Everything that can be refused before the GPU is touched. */
+static int check_plan(const kb_plan *plan, const kb_run_info *info, char *err, size_t errlen)
+{
+    if (check_impl_filter(plan, err, errlen)) return -1;
+    char csv[1100], json[1100];
+    output_paths(plan, info, csv, json, sizeof csv);
+    if (kb_output_check(csv, "--csv", err, errlen) || kb_output_check(json, "--json", err, errlen)) return -1;
+    return 0;
+}
+
+int kb_dry_run(const kb_plan *plan, const kb_run_info *info, FILE *out)
 {
     char err[KB_ERRLEN];
-    if (check_impl_filter(plan, err, sizeof err)) {
+    if (check_plan(plan, info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
@@ -240,7 +263,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
     char err[KB_ERRLEN];
     kb_opts *o = &plan->opts;
-    if (check_impl_filter(plan, err, sizeof err)) {
+    if (check_plan(plan, info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
@@ -273,13 +296,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     const kb_op *ops[32];
     int nops = plan_ops(plan, ops);
     char csv[1100], json[1100];
-    int want_files = !info->check_mode || o->csv[0] || o->json[0];
-    snprintf(csv, sizeof csv, "%s", o->csv);
-    snprintf(json, sizeof json, "%s", o->json);
-    if (want_files && !info->check_mode) {
-        if (!csv[0]) snprintf(csv, sizeof csv, "%s/%s.csv", o->out_dir, info->name);
-        if (!json[0]) snprintf(json, sizeof json, "%s/%s.json", o->out_dir, info->name);
-    }
+    output_paths(plan, info, csv, json, sizeof csv);
     if (!info->check_mode) {
         int e = kb_copy_gbps(timer, (double)(1u << 30), o, &dev.copy_gbps);
         if (e) {

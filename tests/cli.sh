@@ -129,6 +129,12 @@ cli_usage_errors() {
     usage_error "bad setting value exits 2" rope --min-samples 0 -- "min_samples = 0 is out of bounds"
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
+    # output paths are checked before the GPU, in dry runs too
+    : > "$T/afile"
+    usage_error "--dry-run: --json naming a directory exits 2" rope --dry-run --json "$T" -- "--json $T is a directory"
+    usage_error "--dry-run: --out-dir naming a file exits 2" rope --dry-run --out-dir "$T/afile" -- "cannot write --csv $T/afile/rope.csv"
+    usage_error "--dry-run: --csv under a file exits 2" rope --dry-run --csv "$T/afile/x/y.csv" -- "cannot write --csv $T/afile/x/y.csv"
+    usage_error "sweep --dry-run: an unwritable --json exits 2" sweep configs/ci.json --dry-run --json "$T" -- "is a directory"
     usage_error "a sweep past the case limit exits 2" rope --seq 1:65536:x2 --batch 1:65536:x2 --heads 1:65536:x2 \
         --base 2:65537:x2 --dim 2:8192:x2 --rotary-dim 0,2,4,6 --dry-run -- "at most 1000000"
 }
