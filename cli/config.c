@@ -191,6 +191,55 @@ static int config_sweep(const cJSON *sw, const char *where, int all_enums, const
     return 0;
 }
 
+/* A key that appears twice in one object of valid JSON text: cJSON keeps
+ * both and lookups see the first, so "op" twice would silently pick one.
+ * 0, or -1 with err naming the key, its line and the first one's. A scan of
+ * the text (cJSON keeps no positions): strings, and per open object the
+ * keys so far (raw, as written). */
+static int duplicate_keys(const char *text, const char *name, char *err, size_t errlen)
+{
+    enum { DEPTH = 64, KEYS = 256 };
+    struct { const char *k[KEYS]; int len[KEYS], line[KEYS], n, obj, want_key; } *st = calloc(DEPTH, sizeof *st);
+    if (!st) abort();
+    int depth = -1, line = 1, rc = 0;
+    for (const char *p = text; *p && !rc; p++) {
+        if (*p == '\n') line++;
+        else if (*p == '{' || *p == '[') {
+            if (++depth >= DEPTH) break; /* deeper than this is not a sweep file: not checked */
+            st[depth].n = 0;
+            st[depth].obj = *p == '{';
+            st[depth].want_key = *p == '{';
+        } else if (*p == '}' || *p == ']') {
+            if (depth >= 0) depth--;
+        } else if (*p == ',' && depth >= 0 && depth < DEPTH && st[depth].obj) {
+            st[depth].want_key = 1;
+        } else if (*p == '"') {
+            const char *s0 = ++p;
+            while (*p && *p != '"') p += *p == '\\' && p[1] ? 2 : 1;
+            int len = (int)(p - s0);
+            if (depth >= 0 && depth < DEPTH && st[depth].obj && st[depth].want_key) {
+                st[depth].want_key = 0;
+                for (int i = 0; i < st[depth].n; i++)
+                    if (st[depth].len[i] == len && !strncmp(st[depth].k[i], s0, (size_t)len)) {
+                        kb_errf(err, errlen, "%s:%d: duplicate key '%.*s' (first at line %d)", name, line,
+                                len > 64 ? 64 : len, s0, st[depth].line[i]);
+                        rc = -1;
+                        break;
+                    }
+                if (!rc && st[depth].n < KEYS) {
+                    int i = st[depth].n++;
+                    st[depth].k[i] = s0;
+                    st[depth].len[i] = len;
+                    st[depth].line[i] = line;
+                }
+            }
+            if (!*p) break;
+        }
+    }
+    free(st);
+    return rc;
+}
+
 int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen)
 {
     const char *at;
@@ -203,6 +252,7 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
         return -1;
     }
     int rc = -1;
+    if (duplicate_keys(text, name, err, errlen)) goto out;
     if (!cJSON_IsObject(root)) { kb_errf(err, errlen, "%s: the top level must be an object with \"sweeps\"", name); goto out; }
     const cJSON *e;
     cJSON_ArrayForEach(e, root) {

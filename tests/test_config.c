@@ -269,6 +269,17 @@ static void test_structure_errors(void **state)
     BAD("{\"sweeps\": [{\"op\": \"rope\"}, {\"op\": \"rope\", \"sq\": 16}]}", "sweeps[1]", "no parameter 'sq'",
         "did you mean 'seq'");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"flux_capacitor\": 16}]}", "no parameter 'flux_capacitor'");
+    /* a key twice in one object: refused with the key and both lines (cJSON
+     * kept both; the first "op", the last "seq" and the first "sweeps" won) */
+    BAD("{\"sweeps\": [{\"op\": \"rope\",\n \"op\": \"layernorm\"}]}", "t.json:2:", "duplicate key 'op'", "line 1");
+    BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 4, \"seq\": 8}]}", "duplicate key 'seq'");
+    BAD("{\"sweeps\": [{\"op\": \"rope\"}],\n\n \"sweeps\": []}", "t.json:3:", "duplicate key 'sweeps'");
+    BAD("{\"settings\": {\"seed\": 1, \"seed\": 2}, \"sweeps\": [{\"op\": \"rope\"}]}", "duplicate key 'seed'");
+    /* the same key in different objects, and as a value or inside a string, is fine */
+    kb_plan p = parse_ok("{\"description\": \"op \\\"op\\\" seq\", \"sweeps\": [{\"op\": \"rope\", \"seq\": [1, 2]},"
+                         " {\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [[1], [2]]}]}");
+    assert_int_equal(p.ncases, 4);
+    free(p.cases);
 }
 
 static void test_settings_errors(void **state)
