@@ -204,6 +204,8 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 /* "seq=2048 batch=16 ..." (all parameters) */
 void kb_case_label(const kb_case *c, char *buf, size_t n);
+/* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */
+int kb_decimal_syntax(const char *s, size_t len);
 /* snprintf into an error buffer (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cJSON;

@@ -157,6 +157,26 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
 }
 
 /* Parse a number for parameter p from [s, s+len). */
+int kb_decimal_syntax(const char *s, size_t len)
+{
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    while (i < len && isdigit((unsigned char)s[i])) i++, digits++;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && isdigit((unsigned char)s[i])) i++, digits++;
+    }
+    if (!digits) return 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        size_t e = i;
+        while (i < len && isdigit((unsigned char)s[i])) i++;
+        if (i == e) return 0;
+    }
+    return i == len;
+}
+
 static int parse_num(const kb_param *p, const char *s, size_t len, double *out, char *err, size_t errlen)
 {
     char buf[64];
@@ -170,9 +190,14 @@ static int parse_num(const kb_param *p, const char *s, size_t len, double *out, 
     errno = 0;
     double v = strtod(buf, &end);
     /* accept k/M suffixes for ints: 4k = 4096 */
-    if (end != buf && p->type != KB_P_FLOAT && (*end == 'k' || *end == 'K') && end[1] == 0) { v *= 1024; end++; }
-    if (end == buf || *end || errno == ERANGE || !isfinite(v)) {
-        kb_errf(err, errlen, "%s: expected a number, got '%s'", p->name, buf);
+    size_t numlen = len;
+    if (end != buf && p->type != KB_P_FLOAT && (*end == 'k' || *end == 'K') && end[1] == 0) { v *= 1024; end++; numlen--; }
+    if (end == buf || *end || !kb_decimal_syntax(buf, numlen) || !isfinite(v)) { /* decimal only: no 0x10, no inf */
+        kb_errf(err, errlen, "%s: expected a decimal number, got '%s'", p->name, buf);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        kb_errf(err, errlen, "%s: '%s' is out of the range of a double (about 1e-308 to 1e308)", p->name, buf);
         return -1;
     }
     if (p->type != KB_P_FLOAT && v != floor(v)) {

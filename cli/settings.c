@@ -44,15 +44,23 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
             else { snprintf(err, errlen, "%s: expected true or false, got '%s'", name, text); return -1; }
             return 0;
         case KB_S_U64: {
-            unsigned long long v = strtoull(text, &end, 0);
-            if (end == text || *end || errno || strchr(text, '-')) { snprintf(err, errlen, "%s: expected a non-negative integer, got '%s'", name, text); return -1; }
+            unsigned long long v = strtoull(text, &end, 10); /* decimal: 010 is ten, 0x10 refused */
+            if (end == text || *end || strchr(text, '-') || !kb_decimal_syntax(text, strlen(text))) {
+                snprintf(err, errlen, "%s: expected a non-negative decimal integer, got '%s'", name, text);
+                return -1;
+            }
+            if (errno) { snprintf(err, errlen, "%s: '%s' is past the largest value, 2^64-1", name, text); return -1; }
             *(uint64_t *)p = v;
             return 0;
         }
         case KB_S_INT:
         case KB_S_FLOAT: {
             double v = strtod(text, &end);
-            if (end == text || *end || errno || !isfinite(v)) { snprintf(err, errlen, "%s: expected a number, got '%s'", name, text); return -1; }
+            if (end == text || *end || !isfinite(v) || !kb_decimal_syntax(text, strlen(text))) {
+                snprintf(err, errlen, "%s: expected a decimal number, got '%s'", name, text);
+                return -1;
+            }
+            if (errno) { snprintf(err, errlen, "%s: '%s' is out of the range of a double (about 1e-308 to 1e308)", name, text); return -1; }
             if (s->type == KB_S_INT && v != floor(v)) { snprintf(err, errlen, "%s: expected an integer, got '%s'", name, text); return -1; }
             if (v < s->min || v > s->max) { snprintf(err, errlen, "%s = %s is out of bounds [%g, %g]", name, text, s->min, s->max); return -1; }
             if (s->type == KB_S_INT) *(int *)p = (int)v;

@@ -118,7 +118,15 @@ cli_usage_errors() {
     usage_error "out-of-bounds --seq 0 exits 2" rope --seq 0 -- "seq = 0 is out of bounds [1, 1048576]"
     usage_error "out-of-bounds --dim 9000 exits 2" rope --dim 9000 -- "dim = 9000 is out of bounds"
     usage_error "out-of-bounds in a range exits 2" rope --seq 1024:4194304:x2 -- "out of bounds"
-    usage_error "non-number --batch exits 2" rope --batch many -- "batch: expected a number, got 'many'"
+    usage_error "non-number --batch exits 2" rope --batch many -- "batch: expected a decimal number, got 'many'"
+    usage_error "hexadecimal --seq exits 2" rope --seq 0x10 -- "seq: expected a decimal number, got '0x10'"
+    usage_error "hexadecimal --seed exits 2" rope --seed 0x1f -- "--seed: expected a non-negative decimal integer"
+    usage_error "--eps 1e-400 says out of range" layernorm --eps 1e-400 -- "eps: '1e-400' is out of the range of a double"
+    for seed in 010 09; do # decimal: 010 is ten (not octal 8), 09 is nine (not refused)
+        run rope --seed "$seed" --dry-run
+        expect_rc 0
+        done_test "--seed $seed is a decimal number"
+    done
     usage_error "bad range exits 2" rope --seq 4096:512:x2 -- "seq: bad range '4096:512:x2'"
     usage_error "unknown enum value exits 2" rope --dtype fp64 -- "dtype: unknown value 'fp64'"
     usage_error "odd rotary dim exits 2" rope --dim 8 --rotary-dim 3 -- "rotary_dim 3 must be even"

@@ -451,6 +451,14 @@ static void test_opts_set(void **state)
     assert_true(o.seed == 42);
     assert_int_equal(kb_opts_set(&o, "seed", "18446744073709551615", err, sizeof err), 0);
     assert_true(o.seed == UINT64_MAX);
+    assert_int_equal(kb_opts_set(&o, "seed", "010", err, sizeof err), 0);
+    assert_true(o.seed == 10); /* decimal, not octal 8 */
+    assert_int_equal(kb_opts_set(&o, "seed", "09", err, sizeof err), 0);
+    assert_true(o.seed == 9);
+    expect_set_bad(&o, "seed", "0x10", "decimal");
+    expect_set_bad(&o, "seed", "18446744073709551616", "2^64-1");
+    expect_set_bad(&o, "min_time", "1e-400", "out of the range of a double");
+    expect_set_bad(&o, "min_time", "0x1p-3", "decimal");
     expect_set_bad(&o, "seed", "-1", "non-negative");
     expect_set_bad(&o, "seed", "abc", NULL);
     expect_set_bad(&o, "seed", "12abc", NULL);
