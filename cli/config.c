@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Text of a JSON scalar as a flag would carry it. */
 static int scalar_text(const cJSON *v, char *buf, size_t n)
@@ -244,11 +245,29 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
 {
     const char *at;
     int line, col;
+    if (!text[strspn(text, " \t\r\n")]) {
+        kb_errf(err, errlen, "%s: empty file, not a sweep (see: kbench sweep --help)", name);
+        return -1;
+    }
     cJSON *root = kb_json_parse(text, &at, &line, &col);
     if (!root) {
-        int len = (int)strcspn(at, "\r\n");
-        kb_errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len,
-             *at ? at : "end of file");
+        int depth = 0, max = 0; /* cJSON stops past CJSON_NESTING_LIMIT levels */
+        for (const char *p = text; p < at && *p; p++) {
+            if (*p == '"') { /* skip strings */
+                for (p++; *p && *p != '"'; p += *p == '\\' && p[1] ? 2 : 1) {}
+                if (!*p) break;
+            } else if (*p == '{' || *p == '[') {
+                if (++depth > max) max = depth;
+            } else if (*p == '}' || *p == ']') depth--;
+        }
+        if (max >= CJSON_NESTING_LIMIT)
+            kb_errf(err, errlen, "%s:%d:%d: nested too deep (more than %d levels)", name, line, col, CJSON_NESTING_LIMIT);
+        else if (!*at)
+            kb_errf(err, errlen, "%s:%d:%d: JSON syntax error: unexpected end of file", name, line, col);
+        else {
+            int len = (int)strcspn(at, "\r\n");
+            kb_errf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", name, line, col, len > 20 ? 20 : len, at);
+        }
         return -1;
     }
     int rc = -1;
@@ -291,6 +310,13 @@ out:
 
 int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
 {
+    struct stat sb; /* before opening: a FIFO with no writer would block in fopen */
+    if (stat(path, &sb)) { kb_errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s: is a directory, not a sweep file", path); return -1; }
+    if (!S_ISREG(sb.st_mode)) {
+        kb_errf(err, errlen, "%s: not a regular file (a device or a pipe); save the sweep to a file", path);
+        return -1;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) { kb_errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     fseek(f, 0, SEEK_END);

@@ -155,6 +155,18 @@ cli_json_errors() {
     printf '{\n  "sweeps": [\n%s\n  ]\n}\n' "$line3" >"$f"
     local pre=${line3%%1024*}
     usage_error "JSON syntax error names FILE:LINE:COL" sweep "$f" --dry-run -- "$f:3:$((${#pre} + 1)):" "JSON syntax error"
+    # files that are no sweep: said as such, one line, exit 2 (a FIFO without a writer must not hang)
+    : >"$T/empty.json"
+    usage_error "an empty sweep file says so" sweep "$T/empty.json" --dry-run -- "empty file"
+    printf '{"sweeps": [{"op": "rope"' >"$T/trunc.json"
+    usage_error "a truncated sweep file says end of file" sweep "$T/trunc.json" --dry-run -- "unexpected end of file"
+    { printf '{"sweeps": '; printf '[%.0s' $(seq 5000); printf ']%.0s' $(seq 5000); printf '}\n'; } >"$T/deep.json"
+    usage_error "JSON nested 5000 deep says so" sweep "$T/deep.json" --dry-run -- "nested too deep"
+    usage_error "a directory is not a sweep file" sweep "$T" --dry-run -- "is a directory, not a sweep file"
+    usage_error "/dev/null is not a sweep file" sweep /dev/null --dry-run -- "not a regular file"
+    if mkfifo "$T/fifo" 2>/dev/null; then
+        usage_error "a FIFO is refused, not waited on" sweep "$T/fifo" --dry-run -- "not a regular file"
+    fi
 
     printf '{"sweps": [{"op": "rope"}]}\n' >"$f"
     usage_error "unknown JSON key exits 2" sweep "$f" --dry-run -- "unknown key 'sweps'" "did you mean 'sweeps'"

@@ -243,11 +243,16 @@ static void test_syntax_error_position(void **state)
     plan_init(&p);
     assert_int_equal(kb_config_parse(t3, "bad.json", &p, err, sizeof err), -1);
     if (strncmp(err, "bad.json:3:1: ", 14) != 0) fail_msg("want 'bad.json:3:1: ...', got: %s", err);
-    /* empty text */
+    /* empty text, or only white space: said as such (it was "syntax error near ''") */
     plan_init(&p);
     assert_int_equal(kb_config_parse("", "e.json", &p, err, sizeof err), -1);
-    assert_true(strncmp(err, "e.json:1:1: ", 12) == 0);
+    assert_string_equal(err, "e.json: empty file, not a sweep (see: kbench sweep --help)");
+    assert_int_equal(kb_config_parse(" \n\t\n", "e.json", &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty file"));
     assert_int_equal(p.ncases, 0);
+    /* cut short: the end of the file, where it was reached */
+    assert_int_equal(kb_config_parse("{\"sweeps\": [\n{\"op\": ", "t.json", &p, err, sizeof err), -1);
+    assert_string_equal(err, "t.json:2:8: JSON syntax error: unexpected end of file");
 }
 
 static void test_structure_errors(void **state)
