@@ -65,8 +65,17 @@ static void print_op_help(FILE *f, const kb_op *op)
     fprintf(f, "\nEvery case runs each implementation: verified against a CPU reference in double\n"
                "precision (outputs poisoned with NaN first), then timed with CUDA events, L2\n"
                "flushed before each sample. Results go to the table, CSV and JSON.\n");
-    fprintf(f, "\nParameters (a comma list or a range sweeps: --seq 512,1024,2048  --seq 512:8192:x2\n"
-               "  --batch 1:4:1  --dtype all; cases are the cartesian product) [default, bounds]:\n");
+    const char *a = "seq", *b = "batch"; /* examples from this op's own integer parameters */
+    for (int i = 0, k = 0; i < op->nparams && k < 2; i++)
+        if (op->params[i].type == KB_P_INT) {
+            if (k++ == 0) a = op->params[i].name;
+            else b = op->params[i].name;
+        }
+    char fa[64], fb[64];
+    flag_name(a, fa, sizeof fa);
+    flag_name(b, fb, sizeof fb);
+    fprintf(f, "\nParameters (a comma list or a range sweeps: --%s 512,1024,2048  --%s 512:8192:x2\n"
+               "  --%s 1:4:1  --dtype all; cases are the cartesian product) [default, bounds]:\n", fa, fa, fb);
     print_op_params(f, op);
     fprintf(f, "\nImplementations (the first is the baseline of the speedup column; --impl A,B runs\n"
                "those; the kernel column says which variant and tunables ran; an implementation\n"
@@ -260,7 +269,8 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
                "Runs a JSON sweep; without FILE, the built-in configs/default.json.\n\n"
                "  {\"settings\": {\"min_time\": 0.5, \"out_dir\": \"results/run1\"},\n"
                "   \"sweeps\": [{\"op\": \"rope\", \"pass\": [\"fwd\", \"bwd\"], \"seq\": [512, 1024],\n"
-               "                \"dtype\": \"bf16\", \"seqlens\": [[100, 200], [7]]}]}\n\n"
+               "                \"dtype\": \"bf16\"},\n"
+               "               {\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [[100, 200], [7]]}]}\n\n"
                "Every array is an axis and a sweep's cases are the cartesian product; a scalar is a\n"
                "one-value axis; a string is read like a flag value (\"512:8192:x2\", \"all\"). Keys are\n"
                "the parameter names of `%s list`. Flags override the file's settings.\n\n"
@@ -346,6 +356,13 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
 
 static int cmd_list(int argc, char **argv)
 {
+    for (int k = 0; k < argc; k++)
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+            printf("usage: %s list [OP...]\n\nPrints each op (all, or those named): its parameters with their defaults and\n"
+                   "bounds (tunables marked), and its implementations with what each does and the\n"
+                   "tunables it takes.\n", prog);
+            return KB_EXIT_OK;
+        }
     int shown = 0;
     for (int i = 0; i < kb_nops; i++) {
         const kb_op *op = kb_ops[i];

@@ -301,6 +301,11 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
         }
         if (p->type == KB_P_ENUM) {
             int idx = choice_index(p, s, len);
+            if (idx < 0 && len == 3 && !strncmp(s, "all", 3)) {
+                kb_errf(err, errlen, "%s: 'all' stands alone (every choice), not in a list: '%s'", p->name, text);
+                free(*vals); *vals = NULL;
+                return -1;
+            }
             if (idx < 0) {
                 kb_errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
                 free(*vals); *vals = NULL;

@@ -137,6 +137,22 @@ cli_usage_errors() {
     usage_error "bad setting value exits 2" rope --min-samples 0 -- "min_samples = 0 is out of bounds"
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
+    usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
+    run list rope --help
+    expect_rc 0
+    expect_out_has "usage: kbench list [OP...]"
+    done_test "list OP --help prints help"
+    # sweep --help's example is a valid sweep file
+    "$KBENCH" sweep --help | awk '/^  \{"settings"/{p=1} p&&/^$/{exit} p' >"$T/example.json"
+    run sweep "$T/example.json" --dry-run
+    expect_rc 0
+    expect_out_has "6 cases"
+    done_test "sweep --help's example runs"
+    for op in layernorm rmsnorm mlp; do # their help sweeps their own parameters, not rope's --seq
+        run "$op" --help
+        if grep -q -- "--seq\|--batch" "$T/out"; then bad "$op --help names --seq or --batch"; fi
+        done_test "$op --help's sweep examples are its own parameters"
+    done
     # output paths are checked before the GPU, in dry runs too
     : > "$T/afile"
     usage_error "--dry-run: --json naming a directory exits 2" rope --dry-run --json "$T" -- "--json $T is a directory"
