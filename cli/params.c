@@ -252,7 +252,34 @@ static int parse_range(const kb_param *p, const char *s, size_t len, kb_val **va
     return 0;
 }
 
+static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
+
+static int same_val(const kb_param *p, const kb_val *a, const kb_val *b)
+{
+    if (p->type != KB_P_INTLIST) return a->num == b->num;
+    return a->nlist == b->nlist && (!a->nlist || !memcmp(a->list, b->list, (size_t)a->nlist * sizeof *a->list));
+}
+
+/* A value twice in one axis makes the same case twice: refused, named. */
 int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
+{
+    int n = parse_axis(p, text, vals, err, errlen);
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (same_val(p, &(*vals)[i], &(*vals)[j])) {
+                char v[256];
+                kb_format_value(p, &(*vals)[i], v, sizeof v);
+                kb_errf(err, errlen, "%s: the value %s comes twice in '%.200s' (the same cases twice)", p->name,
+                        v[0] ? v : "none", text);
+                for (int k = 0; k < n; k++) free((*vals)[k].list);
+                free(*vals);
+                *vals = NULL;
+                return -1;
+            }
+    return n;
+}
+
+static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
 {
     int n = 0, cap = 0;
     *vals = NULL;
@@ -262,6 +289,13 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
         for (;;) {
             size_t len = strcspn(s, "/");
             kb_val v = {0};
+            if (len == 0 && text[0]) { /* "5/7/": an empty value that would add the default case */
+                kb_errf(err, errlen, "%s: an empty value in '%.200s' (write none for the default)", p->name, text);
+                for (int k = 0; k < n; k++) free((*vals)[k].list);
+                free(*vals);
+                *vals = NULL;
+                return -1;
+            }
             if (!(len == 0 || (len == 4 && strncmp(s, "none", 4) == 0))) {
                 int lc = 0;
                 const char *e = s;

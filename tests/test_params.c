@@ -146,6 +146,13 @@ static void test_axis_bad(void **state)
     expect_bad("seq", "", "empty");
     expect_bad("pass", "", "empty");
     expect_bad("seq", "1:1000000:1", "too many");
+    /* a value twice makes the same cases twice: refused, with the value */
+    expect_bad("seq", "16,32,16", "the value 16 comes twice");
+    expect_bad("seq", "1:4:0.5", "comes twice");
+    expect_bad("pass", "fwd,fwd", "the value fwd comes twice");
+    expect_bad("seqlens", "5,7/5,7", "the value 5+7 comes twice");
+    expect_bad("seqlens", "5/7/", "an empty value");
+    expect_bad("seqlens", "5//7", "an empty value");
 }
 
 static void test_axis_intlist(void **state)
