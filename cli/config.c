@@ -245,6 +245,16 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
 {
     const char *at;
     int line, col;
+    for (const char *u = text; (u = strstr(u, "u0000")) != NULL; u++) { /* \u0000: cJSON would cut the string there */
+        int bs = 0;
+        for (const char *b = u - 1; b >= text && *b == '\\'; b--) bs++;
+        if (bs % 2) {
+            int line = 1;
+            for (const char *q = text; q < u; q++) line += *q == '\n';
+            kb_errf(err, errlen, "%s:%d: a NUL character (\\u0000) in a string", name, line);
+            return -1;
+        }
+    }
     if (!text[strspn(text, " \t\r\n")]) {
         kb_errf(err, errlen, "%s: empty file, not a sweep (see: kbench sweep --help)", name);
         return -1;
@@ -327,6 +337,11 @@ int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
     size_t got = fread(text, 1, (size_t)n, f);
     fclose(f);
     text[got] = 0;
+    if (strlen(text) != got) { /* the text would end at the NUL */
+        kb_errf(err, errlen, "%s: a NUL byte at offset %zu: not a JSON text file", path, strlen(text));
+        free(text);
+        return -1;
+    }
     int rc = kb_config_parse(text, path, plan, err, errlen);
     free(text);
     return rc;

@@ -280,6 +280,11 @@ static void test_structure_errors(void **state)
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 4, \"seq\": 8}]}", "duplicate key 'seq'");
     BAD("{\"sweeps\": [{\"op\": \"rope\"}],\n\n \"sweeps\": []}", "t.json:3:", "duplicate key 'sweeps'");
     BAD("{\"settings\": {\"seed\": 1, \"seed\": 2}, \"sweeps\": [{\"op\": \"rope\"}]}", "duplicate key 'seed'");
+    /* a NUL in a string would cut it ("16\u0000garbage" was read as 16); an escaped backslash before u0000 is fine */
+    BAD("{\"sweeps\": [{\"op\": \"rope\",\n \"seq\": \"16\\u0000garbage\"}]}", "t.json:2:", "NUL character");
+    BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": \"16\\U0000\"}]}", "JSON syntax error"); /* \U is no escape */
+    kb_plan q = parse_ok("{\"description\": \"a \\\\u0000 b\", \"sweeps\": [{\"op\": \"rope\"}]}");
+    free(q.cases);
     /* the same key in different objects, and as a value or inside a string, is fine */
     kb_plan p = parse_ok("{\"description\": \"op \\\"op\\\" seq\", \"sweeps\": [{\"op\": \"rope\", \"seq\": [1, 2]},"
                          " {\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [[1], [2]]}]}");
