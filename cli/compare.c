@@ -132,7 +132,20 @@ static char *row_label(const cJSON *params)
         sb_str(&b, "=");
         value_text(&b, e);
     }
-    return sb_take(&b);
+    char *raw = sb_take(&b);
+    size_t n = 4 * strlen(raw) + 1; /* the label goes to the table: one line, whatever the file holds */
+    char *out = malloc(n);
+    if (!out) abort();
+    kb_escape_controls(raw, out, n);
+    free(raw);
+    return out;
+}
+
+static int has_controls(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
 }
 
 /* ---- reading a result file ---------------------------------------------- */
@@ -201,6 +214,7 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
         what = !cJSON_IsObject(o)                                        ? "is not an object"
                : !cJSON_IsString(op) || !op->valuestring[0]              ? "no \"op\" string"
                : !cJSON_IsString(impl) || !impl->valuestring[0]          ? "no \"impl\" string"
+               : has_controls(op->valuestring) || has_controls(impl->valuestring) ? "\"op\" or \"impl\" holds control characters"
                : !cJSON_IsObject(params)                                 ? "no \"params\" object"
                : ver && !cJSON_IsString(ver) && !cJSON_IsNull(ver)       ? "\"verified\" is not a string"
                : er && !cJSON_IsString(er) && !cJSON_IsNull(er)          ? "\"error\" is not a string"

@@ -206,7 +206,9 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 void kb_case_label(const kb_case *c, char *buf, size_t n);
 /* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */
 int kb_decimal_syntax(const char *s, size_t len);
-/* snprintf into an error buffer (params.c) */
+/* in with control characters spelled out (\n, \t, \x1b) into out[n]; the length written */
+size_t kb_escape_controls(const char *in, char *out, size_t n);
+/* snprintf into an error buffer, control characters escaped: one line (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct cJSON;
 /* cJSON_ParseWithOpts of a whole text (config.c); on a syntax error NULL,

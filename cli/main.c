@@ -12,11 +12,12 @@ static const char *prog = "kbench";
 static int usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");
+    char raw[2048], line[4096];
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    kb_escape_controls(raw, line, sizeof line); /* one line, whatever the user typed */
+    fprintf(stderr, "%s%s%s: %s\n", prog, cmd ? " " : "", cmd ? cmd : "", line);
     return KB_EXIT_USAGE;
 }
 

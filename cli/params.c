@@ -8,12 +8,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+size_t kb_escape_controls(const char *in, char *out, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (!n) return 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        char e[5];
+        size_t k = 0;
+        if (*p == '\n') e[k++] = '\\', e[k++] = 'n';
+        else if (*p == '\r') e[k++] = '\\', e[k++] = 'r';
+        else if (*p == '\t') e[k++] = '\\', e[k++] = 't';
+        else if (*p < 0x20 || *p == 0x7f) e[k++] = '\\', e[k++] = 'x', e[k++] = hex[*p >> 4], e[k++] = hex[*p & 15];
+        else e[k++] = (char)*p;
+        if (o + k >= n) break;
+        memcpy(out + o, e, k);
+        o += k;
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* Messages are one line: what the user typed is echoed with its newlines and
+ * escape sequences spelled out (\n, \x1b). */
 void kb_errf(char *err, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
+    char raw[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    kb_escape_controls(raw, err, n);
 }
 
 int kb_param_index(const kb_op *op, const char *name)

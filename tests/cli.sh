@@ -138,6 +138,9 @@ cli_usage_errors() {
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
+    # what the user typed is echoed on one line: newlines and escape sequences spelled out
+    usage_error "a newline in a value stays one line" rope --seq $'16\n17' --dry-run -- "got '16\\n17'"
+    usage_error "an escape sequence in a flag is spelled out" rope $'--frob\e[31m' -- "'--frob\\x1b[31m'"
     run list rope --help
     expect_rc 0
     expect_out_has "usage: kbench list [OP...]"

@@ -172,6 +172,17 @@ static void test_parse_errors(void **state)
     parse_fails("{\"kbench\": {},\n \"results\": [1,]}", "not JSON", "line 2");
     parse_fails("{\"kbench\": {}, \"results\": []} trailing", "not JSON", NULL);
     parse_fails("[1, 2]", "not a kbench result file", "not an object");
+    /* an implementation name with a newline would split compare's table rows */
+    char *bad = result_json("H100", "0.1.0", "{\"op\": \"rope\", \"impl\": \"op\\nt\", \"params\": {}}");
+    parse_fails(bad, "not a kbench result file", "control characters");
+    free(bad);
+    /* a parameter value with one is spelled out in the case's label */
+    kb_cmp_file lf;
+    char *ok = result_json("H100", "0.1.0", "{\"op\": \"rope\", \"impl\": \"opt\", \"params\": {\"layout\": \"a\\nb\"}}");
+    parse_ok(ok, &lf);
+    free(ok);
+    assert_string_equal(lf.rows[0].label, "layout=a\\nb");
+    kb_cmp_free(&lf);
     parse_fails("{\"sweeps\": []}", "not a kbench result file", "\"kbench\"");
     parse_fails("{\"device\": \"H100\", \"rows\": []}", "not a kbench result file", "\"kbench\""); /* bench-peers */
     parse_fails("{\"kbench\": {}}", "not a kbench result file", "\"results\"");

@@ -345,6 +345,18 @@ static void expect_invalid(const char *const *sets, const char *has)
 
 /* Axes whose product overflows a long: the count saturates and the expansion
  * refuses, naming the limit (it once printed "0 cases" and went on). */
+static void test_escape_controls(void **state)
+{
+    (void)state;
+    char out[64], err[32];
+    assert_int_equal(kb_escape_controls("a\nb\tc\x1b[0m\x7f", out, sizeof out), strlen("a\\nb\\tc\\x1b[0m\\x7f"));
+    assert_string_equal(out, "a\\nb\\tc\\x1b[0m\\x7f");
+    kb_escape_controls("abcdef\n", out, 8); /* cut whole: never half an escape */
+    assert_string_equal(out, "abcdef");
+    kb_errf(err, sizeof err, "got '%s'", "16\n17");
+    assert_string_equal(err, "got '16\\n17'");
+}
+
 static void test_sweep_too_many(void **state)
 {
     (void)state;
@@ -551,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_sweep_defaults),
         cmocka_unit_test(test_sweep_set_unknown),
         cmocka_unit_test(test_sweep_expand_order),
+        cmocka_unit_test(test_escape_controls),
         cmocka_unit_test(test_sweep_too_many),
         cmocka_unit_test(test_rope_validate),
         cmocka_unit_test(test_opts_defaults),
