@@ -17,9 +17,14 @@
 #include <sys/stat.h>
 
 /* Text of a JSON scalar as a flag would carry it. */
+/* A scalar as flag text: 0; -1 not a scalar; -2 a string of n characters or more (never cut short). */
 static int scalar_text(const cJSON *v, char *buf, size_t n)
 {
-    if (cJSON_IsString(v)) { snprintf(buf, n, "%s", v->valuestring); return 0; }
+    if (cJSON_IsString(v)) {
+        if (strlen(v->valuestring) >= n) return -2;
+        snprintf(buf, n, "%s", v->valuestring);
+        return 0;
+    }
     if (cJSON_IsBool(v)) { snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false"); return 0; }
     if (cJSON_IsNumber(v)) { snprintf(buf, n, "%.17g", v->valuedouble); return 0; }
     return -1;
@@ -76,7 +81,13 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
         if (cJSON_GetArraySize(v) == 0) { kb_errf(err, errlen, "%s: empty array (an axis needs at least one value)", p->name); free(buf); return -1; }
         const cJSON *e;
         cJSON_ArrayForEach(e, v) {
-            if (scalar_text(e, item, sizeof item)) {
+            int sr = scalar_text(e, item, sizeof item);
+            if (sr == -2) {
+                kb_errf(err, errlen, "%s: an element longer than %zu characters", p->name, sizeof item - 1);
+                free(buf);
+                return -1;
+            }
+            if (sr) {
                 kb_errf(err, errlen, "%s: array elements must be numbers or strings, got %s", p->name, json_type(e));
                 free(buf);
                 return -1;
@@ -87,7 +98,13 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
         *out = buf;
         return 0;
     }
-    if (scalar_text(v, buf, cap)) {
+    int sr = scalar_text(v, buf, cap);
+    if (sr == -2) {
+        kb_errf(err, errlen, "%s: a value longer than %zu characters", p->name, cap - 1);
+        free(buf);
+        return -1;
+    }
+    if (sr) {
         kb_errf(err, errlen, "%s: expected a number, a string or an array, got %s", p->name, json_type(v));
         free(buf);
         return -1;
@@ -118,7 +135,12 @@ static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *
     const cJSON *e;
     cJSON_ArrayForEach(e, obj) {
         char text[1024], e2[KB_ERRLEN];
-        if (scalar_text(e, text, sizeof text)) {
+        int sr = scalar_text(e, text, sizeof text);
+        if (sr == -2) {
+            kb_errf(err, errlen, "%s: settings.%s: longer than %zu characters", name, e->string, sizeof text - 1);
+            return -1;
+        }
+        if (sr) {
             kb_errf(err, errlen, "%s: settings.%s: expected a scalar, got %s", name, e->string, json_type(e));
             return -1;
         }

@@ -140,7 +140,7 @@ typedef struct {
     const char *set_val[64];
     int nset;
     /* sweep --set NAME=VALUES */
-    char axis_buf[KB_MAX_SET_AXES][256];
+    char axis_buf[KB_MAX_SET_AXES][4096];
     const char *axis_name[KB_MAX_SET_AXES], *axis_val[KB_MAX_SET_AXES];
     int naxes;
     char **pos;
@@ -203,7 +203,9 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
         if (c == OPT_SET) {
             const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1] || strlen(optarg) >= sizeof cli->axis_buf[0])
+            if (strlen(optarg) >= sizeof cli->axis_buf[0])
+                return usage_error(cmd, "--set: NAME=VALUES longer than %zu characters", sizeof cli->axis_buf[0] - 1);
+            if (!eq || eq == optarg || !eq[1])
                 return usage_error(cmd, "--set takes NAME=VALUES, a parameter and its axis (--set dtype=fp16,bf16), not '%s'",
                                    optarg);
             if (cli->naxes == KB_MAX_SET_AXES) return usage_error(cmd, "--set: at most %d axes", KB_MAX_SET_AXES);
@@ -222,10 +224,9 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
         const kb_setting *s = &kb_settings[c - OPT_SETTING];
         const char *val = s->type == KB_S_BOOL ? "1" : optarg;
         if (kb_opts_set(&cli->opts, s->name, val, err, sizeof err)) return usage_error(cmd, "--%s", err);
-        if (cli->nset < 64) {
-            cli->set_name[cli->nset] = s->name;
-            cli->set_val[cli->nset++] = val;
-        }
+        if (cli->nset == 64) return usage_error(cmd, "more than 64 option flags (each setting once is enough)");
+        cli->set_name[cli->nset] = s->name;
+        cli->set_val[cli->nset++] = val;
     }
     cli->pos = argv + optind;
     cli->npos = argc - optind;

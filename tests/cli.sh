@@ -138,6 +138,11 @@ cli_usage_errors() {
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
+    # limits are said, never applied silently
+    local many=()
+    for _ in $(seq 70); do many+=(--quiet); done
+    usage_error "more than 64 option flags exits 2" rope "${many[@]}" --dry-run -- "more than 64 option flags"
+    usage_error "a --set past its limit exits 2" sweep configs/ci.json --set "seq=$(seq -s, 1 2000)" --dry-run -- "--set: NAME=VALUES longer than 4095 characters"
     # what the user typed is echoed on one line: newlines and escape sequences spelled out
     usage_error "a newline in a value stays one line" rope --seq $'16\n17' --dry-run -- "got '16\\n17'"
     usage_error "an escape sequence in a flag is spelled out" rope $'--frob\e[31m' -- "'--frob\\x1b[31m'"

@@ -309,6 +309,25 @@ static void test_settings_errors(void **state)
     free(p.cases);
 }
 
+/* Values are never cut short: a string past its buffer is refused, naming the limit. */
+static void test_long_values(void **state)
+{
+    (void)state;
+    size_t n = 70000;
+    char *t = malloc(n + 200), *v = malloc(n + 1);
+    memset(v, 'a', 1100);
+    v[1100] = 0;
+    snprintf(t, n + 200, "{\"settings\": {\"csv\": \"%s\"}, \"sweeps\": [{\"op\": \"rope\"}]}", v);
+    BAD(t, "settings.csv: longer than 1023 characters");
+    /* a 66 KiB seqlens string: it once lost its tail (the last element read as 102) */
+    size_t o = 0;
+    while (o < 67000) o += (size_t)snprintf(v + o, n + 1 - o, "%s1024", o ? "," : "");
+    snprintf(t, n + 200, "{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": \"%s\"}]}", v);
+    BAD(t, "seqlens: a value longer than 65535 characters");
+    free(t);
+    free(v);
+}
+
 static void test_plan_seed(void **state)
 {
     (void)state;
@@ -391,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_syntax_error_position),
         cmocka_unit_test(test_structure_errors),
         cmocka_unit_test(test_settings_errors),
+        cmocka_unit_test(test_long_values),
         cmocka_unit_test(test_plan_seed),
         cmocka_unit_test(test_load_file),
         cmocka_unit_test(test_set_axes),
