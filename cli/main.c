@@ -30,7 +30,8 @@ static void flag_name(const char *name, char *buf, size_t n)
 
 static void print_settings_help(FILE *f)
 {
-    fprintf(f, "Options (also the \"settings\" of a sweep file, with _ for -):\n");
+    fprintf(f, "Options (also the \"settings\" of a sweep file, with _ for -; a long option may be\n"
+               "shortened to any unique prefix, --min-s for --min-samples; numbers are decimal):\n");
     for (int i = 0; i < kb_nsettings; i++) {
         const kb_setting *s = &kb_settings[i];
         char fl[64], left[96];
@@ -189,6 +190,16 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
                 for (int i = 0; i < n; i++)
                     if (!strcmp(word, cands[i]))
                         return usage_error(cmd, "option '--%s' takes no value", word);
+                /* a prefix of several names: ambiguous, said as such with the names */
+                char which[512] = "";
+                int nprefix = 0;
+                size_t wl = strlen(word), o = 0;
+                for (int i = 0; i < n && wl; i++)
+                    if (!strncmp(cands[i], word, wl) && o < sizeof which) {
+                        o += (size_t)snprintf(which + o, sizeof which - o, "%s--%s", nprefix ? ", " : "", cands[i]);
+                        nprefix++;
+                    }
+                if (nprefix > 1) return usage_error(cmd, "option '--%s' is ambiguous: %s", word, which);
                 const char *near = kb_nearest(word, cands, n);
                 if (near) return usage_error(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
                 return usage_error(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);

@@ -138,6 +138,12 @@ cli_usage_errors() {
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
+    # a unique prefix is the option; several are named as ambiguous
+    usage_error "an ambiguous prefix names the options" rope --b 4 --dry-run -- "option '--b' is ambiguous: --batch, --base"
+    run rope --bat 4 --dry --seq 16
+    expect_rc 0
+    expect_out_has "1 cases"
+    done_test "a unique prefix is the option (--bat, --dry)"
     # limits are said, never applied silently
     local many=()
     for _ in $(seq 70); do many+=(--quiet); done
