@@ -194,24 +194,28 @@ static int config_sweep(const cJSON *sw, const char *where, int all_enums, const
         if (pi < 0) {
             kb_sweep_set(&s, e->string, "", e2, sizeof e2); /* builds the suggestion */
             kb_errf(err, errlen, "%s: %s", where, e2);
-            return -1;
+            goto fail;
         }
         char *text;
-        if (sweep_axis_text(&op->params[pi], e, &text, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
+        if (sweep_axis_text(&op->params[pi], e, &text, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); goto fail; }
         int rc = kb_sweep_set(&s, e->string, text, e2, sizeof e2);
         free(text);
-        if (rc) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
+        if (rc) { kb_errf(err, errlen, "%s: %s", where, e2); goto fail; }
     }
     for (int i = 0; set && i < set->nset; i++) {
         if (kb_param_index(op, set->set_name[i]) < 0) continue;
         if (kb_sweep_set(&s, set->set_name[i], set->set_val[i], e2, sizeof e2)) {
             kb_errf(err, errlen, "--set %s=%s (%s): %s", set->set_name[i], set->set_val[i], where, e2);
-            return -1;
+            goto fail;
         }
         hits[i]++;
     }
-    if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); return -1; }
+    if (kb_sweep_expand(&s, cases, ncases, e2, sizeof e2)) { kb_errf(err, errlen, "%s: %s", where, e2); goto fail; }
+    kb_sweep_free(&s);
     return 0;
+fail:
+    kb_sweep_free(&s);
+    return -1;
 }
 
 /* A key that appears twice in one object of valid JSON text: cJSON keeps

@@ -44,7 +44,7 @@ typedef struct {
 /* One value of one parameter in one case. */
 typedef struct {
     double num;   /* ints, floats, enum index */
-    int *list;    /* int lists (owned by the sweep; never freed) */
+    int *list;    /* int lists: a sweep's axis owns its values', a case its own copy */
     int nlist;
 } kb_val;
 
@@ -227,6 +227,9 @@ void kb_sweep_init(kb_sweep *s, const kb_op *op); /* every axis = its default */
 int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen);
 #define KB_MAX_CASES 1000000 /* cases in one plan: more is surely a mistake */
 long kb_sweep_count(const kb_sweep *s); /* saturates at KB_MAX_CASES + 1 */
+void kb_sweep_free(kb_sweep *s); /* its axes; the cases expanded from it keep their own lists */
+void kb_case_free_lists(kb_case *c);
+void kb_cases_free(kb_case *cases, int n); /* every case's lists, then the array */
 /* Append the sweep's cases (validated) to *cases; -1 with err on the first bad one. */
 int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen);
 

@@ -258,17 +258,27 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
     kb_sweep_init(&cli.sweep, op);
     kb_opts_default(&cli.opts);
     int rc = parse_flags(op->name, argc, argv, &cli);
-    if (rc) return rc;
-    if (cli.npos) return usage_error(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
+    if (!rc && cli.npos)
+        rc = usage_error(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
+    if (rc) {
+        kb_sweep_free(&cli.sweep);
+        return rc;
+    }
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.opts = cli.opts;
     char err[KB_ERRLEN];
-    if (kb_sweep_expand(&cli.sweep, &plan.cases, &plan.ncases, err, sizeof err)) return usage_error(NULL, "%s", err);
+    int erc = kb_sweep_expand(&cli.sweep, &plan.cases, &plan.ncases, err, sizeof err);
+    kb_sweep_free(&cli.sweep); /* the cases own their values */
+    if (erc) {
+        kb_cases_free(plan.cases, plan.ncases);
+        return usage_error(NULL, "%s", err);
+    }
     kb_plan_seed(&plan);
     kb_run_info info = {full_argc, full_argv, op->name, 0};
-    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
-    return kb_run_plan(&plan, &info);
+    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
+    kb_cases_free(plan.cases, plan.ncases);
+    return run_rc;
 }
 
 static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
@@ -320,8 +330,9 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     apply_flag_settings(&cli, &plan.opts);
     kb_plan_seed(&plan);
     kb_run_info info = {full_argc, full_argv, name, 0};
-    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
-    return kb_run_plan(&plan, &info);
+    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
+    kb_cases_free(plan.cases, plan.ncases);
+    return run_rc;
 }
 
 static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
@@ -363,8 +374,9 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
         if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
     kb_plan_seed(&plan);
     kb_run_info info = {full_argc, full_argv, "check", 1};
-    if (cli.dry_run) return kb_dry_run(&plan, &info, stdout);
-    return kb_run_plan(&plan, &info);
+    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
+    kb_cases_free(plan.cases, plan.ncases);
+    return run_rc;
 }
 
 static int cmd_list(int argc, char **argv)

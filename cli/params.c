@@ -443,6 +443,7 @@ int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, si
     kb_val *vals;
     int n = kb_parse_axis(&s->op->params[i], text, &vals, err, errlen);
     if (n < 0) return -1;
+    for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
     free(s->axis[i]);
     s->axis[i] = vals;
     s->naxis[i] = n;
@@ -478,8 +479,18 @@ int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, 
         memset(c, 0, sizeof *c);
         c->op = s->op;
         c->index = *ncases;
-        for (int i = 0; i < np; i++) c->v[i] = s->axis[i][idx[i]];
+        for (int i = 0; i < np; i++) {
+            c->v[i] = s->axis[i][idx[i]];
+            if (c->v[i].nlist) { /* the case owns its copy: the sweep can go (kb_sweep_free) */
+                c->v[i].list = malloc((size_t)c->v[i].nlist * sizeof *c->v[i].list);
+                if (!c->v[i].list) abort();
+                memcpy(c->v[i].list, s->axis[i][idx[i]].list, (size_t)c->v[i].nlist * sizeof *c->v[i].list);
+            } else {
+                c->v[i].list = NULL;
+            }
+        }
         if (s->op->validate && s->op->validate(c, err, errlen)) {
+            kb_case_free_lists(c);
             char label[512], e2[KB_ERRLEN];
             kb_case_label(c, label, sizeof label);
             snprintf(e2, sizeof e2, "%s", err);
@@ -494,4 +505,29 @@ int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, 
         }
     }
     return 0;
+}
+
+void kb_case_free_lists(kb_case *c)
+{
+    for (int i = 0; c->op && i < c->op->nparams; i++) {
+        free(c->v[i].list);
+        c->v[i].list = NULL;
+        c->v[i].nlist = 0;
+    }
+}
+
+void kb_cases_free(kb_case *cases, int n)
+{
+    for (int i = 0; i < n; i++) kb_case_free_lists(&cases[i]);
+    free(cases);
+}
+
+void kb_sweep_free(kb_sweep *s)
+{
+    for (int i = 0; s->op && i < s->op->nparams; i++) {
+        for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
+        free(s->axis[i]);
+        s->axis[i] = NULL;
+        s->naxis[i] = 0;
+    }
 }
