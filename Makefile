@@ -26,7 +26,7 @@ LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test check plot deps clean FORCE
+.PHONY: all run test test-asan check plot deps clean FORCE
 all: kbench
 
 $(BUILD)/git.h: FORCE
@@ -46,13 +46,17 @@ $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-kbench: $(BUILD)/cli/main.o $(LIB_OBJ)
-	$(NVCC) -o $@ $^ $(LDLIBS)
+# LINK: what links (nvcc; test-asan links with gcc so that ASan's runtime comes first)
+LINK    ?= $(NVCC)
+KBENCH_BIN ?= kbench
+
+$(KBENCH_BIN): $(BUILD)/cli/main.o $(LIB_OBJ)
+	$(LINK) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icli -c $< -o $@.o
-	$(NVCC) -o $@ $@.o $(LIB_OBJ) $(LDLIBS) -lcmocka
+	$(LINK) -o $@ $@.o $(LIB_OBJ) $(LDLIBS) -lcmocka
 
 deps:
 	@scripts/deps.sh
@@ -71,12 +75,24 @@ test:
 check: kbench
 	./kbench check
 
+# The host code and the tests under AddressSanitizer + UBSan, leaks detected:
+# its own build tree (build-asan/) and binary (build-asan/kbench); the CUDA
+# objects are built as usual (their device code is not instrumented).
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+test-asan:
+	@scripts/deps.sh build test
+	$(MAKE) BUILD=build-asan KBENCH_BIN=build-asan/kbench CFLAGS="$(ASAN_FLAGS)" \
+	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
+	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%)
+	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    KBENCH=build-asan/kbench tests/run.sh $(TESTS:$(BUILD)/%=build-asan/%)
+
 plot:
 	@scripts/deps.sh plot
 	@for f in results/*.csv; do [ -e "$$f" ] || { echo "make plot: no CSV in results/ (run make run first)"; exit 1; }; \
 	    scripts/plot.sh "$$f" || exit 1; done
 
 clean:
-	rm -rf $(BUILD) kbench
+	rm -rf $(BUILD) build-asan kbench
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -341,6 +341,11 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
     rc = 0;
 out:
     cJSON_Delete(root);
+    if (rc) { /* nothing half-made is left for the caller */
+        kb_cases_free(plan->cases, plan->ncases);
+        plan->cases = NULL;
+        plan->ncases = 0;
+    }
     return rc;
 }
 

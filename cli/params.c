@@ -279,6 +279,14 @@ static int parse_range(const kb_param *p, const char *s, size_t len, kb_val **va
 
 static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
 
+/* An axis given up half-made: its n values' lists, the array. */
+static void drop_axis(kb_val **vals, int n)
+{
+    for (int k = 0; k < n; k++) free((*vals)[k].list);
+    free(*vals);
+    *vals = NULL;
+}
+
 static int same_val(const kb_param *p, const kb_val *a, const kb_val *b)
 {
     if (p->type != KB_P_INTLIST) return a->num == b->num;
@@ -328,8 +336,8 @@ static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *
                     size_t l = strcspn(e, ",/");
                     if (e + l > s + len) l = (size_t)(s + len - e);
                     double x;
-                    if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); free(*vals); *vals = NULL; return -1; }
-                    if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); free(*vals); *vals = NULL; return -1; }
+                    if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); drop_axis(vals, n); return -1; }
+                    if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
                     v.list = realloc(v.list, (size_t)(lc + 1) * sizeof(int));
                     v.list[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
                     e += l;
@@ -338,7 +346,7 @@ static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *
                 }
                 v.nlist = lc;
             }
-            if (kb_check_value(p, &v, err, errlen)) { free(v.list); free(*vals); *vals = NULL; return -1; }
+            if (kb_check_value(p, &v, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
             push(vals, &n, &cap, v);
             if (s[len] == 0) break;
             s += len + 1;

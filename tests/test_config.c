@@ -38,7 +38,7 @@ static void parse_bad(const char *text, const char *const *has)
     if (strncmp(err, "t.json:", 7) != 0) fail_msg("message does not start with the name: %s", err);
     for (; *has; has++)
         if (!strstr(err, *has)) fail_msg("message lacks '%s': %s", *has, err);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 #define BAD(text, ...) parse_bad(text, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -71,7 +71,7 @@ static void test_set_axes(void **state)
     assert_int_equal(dt[1], 3);
     assert_int_equal(dt[2], 3);
     assert_int_equal(rows7, 6);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 
     /* a parameter no sweep's op has, and a value the parameter refuses */
     plan_init(&p);
@@ -82,14 +82,14 @@ static void test_set_axes(void **state)
     assert_int_equal(kb_config_parse(ln, "t.json", &p, err, sizeof err), -1);
     assert_non_null(strstr(err, "--set heads"));
     assert_non_null(strstr(err, "t.json"));
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     plan_init(&p);
     p.nset = 1;
     p.set_name[0] = "cols";
     p.set_val[0] = "0";
     assert_int_equal(kb_config_parse(ln, "t.json", &p, err, sizeof err), -1);
     assert_non_null(strstr(err, "--set cols=0"));
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 
 static void test_valid_file(void **state)
@@ -149,7 +149,7 @@ static void test_valid_file(void **state)
             assert_int_equal(sl->list[0], 3);
         }
     }
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 
 static void test_seqlens_forms(void **state)
@@ -162,19 +162,19 @@ static void test_seqlens_forms(void **state)
     assert_int_equal(sl->nlist, 3);
     assert_int_equal(sl->list[0], 1);
     assert_int_equal(sl->list[2], 3);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     /* an array of arrays is an axis */
     p = parse_ok("{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seq\": 8, \"seqlens\": [[1, 2], [3]]}]}");
     assert_int_equal(p.ncases, 2);
     assert_int_equal(kb_case_val(&p.cases[0], "seqlens")->nlist, 2);
     assert_int_equal(kb_case_val(&p.cases[1], "seqlens")->nlist, 1);
     assert_int_equal(kb_case_val(&p.cases[1], "seqlens")->list[0], 3);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     /* a string reads like the flag */
     p = parse_ok("{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seq\": 8, \"seqlens\": \"4,5/6/none\"}]}");
     assert_int_equal(p.ncases, 3);
     assert_int_equal(kb_case_val(&p.cases[2], "seqlens")->nlist, 0);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [1, \"x\"]}]}", "seqlens");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [[1], 2]}]}", "seqlens");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"layout\": \"thd\", \"seq\": 8, \"seqlens\": [9]}]}", "exceeds seq 8");
@@ -188,12 +188,12 @@ static void test_axes_forms(void **state)
     assert_int_equal(kb_case_int(&p.cases[0], "heads"), 10);
     assert_int_equal(kb_case_dtype(&p.cases[3]), KB_FP16);
     assert_int_equal(kb_case_int(&p.cases[8], "seq"), 3);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     p = parse_ok("{\"sweeps\": [{\"op\": \"rope\", \"seq\": [\"4k\", 16, \"1:2\"]}]}");
     assert_int_equal(p.ncases, 4);
     assert_int_equal(kb_case_int(&p.cases[0], "seq"), 4096);
     assert_int_equal(kb_case_int(&p.cases[3], "seq"), 2);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": []}]}", "sweeps[0]", "seq", "empty");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 16.5}]}", "seq", "integer");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 0}]}", "seq = 0 is out of bounds");
@@ -284,12 +284,12 @@ static void test_structure_errors(void **state)
     BAD("{\"sweeps\": [{\"op\": \"rope\",\n \"seq\": \"16\\u0000garbage\"}]}", "t.json:2:", "NUL character");
     BAD("{\"sweeps\": [{\"op\": \"rope\", \"seq\": \"16\\U0000\"}]}", "JSON syntax error"); /* \U is no escape */
     kb_plan q = parse_ok("{\"description\": \"a \\\\u0000 b\", \"sweeps\": [{\"op\": \"rope\"}]}");
-    free(q.cases);
+    kb_cases_free(q.cases, q.ncases);
     /* the same key in different objects, and as a value or inside a string, is fine */
     kb_plan p = parse_ok("{\"description\": \"op \\\"op\\\" seq\", \"sweeps\": [{\"op\": \"rope\", \"seq\": [1, 2]},"
                          " {\"op\": \"rope\", \"layout\": \"thd\", \"seqlens\": [[1], [2]]}]}");
     assert_int_equal(p.ncases, 4);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 
 static void test_settings_errors(void **state)
@@ -306,7 +306,7 @@ static void test_settings_errors(void **state)
     assert_int_equal(p.opts.quiet, 1);
     assert_int_equal(p.opts.no_verify, 0);
     assert_true(p.opts.seed == 123456789012ull);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 
 /* Values are never cut short: a string past its buffer is refused, naming the limit. */
@@ -348,9 +348,9 @@ static void test_plan_seed(void **state)
         for (int j = 0; j < i; j++) assert_true(a.cases[i].seed != a.cases[j].seed);
         for (int j = 0; j < a.ncases; j++) assert_true(a.cases[i].seed != c.cases[j].seed);
     }
-    free(a.cases);
-    free(b.cases);
-    free(c.cases);
+    kb_cases_free(a.cases, a.ncases);
+    kb_cases_free(b.cases, b.ncases);
+    kb_cases_free(c.cases, c.ncases);
 }
 
 static void test_load_file(void **state)
@@ -368,7 +368,7 @@ static void test_load_file(void **state)
     char err[KB_ERRLEN];
     assert_int_equal(kb_config_load(path, &p, err, sizeof err), 0);
     assert_int_equal(p.ncases, 2);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     /* errors name the file given */
     f = fopen(path, "w");
     fputs("{\"sweeps\": [\n  {\"op\": \"rope\",}\n]}\n", f);
@@ -390,7 +390,7 @@ static void test_default_config(void **state)
     (void)state;
     kb_plan p = parse_ok(kb_default_config);
     assert_true(p.ncases > 0);
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
     /* the embedded text is configs/default.json (when run from the repository) */
     FILE *f = fopen("configs/default.json", "rb");
     if (!f) skip();

@@ -43,7 +43,8 @@ static kb_case one_case(const char *dtype, const char *tf32, const char *tokens,
     if (kb_sweep_expand(&s, &cases, &n, err, sizeof err)) fail_msg("expand: %s", err);
     assert_int_equal(n, 1);
     kb_case c = cases[0];
-    free(cases);
+    kb_cases_free(cases, n);
+    kb_sweep_free(&s);
     return c;
 }
 
@@ -58,12 +59,16 @@ static const char *expand_error(const char *dtype, const char *tf32, const char 
     const char *names[] = {"dtype", "tf32", "tokens", "hidden", "inter"};
     const char *vals[] = {dtype, tf32, tokens, hidden, inter};
     for (int i = 0; i < 5; i++)
-        if (vals[i] && kb_sweep_set(&s, names[i], vals[i], err, sizeof err)) return err;
+        if (vals[i] && kb_sweep_set(&s, names[i], vals[i], err, sizeof err)) {
+            kb_sweep_free(&s);
+            return err;
+        }
     kb_case *cases = NULL;
     int n = 0;
     int rc = kb_sweep_expand(&s, &cases, &n, err, sizeof err);
-    free(cases);
+    kb_cases_free(cases, n);
     if (!rc) err[0] = 0;
+    kb_sweep_free(&s);
     return err;
 }
 
@@ -514,6 +519,7 @@ static void test_impls(void **state)
     assert_int_equal(kb_impl_supports(fused, &cs[0], h100, why, sizeof why), 0);
     assert_int_not_equal(kb_impl_supports(fused, &cs[0], a100, why, sizeof why), 0); /* fused runs mma there */
     free(cs);
+    kb_sweep_free(&s);
 }
 
 static int has_case(const kb_case *cs, int n, const char *dtype, const char *tf32, long t, long h, long i)
@@ -575,7 +581,7 @@ static void test_check_sweeps(void **state)
         if (cases[k].v[4].num == 4000) assert_true(f <= 6.0 * 640 * 72 * 4000);
         else assert_true(f <= 6.0 * 31 * 520 * 1400);
     }
-    free(cases);
+    kb_cases_free(cases, n);
 }
 
 /* configs/mlp.json: the shapes the issue names, in bf16 and fp16 */
@@ -593,7 +599,7 @@ static void test_config_file(void **state)
         assert_true(has_case(p.cases, p.ncases, dt[d], "off", 16, 4096, 11008));   /* decode */
         for (long t = 512; t <= 8192; t *= 2) assert_true(has_case(p.cases, p.ncases, dt[d], "off", t, 4096, 11008));
     }
-    free(p.cases);
+    kb_cases_free(p.cases, p.ncases);
 }
 
 int main(void)

@@ -155,6 +155,13 @@ static void test_axis_bad(void **state)
     expect_bad("seqlens", "5//7", "an empty value");
 }
 
+/* values of an int-list axis: their lists, then the array (n at most the count) */
+static void free_vals(kb_val *v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i].list);
+    free(v);
+}
+
 static void test_axis_intlist(void **state)
 {
     (void)state;
@@ -164,17 +171,17 @@ static void test_axis_intlist(void **state)
     assert_int_equal(v[0].list[1], 4);
     assert_int_equal(v[1].nlist, 1);
     assert_int_equal(v[1].list[0], 5);
-    free(v);
+    free_vals(v, 2);
     v = axis("seqlens", "none", 1);
     assert_int_equal(v[0].nlist, 0);
-    free(v);
+    free_vals(v, 1);
     v = axis("seqlens", "", 1);
     assert_int_equal(v[0].nlist, 0);
-    free(v);
+    free_vals(v, 1);
     v = axis("seqlens", "1k,7/none", 2);
     assert_int_equal(v[0].list[0], 1024);
     assert_int_equal(v[1].nlist, 0);
-    free(v);
+    free_vals(v, 2);
     expect_bad("seqlens", "3,x", "x");
     expect_bad("seqlens", "3,,4", NULL);
     expect_bad("seqlens", "2.5", "integer");
@@ -262,7 +269,8 @@ static void test_sweep_defaults(void **state)
     assert_non_null(strstr(label, "pass=fwd"));
     assert_non_null(strstr(label, " seq=2048 "));
     assert_null(strstr(label, "seqlens")); /* an empty list is left out */
-    free(cases);
+    kb_cases_free(cases, n);
+    kb_sweep_free(&s);
 }
 
 static void test_sweep_set_unknown(void **state)
@@ -284,6 +292,7 @@ static void test_sweep_set_unknown(void **state)
     assert_int_equal(kb_sweep_set(&s, "seq", "16,zz", err, sizeof err), -1);
     assert_non_null(strstr(err, "seq"));
     assert_int_equal(kb_sweep_count(&s), 2);
+    kb_sweep_free(&s);
 }
 
 static void test_sweep_expand_order(void **state)
@@ -319,7 +328,8 @@ static void test_sweep_expand_order(void **state)
     assert_int_equal(n, 24);
     assert_int_equal(cases[12].index, 12);
     assert_int_equal(kb_case_int(&cases[13], "seq"), 32);
-    free(cases);
+    kb_cases_free(cases, n);
+    kb_sweep_free(&s);
 }
 
 /* rope's validate, through the expansion: -1 and the reason */
@@ -333,14 +343,16 @@ static void expect_invalid(const char *const *sets, const char *has)
     kb_case *cases = NULL;
     int n = 0;
     int rc = kb_sweep_expand(&s, &cases, &n, err, sizeof err);
-    free(cases);
+    kb_cases_free(cases, n);
     if (has == NULL) {
         if (rc != 0) fail_msg("valid sweep refused: %s", err);
+        kb_sweep_free(&s);
         return;
     }
     if (rc != -1) fail_msg("invalid sweep accepted (want '%s')", has);
     if (!strstr(err, has)) fail_msg("message lacks '%s': %s", has, err);
     assert_true(strncmp(err, "rope ", 5) == 0); /* names the op and the case */
+    kb_sweep_free(&s);
 }
 
 /* Axes whose product overflows a long: the count saturates and the expansion
@@ -380,7 +392,8 @@ static void test_sweep_too_many(void **state)
     assert_non_null(strstr(err, "at most 1000000"));
     assert_non_null(strstr(err, "e+")); /* the true count, not a wrapped one */
     assert_int_equal(n, 0);
-    free(cases);
+    kb_cases_free(cases, n);
+    kb_sweep_free(&s);
 }
 
 static void test_rope_validate(void **state)

@@ -74,6 +74,7 @@ static kb_case *make_cases(int *n)
     *n = 0;
     assert_int_equal(kb_sweep_expand(&s, &cases, n, err, sizeof err), 0);
     assert_int_equal(*n, 2);
+    kb_sweep_free(&s);
     return cases;
 }
 
@@ -236,7 +237,7 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "verified_rows")], "");
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
     assert_string_equal(v[col(h, nh, "kernel")], "");
-    free(cases);
+    kb_cases_free(cases, n);
 }
 
 static const char *jstr(const cJSON *o, const char *k);
@@ -298,7 +299,7 @@ static void test_na_row(void **state)
     assert_null(cJSON_GetObjectItemCaseSensitive(o, "kernel"));
     cJSON_Delete(j);
     unlink(path);
-    free(cases);
+    kb_cases_free(cases, n);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -409,7 +410,7 @@ static void test_json_report(void **state)
     unlink(json);
     rmdir(sub);
     rmdir(dir);
-    free(cases);
+    kb_cases_free(cases, n);
 }
 
 static long file_size(const char *path)
@@ -487,7 +488,7 @@ static void test_report_write_errors(void **state)
     }
     signal(SIGXFSZ, xfsz);
     rmdir(dir);
-    free(cases);
+    kb_cases_free(cases, n);
 }
 
 static void test_report_open_errors(void **state)
