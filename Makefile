@@ -26,7 +26,7 @@ LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-asan check plot deps clean FORCE
+.PHONY: all run test test-asan fuzz check plot deps clean FORCE
 all: kbench
 
 $(BUILD)/git.h: FORCE
@@ -92,7 +92,40 @@ plot:
 	@for f in results/*.csv; do [ -e "$$f" ] || { echo "make plot: no CSV in results/ (run make run first)"; exit 1; }; \
 	    scripts/plot.sh "$$f" || exit 1; done
 
+# libFuzzer (clang) over the parsers: tests/fuzz/fuzz_<name>.c, the host code
+# built again with ASan + UBSan, the CUDA objects of the normal build linked
+# as they are (no GPU call is reached). Each runs SECONDS (default 60),
+# seeded from configs/ and tests/data/compare; new inputs go to build-fuzz/.
+FUZZ_CC    ?= clang
+SECONDS    ?= 60
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wno-unknown-pragmas -I$(CUDA)/include -Icli
+FUZZ_OBJ   := $(CLI_SRC:%.c=build-fuzz/%.o)
+FUZZERS    := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+CU_OBJ     := $(CU_SRC:%.cu=$(BUILD)/%.o)
+
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(CU_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ -lcjson -lcublas -lcublasLt -L$(CUDA)/lib64 \
+	    -lcudart_static -ldl -lm -lpthread -lrt -lstdc++
+
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do \
+	    n=$${f#build-fuzz/fuzz_}; mkdir -p build-fuzz/corpus-$$n; \
+	    case $$n in sweep) seeds="configs tests/fuzz/seeds/sweep";; compare) seeds="tests/data/compare";; esac; \
+	    echo "== $$f, $(SECONDS) s"; \
+	    ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 $$f -max_total_time=$(SECONDS) -max_len=65536 \
+	        -artifact_prefix=build-fuzz/ build-fuzz/corpus-$$n $$seeds > build-fuzz/$$n.log 2>&1; \
+	    rc=$$?; grep -E '^#[0-9]+ +DONE|^Done' build-fuzz/$$n.log | tail -n 1; \
+	    [ $$rc -eq 0 ] || { tail -n 40 build-fuzz/$$n.log; echo "fuzz $$n: exit $$rc (inputs: build-fuzz/crash-*)"; exit 1; }; \
+	done
+
+.SECONDARY: $(FUZZ_OBJ)
+
 clean:
-	rm -rf $(BUILD) build-asan kbench
+	rm -rf $(BUILD) build-asan build-fuzz kbench
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

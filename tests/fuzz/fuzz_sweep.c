@@ -1,0 +1,35 @@
+/* libFuzzer harness: the JSON sweep parser (kb_config_parse) and the
+ * dry-run expansion of what it accepts, as `kbench sweep FILE --dry-run`
+ * does. No GPU call is reached. Seeds: configs/, tests/fuzz/seeds/sweep. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kbench.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text) return 0;
+    memcpy(text, data, size);
+    text[size] = 0;
+    kb_plan plan;
+    memset(&plan, 0, sizeof plan);
+    kb_opts_default(&plan.opts);
+    char err[KB_ERRLEN] = "";
+    if (kb_config_parse(text, "fuzz.json", &plan, err, sizeof err) == 0) {
+        kb_plan_seed(&plan);
+        static FILE *devnull;
+        if (!devnull) devnull = fopen("/dev/null", "w");
+        kb_run_info info = {0, NULL, "fuzz", 0};
+        snprintf(plan.opts.csv, sizeof plan.opts.csv, "/dev/null");
+        snprintf(plan.opts.json, sizeof plan.opts.json, "/dev/null");
+        kb_dry_run(&plan, &info, devnull);
+    } else if (strchr(err, '\n')) {
+        abort(); /* messages are one line */
+    }
+    kb_cases_free(plan.cases, plan.ncases);
+    free(text);
+    return 0;
+}
