@@ -324,18 +324,7 @@ kb_cmp_verdict kb_cmp_judge(const kb_cmp_row *base, const kb_cmp_row *cur, doubl
 }
 
 /* ---- matching ------------------------------------------------------------- */
-static int impl_wanted(const char *impls, const char *impl)
-{
-    if (!impls || !*impls) return 1;
-    size_t n = strlen(impl);
-    for (const char *p = impls; *p;) {
-        size_t k = strcspn(p, ",");
-        if (k == n && !strncmp(p, impl, n)) return 1;
-        p += k;
-        if (*p) p++;
-    }
-    return 0;
-}
+static int impl_wanted(const char *impls, const char *impl) { return !impls || !*impls || kb_list_has(impls, impl); }
 
 static const kb_cmp_file *sort_file; /* qsort has no context argument in C11 */
 

@@ -206,6 +206,8 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 void kb_case_label(const kb_case *c, char *buf, size_t n);
 /* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */
 int kb_decimal_syntax(const char *s, size_t len);
+/* name is one of the comma-separated names of list (NULL or "": none) */
+int kb_list_has(const char *list, const char *name);
 /* in with control characters spelled out (\n, \t, \x1b) into out[n]; the length written */
 size_t kb_escape_controls(const char *in, char *out, size_t n);
 /* snprintf into an error buffer, control characters escaped: one line (params.c) */

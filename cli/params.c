@@ -8,6 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int kb_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list ? list : ""; *s;) {
+        size_t l = strcspn(s, ",");
+        if (l == n && !strncmp(s, name, n)) return 1;
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
 size_t kb_escape_controls(const char *in, char *out, size_t n)
 {
     static const char hex[] = "0123456789abcdef";

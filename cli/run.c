@@ -26,17 +26,7 @@ static void human_bytes(double b, char *buf, size_t n)
 }
 
 /* Is impl name selected by the --impl filter (comma list)? */
-static int impl_selected(const char *filter, const char *name)
-{
-    if (!filter[0]) return 1;
-    size_t n = strlen(name);
-    for (const char *s = filter; *s;) {
-        size_t l = strcspn(s, ",");
-        if (l == n && !strncmp(s, name, n)) return 1;
-        s += l + (s[l] == ',');
-    }
-    return 0;
-}
+static int impl_selected(const char *filter, const char *name) { return !filter[0] || kb_list_has(filter, name); }
 
 static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
 {
@@ -131,14 +121,7 @@ int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d,
     for (int i = 0; i < c->op->nparams; i++) {
         const kb_param *p = &c->op->params[i];
         if (!p->tunable || c->v[i].num == 0) continue; /* auto */
-        size_t l = strlen(p->name);
-        int takes = 0;
-        for (const char *s = impl->tunables ? impl->tunables : ""; *s && !takes;) {
-            size_t k = strcspn(s, ",");
-            takes = k == l && !strncmp(s, p->name, l);
-            s += k + (s[k] == ',');
-        }
-        if (!takes) {
+        if (!kb_list_has(impl->tunables, p->name)) {
             char v[64];
             kb_format_value(p, &c->v[i], v, sizeof v);
             snprintf(why, n, "%s takes no %s (%s=%s; auto for it)", impl->name, p->name, p->name, v);
@@ -243,6 +226,14 @@ static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_r
     }
     free_all(h, st->nout);
     return 0;
+}
+
+/* kbench check's line for a row that failed */
+static void fail_line(const kb_op *op, const kb_case *c, const kb_impl *impl, const char *label, const char *error)
+{
+    const char *pass = kb_case_enum(c, "pass");
+    fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, pass ? pass : "-", impl->name, label, error);
+    fflush(stdout);
 }
 
 static void progress(int quiet, int i, int n, const kb_case *c, double t0)
@@ -388,30 +379,25 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
                 nfail++;
                 if (kb_report_row(rep, &row)) lost = 1;
-                if (info->check_mode) {
-                    fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name,
-                            kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-", impl->name, label, row.error);
-                    fflush(stdout);
-                }
+                if (info->check_mode) fail_line(op, c, impl, label, row.error);
                 continue;
             }
-            /* n/a: the implementation cannot take this case here (not a failure) */
-            if (kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason)) {
-                row.verified = KB_V_NA;
-                nna++;
-                progress_done(o->quiet);
-                if (kb_report_row(rep, &row)) lost = 1;
-                continue;
-            }
-            /* untimed: plan, allocate the implementation's workspace, name the kernel */
+            /* n/a: the implementation cannot take this case here (not a failure), by
+             * its supports() or, once planned, by its prepare() */
             kb_impl_run run;
             memset(&run, 0, sizeof run);
-            int e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
-            if (e == KB_NA) {
+            int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason);
+            if (!na) { /* untimed: plan, allocate the implementation's workspace, name the kernel */
+                e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
+                if (e == KB_NA) {
+                    na = 1;
+                    snprintf(row.reason, sizeof row.reason, "%s", run.why[0] ? run.why : "cannot take this case");
+                    if (impl->release) impl->release(c, &st, &run);
+                }
+            }
+            if (na) {
                 row.verified = KB_V_NA;
-                snprintf(row.reason, sizeof row.reason, "%s", run.why[0] ? run.why : "cannot take this case");
                 nna++;
-                if (impl->release) impl->release(c, &st, &run);
                 progress_done(o->quiet);
                 if (kb_report_row(rep, &row)) lost = 1;
                 continue;
@@ -459,11 +445,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
             if (kb_report_row(rep, &row)) lost = 1;
-            if (info->check_mode && (row.verified == 0 || e)) {
-                fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
-                        impl->name, label, row.error);
-                fflush(stdout);
-            }
+            if (info->check_mode && (row.verified == 0 || e)) fail_line(op, c, impl, label, row.error);
         }
         if (op->teardown) op->teardown(c, &st);
         for (int k = 0; k < st.nin; k++) { cudaFree(st.in[k].dev); free(st.in[k].host); }
