@@ -114,7 +114,7 @@ static void test_rope_plan(void **state)
     assert_int_equal(p.chunks, 2);
     assert_int_equal(p.gpb, 1);
     assert_int_equal(p.blocks, 2048 * 2);
-    kb_rope_plan_describe(&p, a.dtype, d, sizeof d);
+    kb_rope_plan_describe(&p, d, sizeof d);
     assert_string_equal(d, "opt v=8 cp.async blocks/group=2");
     a = rope(0, KB_ROPE_SBHD, 16, 1, 1, 256, 256); /* fp32: 4 a vector */
     assert_int_equal(kb_rope_plan_make(&a, &p), 0);
@@ -141,7 +141,7 @@ static void test_rope_plan(void **state)
     assert_true(p.gpb * 64 <= KB_ROPE_TABLE);
     assert_int_equal(p.blocks, (8192 + p.gpb - 1) / p.gpb);
     assert_int_equal(p.smem, (size_t)(p.gpb * 64 + 1) / 2 * 2 * 8 + 2 * 4 * 256 * 16);
-    kb_rope_plan_describe(&p, a.dtype, d, sizeof d);
+    kb_rope_plan_describe(&p, d, sizeof d);
     assert_string_equal(d, "opt v=8 cp.async groups/block=16");
     a = rope(2, KB_ROPE_BSHD, 1, 1, 1, 8, 2); /* rot 2: 4096 / 1 table entries cap */
     assert_int_equal(kb_rope_plan_make(&a, &p), 0);

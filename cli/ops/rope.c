@@ -205,7 +205,7 @@ static int prepare_opt(const kb_case *c, kb_state *st, const kb_devattr *d, kb_i
     r->priv = p;
     if (!p) return (int)cudaErrorMemoryAllocation;
     if (kb_rope_plan_make(a, p)) return (int)cudaErrorInvalidValue; /* setup gave invalid arguments */
-    kb_rope_plan_describe(p, a->dtype, r->kernel, sizeof r->kernel);
+    kb_rope_plan_describe(p, r->kernel, sizeof r->kernel);
     (void)c;
     return kb_rope_opt_prepare(a, p);
 }

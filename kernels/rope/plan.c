@@ -51,11 +51,10 @@ int kb_rope_plan_make(const kb_rope_args *a, kb_rope_plan *p)
     return 0;
 }
 
-void kb_rope_plan_describe(const kb_rope_plan *p, int dtype, char *buf, size_t n)
+void kb_rope_plan_describe(const kb_rope_plan *p, char *buf, size_t n)
 {
     if (p->chunks > 1)
         snprintf(buf, n, "opt v=%d%s blocks/group=%u", p->v, p->async ? " cp.async" : "", p->chunks);
     else
         snprintf(buf, n, "opt v=%d%s groups/block=%d", p->v, p->async ? " cp.async" : "", p->gpb);
-    (void)dtype;
 }

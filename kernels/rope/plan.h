@@ -28,7 +28,7 @@ typedef struct {
  * arguments are invalid. */
 int kb_rope_plan_make(const kb_rope_args *a, kb_rope_plan *p);
 /* "opt v=8 cp.async groups/block=4" or "... blocks/group=3" */
-void kb_rope_plan_describe(const kb_rope_plan *p, int dtype, char *buf, size_t n);
+void kb_rope_plan_describe(const kb_rope_plan *p, char *buf, size_t n);
 /* Untimed: lets the kernel take the plan's shared memory; 0 or a cudaError. */
 int kb_rope_opt_prepare(const kb_rope_args *a, const kb_rope_plan *p);
 /* Runs a plan made by kb_rope_plan_make for the same arguments. */
