@@ -204,6 +204,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
     int cap = 1024, n = 0, batch = 1;
     double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = now_s();
     for (;;) {
+        if (kb_stop_signal) break; /* the caller drops this row */
         for (int k = 0; k < batch; k++) {
             if (!o->hot) {
                 t->flushes++;

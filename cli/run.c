@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <signal.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,38 @@ static void progress_done(int quiet)
     if (!quiet && isatty(2)) fprintf(stderr, "\r\033[K");
 }
 
+volatile sig_atomic_t kb_stop_signal;
+
+static void on_stop(int sig) { kb_stop_signal = sig; }
+
+/* SIGINT and SIGTERM (Ctrl-C, Slurm's time limit) stop the sweep after the
+ * rows finished so far; a second one ends the process at once (SA_RESETHAND). */
+static void catch_stop(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    kb_stop_signal = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void uncatch_stop(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+/* 1 when the row could not be written (the sweep stops), else counts it */
+static int put_row(kb_report *rep, const kb_row *row, int *nrows)
+{
+    if (kb_report_row(rep, row)) return 1;
+    (*nrows)++;
+    return 0;
+}
+
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
     char err[KB_ERRLEN];
@@ -261,12 +294,6 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     kb_device dev;
     int rc = kb_device_open(&dev);
     if (rc) return rc;
-    kb_timer *timer = NULL;
-    if (kb_timer_create(&timer, &dev)) {
-        fprintf(stderr, "kbench: %s\n", kb_last_error);
-        kb_timer_destroy(timer);
-        return KB_EXIT_CUDA;
-    }
     /* Refuse a case too big for the device before anything is allocated for it. */
     size_t free_b = 0, total_b = 0;
     kb_device_free_mem(&free_b, &total_b);
@@ -280,9 +307,14 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             human_bytes((double)free_b, b, sizeof b);
             fprintf(stderr, "kbench: %s %s needs %s (%zu bytes) of device memory; %s (%zu bytes) are free\n",
                     c->op->name, label, a, need, b, free_b);
-            kb_timer_destroy(timer);
             return KB_EXIT_USAGE;
         }
+    }
+    kb_timer *timer = NULL;
+    if (kb_timer_create(&timer, &dev)) {
+        fprintf(stderr, "kbench: %s\n", kb_last_error);
+        kb_timer_destroy(timer);
+        return KB_EXIT_CUDA;
     }
     const kb_op *ops[32];
     int nops = plan_ops(plan, ops);
@@ -333,9 +365,12 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 
     int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, nna = 0, fatal = 0;
     int lost = 0; /* a result file could not be written: stop, keep what is there */
+    int nrows = 0;
+    struct sigaction old_sig[2];
+    catch_stop(old_sig);
     double t0 = wall_s();
     void *stream = kb_timer_stream(timer);
-    for (int ci = 0; ci < plan->ncases && !fatal && !lost; ci++) {
+    for (int ci = 0; ci < plan->ncases && !fatal && !lost && !kb_stop_signal; ci++) {
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
         progress(o->quiet, ci, plan->ncases, c, t0);
@@ -358,7 +393,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         if (!setup_rc && !o->no_verify) op->reference(c, &st);
         double base_ms = 0;
-        for (int ii = 0; ii < op->nimpls && !fatal && !lost; ii++) {
+        for (int ii = 0; ii < op->nimpls && !fatal && !lost && !kb_stop_signal; ii++) {
             const kb_impl *impl = &op->impls[ii];
             if (!impl_selected(o->impl, impl->name)) continue;
             kb_row row;
@@ -378,7 +413,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
                 nfail++;
-                if (kb_report_row(rep, &row)) lost = 1;
+                lost = put_row(rep, &row, &nrows);
                 if (info->check_mode) fail_line(op, c, impl, label, row.error);
                 continue;
             }
@@ -399,7 +434,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 row.verified = KB_V_NA;
                 nna++;
                 progress_done(o->quiet);
-                if (kb_report_row(rep, &row)) lost = 1;
+                lost = put_row(rep, &row, &nrows);
                 continue;
             }
             if (!run.kernel[0]) snprintf(run.kernel, sizeof run.kernel, "%s", impl->name);
@@ -444,7 +479,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
-            if (kb_report_row(rep, &row)) lost = 1;
+            if (kb_stop_signal) break; /* this row is unfinished: it is not written */
+            lost = put_row(rep, &row, &nrows);
             if (info->check_mode && (row.verified == 0 || e)) fail_line(op, c, impl, label, row.error);
         }
         if (op->teardown) op->teardown(c, &st);
@@ -452,6 +488,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
     }
     progress_done(o->quiet);
+    uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";
     int write_failed = kb_report_close(rep, werr, sizeof werr) != 0;
     if (write_failed) {
@@ -460,8 +497,16 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     }
     kb_timer_destroy(timer);
     if (fatal) fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
+    if (kb_stop_signal) {
+        char where[2300] = "";
+        if (csv[0] || json[0])
+            snprintf(where, sizeof where, " in %s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
+        fprintf(stderr, "kbench: stopped by %s; %d finished row%s kept%s\n",
+                kb_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", nrows, nrows == 1 ? "" : "s", where);
+        exit_code = 128 + kb_stop_signal;
+    }
     if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", npass, nfail, nna);
-    else if (!o->quiet && !write_failed && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
+    else if (!o->quiet && !write_failed && !kb_stop_signal && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
     return exit_code;
 }
 
