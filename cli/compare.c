@@ -4,7 +4,9 @@
  * compare too (a parameter added since then makes its cases unmatched).
  *
  * Matching: op, impl and every parameter, canonically (parameter order does
- * not matter, values compare as JSON). Verdicts: kb_cmp_judge. */
+ * not matter, values compare as JSON). Verdicts: kb_cmp_decide, by one of two
+ * rules: the Mann-Whitney U test on the rows' samples ("samples_ms") where both
+ * keep 10 or more, else the threshold on the medians (kb_cmp_judge). */
 #include "kbench.h"
 
 #include <cjson/cJSON.h>
@@ -163,6 +165,46 @@ static int opt_number(const cJSON *row, const char *key, double *out, int idx, c
     return 0;
 }
 
+/* "samples_ms": absent or null (none), or an array of at most KB_CMP_MAX_SAMPLES
+ * positive finite numbers; *out is owned by the caller (NULL when none). */
+static int opt_samples(const cJSON *row, double **out, int *n, int idx, const char *name, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, "samples_ms");
+    *out = NULL;
+    *n = 0;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsArray(v)) {
+        kb_errf(err, errlen, "%s: not a kbench result file (results[%d]: \"samples_ms\" is not an array of numbers)",
+                name, idx);
+        return -1;
+    }
+    int cnt = cJSON_GetArraySize(v);
+    if (cnt > KB_CMP_MAX_SAMPLES) {
+        kb_errf(err, errlen, "%s: not a kbench result file (results[%d]: \"samples_ms\" holds %d samples, at most %d)",
+                name, idx, cnt, KB_CMP_MAX_SAMPLES);
+        return -1;
+    }
+    if (cnt == 0) return 0;
+    double *s = malloc(sizeof *s * (size_t)cnt);
+    if (!s) abort();
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble <= 0) {
+            kb_errf(err, errlen,
+                    "%s: not a kbench result file (results[%d]: \"samples_ms\"[%d] is not a positive number of "
+                    "milliseconds)",
+                    name, idx, k);
+            free(s);
+            return -1;
+        }
+        s[k++] = e->valuedouble;
+    }
+    *out = s;
+    *n = k;
+    return 0;
+}
+
 static const char *opt_string(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -224,8 +266,11 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
             goto fail;
         }
         if (opt_number(o, "median_ms", &r->median_ms, i, name, err, errlen) ||
-            opt_number(o, "noise_pct", &r->noise_pct, i, name, err, errlen))
-            goto fail;
+            opt_number(o, "noise_pct", &r->noise_pct, i, name, err, errlen) ||
+            opt_number(o, "p25_ms", &r->p25_ms, i, name, err, errlen) ||
+            opt_number(o, "p75_ms", &r->p75_ms, i, name, err, errlen) ||
+            opt_samples(o, &r->samples_ms, &r->nsamples, i, name, err, errlen))
+            goto fail; /* opt_samples keeps nothing on failure */
         r->op = op->valuestring;
         r->impl = impl->valuestring;
         r->params = params;
@@ -282,6 +327,7 @@ void kb_cmp_free(kb_cmp_file *f)
     for (int i = 0; i < f->nrows; i++) {
         free(f->rows[i].key);
         free(f->rows[i].label);
+        free(f->rows[i].samples_ms);
     }
     free(f->rows);
     cJSON_Delete(f->root);
@@ -321,6 +367,92 @@ kb_cmp_verdict kb_cmp_judge(const kb_cmp_row *base, const kb_cmp_row *cur, doubl
     if (base->median_ms / cur->median_ms > lim) return KB_CMP_FASTER;
     if (cur->median_ms / base->median_ms > lim) return KB_CMP_SLOWER;
     return KB_CMP_SAME;
+}
+
+/* ---- the Mann-Whitney rule -------------------------------------------------- */
+const char *kb_cmp_rule_name(kb_cmp_rule r)
+{
+    switch (r) {
+    case KB_CMP_RULE_NONE: return "-";
+    case KB_CMP_RULE_THRESHOLD: return "threshold";
+    case KB_CMP_RULE_MANN_WHITNEY: return "mann-whitney";
+    }
+    return "?";
+}
+
+typedef struct {
+    double v;
+    int in_a;
+} mw_obs;
+
+static int cmp_obs(const void *x, const void *y)
+{
+    double p = ((const mw_obs *)x)->v, q = ((const mw_obs *)y)->v;
+    return (p > q) - (p < q);
+}
+
+double kb_mann_whitney_p(const double *a, int na, const double *b, int nb)
+{
+    if (!a || !b || na < 1 || nb < 1) return NAN;
+    size_t n = (size_t)na + (size_t)nb;
+    mw_obs *o = malloc(sizeof *o * n);
+    if (!o) abort();
+    for (int i = 0; i < na; i++) o[i] = (mw_obs){a[i], 1};
+    for (int i = 0; i < nb; i++) o[(size_t)na + (size_t)i] = (mw_obs){b[i], 0};
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(o[i].v)) {
+            free(o);
+            return NAN;
+        }
+    qsort(o, n, sizeof *o, cmp_obs);
+    /* rank sum of a, ties at their mean rank; the tie term sum(t^3 - t) */
+    double ra = 0, ties = 0;
+    int groups = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && o[j].v == o[i].v) j++;
+        double t = (double)(j - i), rank = ((double)i + 1 + (double)j) / 2; /* ranks i+1 .. j */
+        for (size_t k = i; k < j; k++)
+            if (o[k].in_a) ra += rank;
+        ties += t * t * t - t;
+        groups++;
+        i = j;
+    }
+    free(o);
+    if (groups == 1) return 1; /* every value equal: no evidence either way */
+    double N = (double)n, ma = na, mb = nb;
+    double u = ra - ma * (ma + 1) / 2, mu = ma * mb / 2;
+    double var = ma * mb / 12 * ((N + 1) - ties / (N * (N - 1)));
+    if (!(var > 0)) return 1;
+    /* |U - mu| less the continuity correction, two-sided: 2 * (1 - Phi(z)) */
+    double z = (fabs(u - mu) - 0.5) / sqrt(var);
+    double p = erfc(z / sqrt(2.0));
+    return p > 1 ? 1 : p;
+}
+
+kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, double threshold_pct,
+                             double min_effect_pct, kb_cmp_pair *out)
+{
+    out->verdict = kb_cmp_judge(base, cur, threshold_pct, &out->speedup, &out->bound_pct);
+    out->p_value = NAN;
+    out->rule = KB_CMP_RULE_NONE;
+    if (out->verdict == KB_CMP_FAILED || out->verdict == KB_CMP_NA) return out->verdict;
+    if (base->nsamples < KB_CMP_MIN_SAMPLES || cur->nsamples < KB_CMP_MIN_SAMPLES || !base->samples_ms ||
+        !cur->samples_ms) {
+        out->rule = KB_CMP_RULE_THRESHOLD;
+        return out->verdict;
+    }
+    /* a difference must be both real (the test) and large enough to matter
+     * (the medians, as printed, apart by min_effect_pct at least) */
+    out->rule = KB_CMP_RULE_MANN_WHITNEY;
+    out->bound_pct = min_effect_pct;
+    out->p_value = kb_mann_whitney_p(base->samples_ms, base->nsamples, cur->samples_ms, cur->nsamples);
+    double lim = 1 + min_effect_pct / 100;
+    int significant = out->p_value < KB_CMP_ALPHA;
+    if (significant && cur->median_ms > base->median_ms * lim) out->verdict = KB_CMP_SLOWER;
+    else if (significant && base->median_ms > cur->median_ms * lim) out->verdict = KB_CMP_FASTER;
+    else out->verdict = KB_CMP_SAME;
+    return out->verdict;
 }
 
 /* ---- matching ------------------------------------------------------------- */
@@ -383,7 +515,14 @@ static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const ch
 int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
                  kb_cmp_result *res, char *err, size_t errlen)
 {
+    return kb_cmp_match_effect(base, cur, impls, threshold_pct, KB_CMP_MIN_EFFECT_PCT, res, err, errlen);
+}
+
+int kb_cmp_match_effect(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
+                        double min_effect_pct, kb_cmp_result *res, char *err, size_t errlen)
+{
     memset(res, 0, sizeof *res);
+    res->min_effect_pct = min_effect_pct;
     if (check_impls(base, cur, impls, err, errlen)) return -1;
     res->pairs = calloc((size_t)(base->nrows + cur->nrows + 1), sizeof *res->pairs);
     int *order = malloc(sizeof *order * (size_t)(cur->nrows + 1));
@@ -412,7 +551,9 @@ int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *im
         if (lo < nc && !strcmp(cur->rows[order[lo]].key, b->key)) {
             used[order[lo]] = 1;
             p->cur = &cur->rows[order[lo]];
-            p->verdict = kb_cmp_judge(b, p->cur, threshold_pct, &p->speedup, &p->bound_pct);
+            kb_cmp_decide(b, p->cur, threshold_pct, min_effect_pct, p);
+            res->by_threshold += p->rule == KB_CMP_RULE_THRESHOLD;
+            res->by_mann_whitney += p->rule == KB_CMP_RULE_MANN_WHITNEY;
             p->kernel_differs = b->kernel[0] && p->cur->kernel[0] && strcmp(b->kernel, p->cur->kernel) != 0;
             res->kernel_differs += p->kernel_differs;
             res->cases++;
@@ -425,7 +566,7 @@ int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *im
             }
         } else {
             p->verdict = KB_CMP_ONLY_BASE;
-            p->speedup = NAN;
+            p->speedup = p->p_value = NAN;
             p->bound_pct = threshold_pct;
             res->only_base++;
         }
@@ -435,7 +576,7 @@ int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *im
         kb_cmp_pair *p = &res->pairs[res->npairs++];
         p->cur = &cur->rows[i];
         p->verdict = KB_CMP_ONLY_NEW;
-        p->speedup = NAN;
+        p->speedup = p->p_value = NAN;
         p->bound_pct = threshold_pct;
         res->only_new++;
     }
@@ -453,6 +594,8 @@ void kb_cmp_result_free(kb_cmp_result *r)
 int kb_cmp_regressions(const kb_cmp_result *r) { return r->slower + r->failed; }
 
 /* ---- output --------------------------------------------------------------- */
+static void p_text(char *buf, size_t n, double p);
+
 /* Why a verdict is what it is, where that is not obvious; "" otherwise. */
 static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, size_t n)
 {
@@ -464,9 +607,19 @@ static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, siz
         else if (!p->cur->ok) snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
         else if (!timed(p->base)) snprintf(buf, n, "%s", p->base->ok ? "not timed in base" : "failed in base");
         else snprintf(buf, n, "not timed in new");
-    } else if ((p->verdict == KB_CMP_SAME || p->verdict == KB_CMP_FASTER || p->verdict == KB_CMP_SLOWER) &&
-               p->bound_pct > threshold_pct) {
-        snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+    } else if (p->rule == KB_CMP_RULE_MANN_WHITNEY) {
+        char pv[32];
+        p_text(pv, sizeof pv, p->p_value);
+        if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
+            snprintf(buf, n, "p=%s, change under %g%%", pv, p->bound_pct);
+        else snprintf(buf, n, "p=%s", pv);
+    } else if (p->rule == KB_CMP_RULE_THRESHOLD) {
+        if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+        if (p->base->nsamples || p->cur->nsamples) { /* why the samples kept were not tested */
+            size_t l = strlen(buf);
+            snprintf(buf + l, n - l, "%ssamples: base %d, new %d (the test needs %d each)", l ? "; " : "",
+                     p->base->nsamples, p->cur->nsamples, KB_CMP_MIN_SAMPLES);
+        }
     }
     if (p->kernel_differs) { /* the same case, not the same kernel: said on the row */
         size_t l = strlen(buf);
@@ -474,6 +627,12 @@ static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, siz
     }
     for (char *s = buf; *s; s++)
         if (*s == '\n' || *s == '\r') *s = ' ';
+}
+
+static void p_text(char *buf, size_t n, double p)
+{
+    if (p > 0 || !isfinite(p)) snprintf(buf, n, "%.2g", p);
+    else snprintf(buf, n, "<1e-300"); /* below what a double holds */
 }
 
 static void ms_text(char *buf, size_t n, const kb_cmp_row *r)
@@ -489,8 +648,9 @@ static void print_pair(FILE *f, const kb_cmp_pair *p, int wop, int wlab, double 
     ms_text(nm, sizeof nm, p->cur);
     if (isfinite(p->speedup)) snprintf(sp, sizeof sp, "%.2fx", p->speedup);
     pair_note(p, threshold_pct, note, sizeof note);
-    fprintf(f, "%-*s  %-*s  %-10s %10s %10s %8s  %s%s%s\n", wop, p->base->op, wlab, p->base->label, p->base->impl, bm,
-            nm, sp, kb_cmp_verdict_name(p->verdict), note[0] ? "  " : "", note);
+    fprintf(f, "%-*s  %-*s  %-10s %10s %10s %8s  %-7s  %-*s%s%s\n", wop, p->base->op, wlab, p->base->label, p->base->impl,
+            bm, nm, sp, kb_cmp_verdict_name(p->verdict), note[0] ? 12 : 0, kb_cmp_rule_name(p->rule),
+            note[0] ? "  " : "", note);
 }
 
 static void describe(FILE *f, const char *tag, const kb_cmp_file *file)
@@ -518,6 +678,11 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
         describe(f, "new", cur);
         fprintf(f, "a case is slower or faster beyond %g%% (or beyond the two rows' noise added, if larger)\n",
                 threshold_pct);
+        if (r->by_mann_whitney)
+            fprintf(f,
+                    "or, where both rows hold %d samples or more (rule mann-whitney): by a Mann-Whitney U test at "
+                    "p < %g,\nand only when the medians differ by %g%% or more\n",
+                    KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, r->min_effect_pct);
     }
     int header = 0;
     for (int i = 0; i < r->npairs; i++) {
@@ -525,8 +690,8 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
         if (!p->base || !p->cur) continue;
         if (quiet && p->verdict != KB_CMP_SLOWER && p->verdict != KB_CMP_FAILED) continue;
         if (!header) {
-            fprintf(f, "\n%-*s  %-*s  %-10s %10s %10s %8s  %s\n", wop, "op", wlab, "case", "impl", "base_ms", "new_ms",
-                    "speedup", "verdict");
+            fprintf(f, "\n%-*s  %-*s  %-10s %10s %10s %8s  %-7s  %s\n", wop, "op", wlab, "case", "impl", "base_ms",
+                    "new_ms", "speedup", "verdict", "rule");
             header = 1;
         }
         print_pair(f, p, wop, wlab, threshold_pct);
@@ -549,7 +714,7 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
     if (r->failed) fprintf(f, ", %d FAILED", r->failed);
     if (r->na) fprintf(f, ", %d n/a", r->na);
     if (r->kernel_differs) fprintf(f, ", %d ran another kernel", r->kernel_differs);
-    fputc('\n', f);
+    fprintf(f, "; by rule: %d threshold, %d mann-whitney\n", r->by_threshold, r->by_mann_whitney);
 }
 
 static void csv_str(FILE *f, const char *s)
@@ -601,7 +766,8 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
         fputc(',', f);
         csv_str(f, cols[k]);
     }
-    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,note\n", f);
+    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note\n",
+          f);
     for (int i = 0; i < r->npairs; i++) {
         const kb_cmp_pair *p = &r->pairs[i];
         const kb_cmp_row *row = p->base ? p->base : p->cur;
@@ -625,6 +791,9 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
         csv_num(f, p->base && p->cur ? p->bound_pct : NAN, "%.3f");
         fputc(',', f);
         csv_str(f, kb_cmp_verdict_name(p->verdict));
+        fputc(',', f);
+        if (p->rule != KB_CMP_RULE_NONE) csv_str(f, kb_cmp_rule_name(p->rule));
+        csv_num(f, p->p_value, "%.4g");
         char note[512] = "";
         if (p->base && p->cur) pair_note(p, threshold_pct, note, sizeof note);
         fputc(',', f);
@@ -640,14 +809,15 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
 static void print_help(FILE *f)
 {
     fprintf(f,
-            "usage: kbench compare BASE.json NEW.json [--threshold PCT] [--impl LIST] [--csv FILE] [--quiet]\n\n"
+            "usage: kbench compare BASE.json NEW.json [--threshold PCT] [--min-effect PCT] [--impl LIST]\n"
+            "                      [--csv FILE] [--quiet]\n\n"
             "Compares two result files written by kbench (--json FILE, or DIR/NAME.json of --out-dir)\n"
             "case by case and exits 4 if NEW regressed anywhere. Needs no GPU.\n\n"
             "Matching: a row of NEW matches the row of BASE with the same op, implementation and\n"
             "every parameter of the case (the row's \"params\": pass, dtype, layout, shapes, ...; in\n"
             "any order). A case in one file only is listed under 'only in base' or 'only in new'\n"
             "(not an error); a case that appears more than once pairs up in order of appearance.\n\n"
-            "Verdicts, by median (speedup = base median / new median):\n"
+            "Verdicts (speedup = base median / new median). Rule 'threshold', by median:\n"
             "  faster   base/new > 1 + PCT/100\n"
             "  slower   new/base > 1 + PCT/100: a regression\n"
             "  same     neither\n"
@@ -657,25 +827,38 @@ static void print_help(FILE *f)
             "Noise: where both rows carry noise_pct (stddev/mean, %%), PCT is raised to the sum of\n"
             "the two rows' noise when that is larger, so a difference within the measurements' own\n"
             "scatter is 'same', never a regression (the line says 'noise N%%').\n"
+            "Rule 'mann-whitney': where both rows hold their samples (\"samples_ms\", kept by\n"
+            "--save-samples), %d or more each, a two-sided Mann-Whitney U test on them (normal\n"
+            "approximation, tie- and continuity-corrected) decides instead: slower when p < %g and\n"
+            "new median > base median * (1 + E/100), faster the other way round, else same\n"
+            "(E: --min-effect). Clocks drift by about 1%% from run to run, so a smaller change is\n"
+            "not called even when the test finds it significant. Rows without samples, or with\n"
+            "fewer, use the threshold rule; each line says which rule decided it.\n"
             "Files from different devices (name) or kbench versions are compared all the same,\n"
             "with a note on stderr.\n\n"
             "Options:\n"
-            "  --threshold PCT        the change in median that counts, in %% [5]\n"
+            "  --threshold PCT        the change in median that counts, in %% [5] (rule threshold)\n"
+            "  --min-effect PCT       the smallest change in median that the mann-whitney rule\n"
+            "                         calls, in %% [%g]: run-to-run drift of clocks is of this order\n"
             "  --impl LIST            only these implementations (comma list: naive,opt)\n"
             "  --csv FILE             also write the comparison to FILE, one row per case (only-in\n"
             "                         cases included): op, impl, parameters, both medians and noise,\n"
-            "                         speedup, threshold, verdict, note\n"
+            "                         speedup, threshold_pct (the change that counts: under\n"
+            "                         mann-whitney the minimum effect), verdict, rule, p_value, note\n"
             "  --quiet                print only the regressions and the summary line\n"
             "  -h, --help             this help\n\n"
-            "Output: a line per matched case (op, case, impl, base_ms, new_ms, speedup, verdict),\n"
-            "the cases in one file only, and\n"
-            "  compare: N cases, N faster, N slower, N same, N only in base, N only in new\n"
-            "(N cases: those in both files; ', N FAILED' and ', N n/a' follow when there are any).\n\n"
+            "Output: a line per matched case (op, case, impl, base_ms, new_ms, speedup, verdict, rule,\n"
+            "note: p=P under mann-whitney), the cases in one file only, and\n"
+            "  compare: N cases, N faster, N slower, N same, N only in base, N only in new; by rule:\n"
+            "  N threshold, N mann-whitney\n"
+            "(N cases: those in both files; ', N FAILED' and ', N n/a' follow the counts when there\n"
+            "are any; FAILED and n/a come from no rule).\n\n"
             "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
             "file that is missing, not JSON or not a kbench result file.\n\n"
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
-            "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n");
+            "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n",
+            KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_EFFECT_PCT);
 }
 
 static int usage(const char *fmt, ...)
@@ -689,20 +872,34 @@ static int usage(const char *fmt, ...)
     return KB_EXIT_USAGE;
 }
 
-enum { O_THRESHOLD = 1000, O_IMPL, O_CSV, O_QUIET };
+enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET };
+
+/* a percentage >= 0 (a trailing % allowed); -1 if it is not one */
+static int parse_pct(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%') end++;
+    if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e6) return -1;
+    *out = v;
+    return 0;
+}
 
 int kb_compare_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"min-effect", required_argument, NULL, O_MIN_EFFECT},
         {"impl", required_argument, NULL, O_IMPL},
         {"csv", required_argument, NULL, O_CSV},
         {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    const char *cands[] = {"threshold", "impl", "csv", "quiet", "help"};
-    double threshold = 5;
+    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "help"};
+    const int ncands = (int)(sizeof cands / sizeof *cands);
+    double threshold = 5, min_effect = KB_CMP_MIN_EFFECT_PCT;
     const char *impls = "", *csv = NULL;
     int quiet = 0, c;
     opterr = 0;
@@ -711,15 +908,13 @@ int kb_compare_main(int argc, char **argv)
         const char *bad = argv[optind - 1];
         switch (c) {
         case 'h': print_help(stdout); return KB_EXIT_OK;
-        case O_THRESHOLD: {
-            char *end;
-            errno = 0;
-            threshold = strtod(optarg, &end);
-            if (end != optarg && *end == '%') end++;
-            if (end == optarg || *end || errno || !isfinite(threshold) || threshold < 0 || threshold > 1e6)
-                return usage("--threshold: expected a percentage >= 0, got '%s'", optarg);
+        case O_THRESHOLD:
+            if (parse_pct(optarg, &threshold)) return usage("--threshold: expected a percentage >= 0, got '%s'", optarg);
             break;
-        }
+        case O_MIN_EFFECT:
+            if (parse_pct(optarg, &min_effect))
+                return usage("--min-effect: expected a percentage >= 0, got '%s'", optarg);
+            break;
         case O_IMPL:
             if (!*optarg) {
                 fprintf(stderr, "kbench compare: --impl: an empty list (leave --impl out to compare every implementation)\n");
@@ -735,9 +930,9 @@ int kb_compare_main(int argc, char **argv)
                 char word[128];
                 snprintf(word, sizeof word, "%s", bad + 2);
                 word[strcspn(word, "=")] = 0;
-                for (int i = 0; i < 5; i++)
+                for (int i = 0; i < ncands; i++)
                     if (!strcmp(word, cands[i])) return usage("option '--%s' takes no value", word);
-                const char *near = kb_nearest(word, cands, 5);
+                const char *near = kb_nearest(word, cands, ncands);
                 if (near) return usage("unknown option '--%s' (did you mean --%s?)", word, near);
                 return usage("unknown option '--%s' (see: kbench compare --help)", word);
             }
@@ -758,7 +953,7 @@ int kb_compare_main(int argc, char **argv)
     }
     kb_cmp_result res;
     int rc = KB_EXIT_USAGE;
-    if (kb_cmp_match(&base, &cur, impls, threshold, &res, err, sizeof err)) {
+    if (kb_cmp_match_effect(&base, &cur, impls, threshold, min_effect, &res, err, sizeof err)) {
         usage("%s", err);
         goto out_files;
     }

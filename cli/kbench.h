@@ -244,6 +244,9 @@ typedef struct {
     int min_samples;
     double min_time, max_noise, timeout;
     int warmup;
+    int save_samples;          /* every sample into the JSON (samples_ms) */
+    char timing[8];            /* "events" (default) or "graph" */
+    double throttle_threshold; /* a row is throttled below this share of the max SM clock */
 } kb_opts;
 
 typedef enum { KB_S_STR, KB_S_INT, KB_S_U64, KB_S_FLOAT, KB_S_BOOL } kb_stype;
@@ -386,6 +389,9 @@ typedef struct {
     char *label;       /* "pass=fwd dtype=bf16 seq=2048 ...", as the sweep tables print a case */
     double median_ms;  /* NAN: not timed */
     double noise_pct;  /* NAN: not recorded */
+    double p25_ms, p75_ms; /* quartiles; NAN: not recorded */
+    double *samples_ms; /* "samples_ms": every timed sample, in measurement order (owned; NULL: none) */
+    int nsamples;      /* entries of samples_ms */
     const char *verified, *error; /* "" when absent */
     const char *kernel; /* what ran ("" when absent: a file from before kbench said) */
     int ok;            /* not "verified": "fail", and no error */
@@ -405,7 +411,16 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
 int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen);
 void kb_cmp_free(kb_cmp_file *f);
 
+#define KB_CMP_MAX_SAMPLES 1000000 /* "samples_ms" entries a row may hold */
+#define KB_CMP_MIN_SAMPLES 10       /* both rows this many samples or more: the Mann-Whitney rule */
+#define KB_CMP_ALPHA 0.001          /* its significance level (two-sided) */
+#define KB_CMP_MIN_EFFECT_PCT 1.0   /* the default --min-effect: the smallest change of median it calls */
+
 typedef enum { KB_CMP_SAME, KB_CMP_FASTER, KB_CMP_SLOWER, KB_CMP_FAILED, KB_CMP_NA, KB_CMP_ONLY_BASE, KB_CMP_ONLY_NEW } kb_cmp_verdict;
+/* Which rule decided a verdict: none (FAILED, n/a, only in one file), the
+ * threshold on the medians, or the Mann-Whitney U test on the samples. */
+typedef enum { KB_CMP_RULE_NONE, KB_CMP_RULE_THRESHOLD, KB_CMP_RULE_MANN_WHITNEY } kb_cmp_rule;
+const char *kb_cmp_rule_name(kb_cmp_rule r); /* "-", "threshold", "mann-whitney" */
 const char *kb_cmp_verdict_name(kb_cmp_verdict v); /* "same", "faster", "slower", "FAILED", "n/a", "only in base", ... */
 /* speedup = base/new median (NAN unless both timed); bound_pct = the change that
  * counts: threshold_pct, or both rows' noise_pct added when that is larger.
@@ -416,21 +431,43 @@ kb_cmp_verdict kb_cmp_judge(const kb_cmp_row *base, const kb_cmp_row *cur, doubl
 typedef struct {
     const kb_cmp_row *base, *cur; /* NULL for a case only in the other file */
     kb_cmp_verdict verdict;
-    double speedup, bound_pct;
+    double speedup, bound_pct; /* bound_pct: the change that counts (the Mann-Whitney rule: min_effect_pct) */
+    kb_cmp_rule rule;
+    double p_value;     /* the Mann-Whitney rule's two-sided p; NAN under the others */
     int kernel_differs; /* both files say what ran, and it differs */
 } kb_cmp_pair;
+
+/* The two-sided p-value of the Mann-Whitney U test of a against b: normal
+ * approximation with the tie correction and the continuity correction (as
+ * scipy.stats.mannwhitneyu(method="asymptotic")), ranks exact (the pooled
+ * samples sorted, ties at their mean rank). 1 when every value is equal; NAN
+ * when a side is empty or a value is not finite. */
+double kb_mann_whitney_p(const double *a, int na, const double *b, int nb);
+/* The verdict on a matched case, into out (verdict, speedup, bound_pct, rule,
+ * p_value; base/cur and kernel_differs are left alone). FAILED and n/a as
+ * kb_cmp_judge. Both rows with KB_CMP_MIN_SAMPLES samples or more: the
+ * Mann-Whitney rule: slower when p < KB_CMP_ALPHA and new median > base median
+ * * (1 + min_effect_pct/100), faster the other way round, else same. Otherwise
+ * kb_cmp_judge's threshold rule, unchanged. */
+kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, double threshold_pct,
+                             double min_effect_pct, kb_cmp_pair *out);
 
 typedef struct {
     kb_cmp_pair *pairs; /* base rows in order (matched or only in base), then those only in new */
     int npairs;
     int cases, faster, slower, same, failed, na, only_base, only_new; /* cases: matched */
     int kernel_differs; /* matched cases whose kernels differ */
+    int by_threshold, by_mann_whitney; /* faster/slower/same verdicts each rule decided */
+    double min_effect_pct; /* the Mann-Whitney rule's minimum effect it was matched with */
 } kb_cmp_result;
 
 /* Match cur's rows to base's (impls: comma list, "" = all); -1 with err when a
  * name in impls is in neither file. The result points into both files. */
 int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
                  kb_cmp_result *res, char *err, size_t errlen);
+/* kb_cmp_match with the Mann-Whitney rule's minimum effect (kb_cmp_match: KB_CMP_MIN_EFFECT_PCT) */
+int kb_cmp_match_effect(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
+                        double min_effect_pct, kb_cmp_result *res, char *err, size_t errlen);
 void kb_cmp_result_free(kb_cmp_result *r);
 int kb_cmp_regressions(const kb_cmp_result *r); /* slower + FAILED */
 void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,

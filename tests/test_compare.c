@@ -372,7 +372,8 @@ static void test_match(void **state)
     FILE *f = open_memstream(&buf, &len);
     kb_cmp_print(f, &b, &n, &r, 5, 0);
     fclose(f);
-    assert_non_null(strstr(buf, "compare: 4 cases, 1 faster, 1 slower, 1 same, 1 only in base, 1 only in new, 1 FAILED\n"));
+    assert_non_null(strstr(buf, "compare: 4 cases, 1 faster, 1 slower, 1 same, 1 only in base, 1 only in new, 1 FAILED; "
+                                "by rule: 3 threshold, 0 mann-whitney\n"));
     assert_non_null(strstr(buf, "only in base (1):"));
     assert_non_null(strstr(buf, "only in new (1):"));
     assert_non_null(strstr(buf, "seq=64"));
@@ -465,7 +466,7 @@ static void test_match_kernel(void **state)
     kb_cmp_print(f, &b, &n, &r, 5, 0);
     fclose(f);
     assert_non_null(strstr(buf, "kernel warp_row v=4 w=1 -> warp_row v=8 w=1"));
-    assert_non_null(strstr(buf, ", 1 ran another kernel\n"));
+    assert_non_null(strstr(buf, ", 1 ran another kernel; by rule: 2 threshold, 0 mann-whitney\n"));
     free(buf);
     kb_cmp_result_free(&r);
     kb_cmp_free(&n);
@@ -536,13 +537,13 @@ static void test_csv(void **state)
     char line[4096];
     assert_non_null(fgets(line, sizeof line, f));
     assert_string_equal(line, "op,impl,pass,dtype,layout,seq,base,seqlens,base_median_ms,new_median_ms,base_noise_pct,"
-                              "new_noise_pct,speedup,threshold_pct,verdict,note\n");
+                              "new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note\n");
     assert_non_null(fgets(line, sizeof line, f)); /* naive: only in base */
-    assert_string_equal(line, "rope,naive,fwd,bf16,thd,16,10000,5+7,1.000000,,0.500,,,,only in base,\n");
+    assert_string_equal(line, "rope,naive,fwd,bf16,thd,16,10000,5+7,1.000000,,0.500,,,,only in base,,,\n");
     assert_non_null(fgets(line, sizeof line, f)); /* opt: 20% slower */
-    assert_string_equal(line, "rope,opt,fwd,bf16,thd,16,10000,5+7,0.500000,0.600000,0.500,0.500,0.8333,5.000,slower,\n");
+    assert_string_equal(line, "rope,opt,fwd,bf16,thd,16,10000,5+7,0.500000,0.600000,0.500,0.500,0.8333,5.000,slower,threshold,,\n");
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "rope,opt,fwd,bf16,thd,32,10000,5+7,,0.500000,,0.500,,,only in new,\n");
+    assert_string_equal(line, "rope,opt,fwd,bf16,thd,32,10000,5+7,,0.500000,,0.500,,,only in new,,,\n");
     assert_null(fgets(line, sizeof line, f));
     fclose(f);
     unlink(path);
@@ -556,6 +557,434 @@ static void test_csv(void **state)
     kb_cmp_free(&n);
 }
 
+/* ---- the Mann-Whitney rule ------------------------------------------------ */
+
+static void assert_close(double got, double want, double rel)
+{
+    if (!(fabs(got - want) <= rel * fabs(want))) fail_msg("got %.17g, want %.17g (relative %g)", got, want, rel);
+}
+
+/* Reference p-values: scipy 1.17.1, scipy.stats.mannwhitneyu(a, b,
+ * method="asymptotic", use_continuity=True, alternative="two-sided"), which is
+ * the normal approximation with the tie and continuity corrections. */
+static void test_mann_whitney_p(void **state)
+{
+    (void)state;
+    /* scipy's own documentation example (males vs females): U = 17, p = 0.11134688653314041 */
+    const double m[] = {19, 22, 16, 29, 24}, w[] = {20, 11, 17, 12};
+    assert_close(kb_mann_whitney_p(m, 5, w, 4), 0.11134688653314041, 1e-9);
+    assert_close(kb_mann_whitney_p(w, 4, m, 5), 0.11134688653314041, 1e-9); /* two-sided: symmetric */
+    /* by hand: 1..5 vs 6..10: U = 0, mu = 12.5, var = 5*5/12 * 11 = 22.9167, z = (12.5 - 0.5) / 4.7871 =
+     * 2.5067, p = 2 * (1 - Phi(2.5067)) = 0.012186; scipy: 0.012185780355344813 */
+    const double lo[] = {1, 2, 3, 4, 5}, hi[] = {6, 7, 8, 9, 10};
+    assert_close(kb_mann_whitney_p(lo, 5, hi, 5), 0.012185780355344813, 1e-9);
+    /* ties across the groups (the tie correction): U = 14, scipy: 0.03714012623439529 */
+    const double ta[] = {1, 2, 2, 3, 4, 5, 5, 6}, tb[] = {3, 4, 4, 5, 6, 7, 7, 8, 9};
+    assert_close(kb_mann_whitney_p(ta, 8, tb, 9), 0.03714012623439529, 1e-9);
+    /* two values only: U = 4, scipy: 0.24706152509165802 */
+    const double ua[] = {1, 1, 1, 2}, ub[] = {2, 2, 2, 1};
+    assert_close(kb_mann_whitney_p(ua, 4, ub, 4), 0.24706152509165802, 1e-9);
+    /* completely separated, 50 each (1..50 vs 51..100): scipy 7.066071930388932e-18 */
+    double a[50], b[50];
+    for (int i = 0; i < 50; i++) {
+        a[i] = 1 + i;
+        b[i] = 51 + i;
+    }
+    double p = kb_mann_whitney_p(a, 50, b, 50);
+    assert_true(p < 1e-10);
+    assert_close(p, 7.066071930388932e-18, 1e-6);
+    /* the order of the samples does not matter: reversed, and interleaved with the other set's order */
+    for (int i = 0; i < 25; i++) {
+        double t = a[i];
+        a[i] = a[49 - i];
+        a[49 - i] = t;
+    }
+    assert_close(kb_mann_whitney_p(b, 50, a, 50), 7.066071930388932e-18, 1e-6);
+    /* identical samples: no evidence (U = mu, p clipped to 1) */
+    const double same3[] = {1.1, 2.2, 3.3};
+    assert_close(kb_mann_whitney_p(same3, 3, same3, 3), 1, 1e-12);
+    assert_close(kb_mann_whitney_p(a, 50, a, 50), 1, 1e-12);
+    /* every value equal: the variance is 0, p is 1 (scipy: 1.0) */
+    double ones[12];
+    for (int i = 0; i < 12; i++) ones[i] = 1.0;
+    assert_close(kb_mann_whitney_p(ones, 12, ones, 12), 1, 0);
+    /* nothing to test */
+    assert_true(isnan(kb_mann_whitney_p(a, 0, b, 50)));
+    assert_true(isnan(kb_mann_whitney_p(a, 50, NULL, 0)));
+    const double bad[] = {1, NAN, 3};
+    assert_true(isnan(kb_mann_whitney_p(bad, 3, lo, 5)));
+}
+
+/* A deterministic generator (splitmix64) and normal noise by Box-Muller. */
+typedef struct {
+    uint64_t s;
+    int have;
+    double spare;
+} rng;
+
+static double rng_uniform(rng *r) /* (0, 1) */
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double rng_normal(rng *r)
+{
+    if (r->have) {
+        r->have = 0;
+        return r->spare;
+    }
+    double u = rng_uniform(r), v = rng_uniform(r), rad = sqrt(-2 * log(u));
+    r->spare = rad * sin(2 * M_PI * v);
+    r->have = 1;
+    return rad * cos(2 * M_PI * v);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A timed row of n samples mean * (1 + noise * N(0, 1)), its median_ms the
+ * samples' median and its noise_pct their stddev/mean, as kbench writes them. */
+static kb_cmp_row sample_row(rng *g, int n, double mean, double noise)
+{
+    kb_cmp_row r = mkrow(mean, NAN, 1);
+    r.samples_ms = malloc(sizeof *r.samples_ms * (size_t)n);
+    r.nsamples = n;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++) {
+        r.samples_ms[i] = mean * (1 + noise * rng_normal(g));
+        sum += r.samples_ms[i];
+    }
+    double mu = sum / n;
+    for (int i = 0; i < n; i++) sq += (r.samples_ms[i] - mu) * (r.samples_ms[i] - mu);
+    double *sorted = malloc(sizeof *sorted * (size_t)n);
+    memcpy(sorted, r.samples_ms, sizeof *sorted * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    r.median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    r.noise_pct = sqrt(sq / (n - 1)) / mu * 100;
+    free(sorted);
+    return r;
+}
+
+/* the verdict of base against cur at threshold 5%, minimum effect min_effect */
+static kb_cmp_verdict decide(const kb_cmp_row *b, const kb_cmp_row *n, double min_effect, kb_cmp_pair *p)
+{
+    memset(p, 0, sizeof *p);
+    kb_cmp_verdict v = kb_cmp_decide(b, n, 5, min_effect, p);
+    assert_int_equal(v, p->verdict);
+    return v;
+}
+
+static void test_decide_synthetic(void **state)
+{
+    (void)state;
+    kb_cmp_pair p;
+    /* twenty seeds each, so that one lucky draw cannot pass a test */
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng g = {seed * 7919, 0, 0};
+        /* the same distribution (mean 1.0, 1% noise), 50 each: same */
+        kb_cmp_row b = sample_row(&g, 50, 1.0, 0.01), n = sample_row(&g, 50, 1.0, 0.01);
+        if (decide(&b, &n, 1, &p) != KB_CMP_SAME) fail_msg("seed %d: same distribution: %s, p=%g", (int)seed,
+                                                             kb_cmp_verdict_name(p.verdict), p.p_value);
+        assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+        assert_true(p.p_value > 0 && p.p_value <= 1);
+        free(n.samples_ms);
+        /* 3% slower, 1% noise, 50 each: slower by the test; the threshold (5%, noise
+         * ~2% added) would have called it same */
+        n = sample_row(&g, 50, 1.03, 0.01);
+        if (decide(&b, &n, 1, &p) != KB_CMP_SLOWER) fail_msg("seed %d: 3%% slower: %s, p=%g", (int)seed,
+                                                               kb_cmp_verdict_name(p.verdict), p.p_value);
+        assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+        assert_true(p.p_value < 1e-6);
+        assert_true(p.speedup < 1);
+        assert_true(p.bound_pct == 1); /* the change that counts: the minimum effect */
+        double sp, bound;
+        assert_int_equal(kb_cmp_judge(&b, &n, 5, &sp, &bound), KB_CMP_SAME);
+        /* the reverse: faster */
+        if (decide(&n, &b, 1, &p) != KB_CMP_FASTER) fail_msg("seed %d: 3%% faster: %s, p=%g", (int)seed,
+                                                               kb_cmp_verdict_name(p.verdict), p.p_value);
+        assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+        /* a minimum effect above the shift: same */
+        assert_int_equal(decide(&b, &n, 5, &p), KB_CMP_SAME);
+        free(b.samples_ms);
+        free(n.samples_ms);
+
+        /* 0.5% slower with 0.05% noise: significant, but under the 1% minimum effect: same */
+        b = sample_row(&g, 50, 1.0, 0.0005);
+        n = sample_row(&g, 50, 1.005, 0.0005);
+        if (decide(&b, &n, 1, &p) != KB_CMP_SAME) fail_msg("seed %d: 0.5%% slower: %s", (int)seed,
+                                                             kb_cmp_verdict_name(p.verdict));
+        assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+        assert_true(p.p_value < KB_CMP_ALPHA); /* the test saw it: the minimum effect decided */
+        assert_int_equal(decide(&b, &n, 0.25, &p), KB_CMP_SLOWER); /* --min-effect 0.25 calls it */
+        assert_int_equal(decide(&n, &b, 0.25, &p), KB_CMP_FASTER);
+        free(b.samples_ms);
+        free(n.samples_ms);
+    }
+}
+
+static void test_decide_fallback(void **state)
+{
+    (void)state;
+    kb_cmp_pair p;
+    rng g = {42, 0, 0};
+    /* no samples: the threshold rule, as kb_cmp_judge */
+    kb_cmp_row b = mkrow(1.0, NAN, 1), n = mkrow(1.06, NAN, 1);
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SLOWER);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+    assert_string_equal(kb_cmp_rule_name(p.rule), "threshold");
+    assert_true(isnan(p.p_value) && p.bound_pct == 5);
+    n.median_ms = 1.03; /* 3% is under the threshold */
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+
+    /* samples in one row only: the threshold rule; the 3% shift is same there */
+    kb_cmp_row sb = sample_row(&g, 50, 1.0, 0.01), sn = sample_row(&g, 50, 1.03, 0.01);
+    kb_cmp_row plain = mkrow(sn.median_ms, sn.noise_pct, 1);
+    assert_int_equal(decide(&sb, &plain, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+    assert_int_equal(decide(&plain, &sb, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+    /* both with samples: the test */
+    assert_int_equal(decide(&sb, &sn, 1, &p), KB_CMP_SLOWER);
+    assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+    assert_string_equal(kb_cmp_rule_name(p.rule), "mann-whitney");
+    /* fewer than KB_CMP_MIN_SAMPLES in one: the threshold */
+    sn.nsamples = KB_CMP_MIN_SAMPLES - 1;
+    assert_int_equal(decide(&sb, &sn, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+    sn.nsamples = KB_CMP_MIN_SAMPLES;
+    decide(&sb, &sn, 1, &p);
+    assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+    sn.nsamples = 50;
+
+    /* a change over the minimum effect that the test cannot tell from the scatter: same.
+     * 1.0, 1.1, ..., 1.9 against the same + 0.05: medians 1.45 and 1.50 (3.4%), p = 0.73 (scipy: 0.7337) */
+    kb_cmp_row wb = mkrow(1.45, NAN, 1), wn = mkrow(1.50, NAN, 1);
+    double wa[10], wc[10];
+    for (int i = 0; i < 10; i++) {
+        wa[i] = 1 + 0.1 * i;
+        wc[i] = wa[i] + 0.05;
+    }
+    wb.samples_ms = wa;
+    wn.samples_ms = wc;
+    wb.nsamples = wn.nsamples = 10;
+    assert_int_equal(decide(&wb, &wn, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+    assert_true(p.p_value > 0.5);
+    assert_int_equal(decide(&wn, &wb, 1, &p), KB_CMP_SAME);
+
+    /* failures come from no rule, samples or not */
+    kb_cmp_row failed = sn;
+    failed.ok = 0;
+    assert_int_equal(decide(&sb, &failed, 1, &p), KB_CMP_FAILED);
+    assert_int_equal(p.rule, KB_CMP_RULE_NONE);
+    assert_string_equal(kb_cmp_rule_name(p.rule), "-");
+    kb_cmp_row untimed = sn;
+    untimed.median_ms = NAN;
+    assert_int_equal(decide(&sb, &untimed, 1, &p), KB_CMP_NA);
+    assert_int_equal(p.rule, KB_CMP_RULE_NONE);
+    assert_true(isnan(p.p_value));
+    free(sb.samples_ms);
+    free(sn.samples_ms);
+}
+
+static const char *data_path(const char *name)
+{
+    static char path[1024];
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    snprintf(path, sizeof path, "%.*sdata/compare/%s", slash ? (int)(slash - f + 1) : 0, f, name);
+    return path;
+}
+
+/* tests/data/compare/samples-{base,new}.json: 50 samples per row where kept
+ * (seeded normal noise). rope fwd naive: the same distribution (1% noise);
+ * rope fwd opt: 3% slower (1% noise; p 5.0e-17 by scipy); layernorm: 0.5%
+ * slower with 0.05% noise (completely separated, p 7.1e-18, under the minimum
+ * effect); mlp cublas: no samples; mlp fused: samples in base only, 11% faster. */
+static void test_samples_files(void **state)
+{
+    (void)state;
+    kb_cmp_file b, n;
+    char err[KB_ERRLEN] = "";
+    if (kb_cmp_load(data_path("samples-base.json"), &b, err, sizeof err)) fail_msg("%s", err);
+    if (kb_cmp_load(data_path("samples-new.json"), &n, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(b.nrows, 5);
+    assert_int_equal(b.rows[0].nsamples, 50);
+    assert_int_equal(b.rows[3].nsamples, 0);
+    assert_null(b.rows[3].samples_ms);
+    assert_int_equal(b.rows[4].nsamples, 50);
+    assert_int_equal(n.rows[4].nsamples, 0);
+    assert_true(n.rows[0].samples_ms[0] == 0.1971096); /* the file's first sample, as written */
+    assert_true(b.rows[0].p25_ms < b.rows[0].median_ms && b.rows[0].median_ms < b.rows[0].p75_ms);
+    assert_true(isnan(b.rows[3].p25_ms) && isnan(b.rows[3].p75_ms));
+
+    kb_cmp_result r;
+    assert_int_equal(kb_cmp_match_effect(&b, &n, "", 5, 1, &r, err, sizeof err), 0);
+    assert_int_equal(r.cases, 5);
+    const kb_cmp_verdict want[] = {KB_CMP_SAME, KB_CMP_SLOWER, KB_CMP_SAME, KB_CMP_SAME, KB_CMP_FASTER};
+    const kb_cmp_rule rule[] = {KB_CMP_RULE_MANN_WHITNEY, KB_CMP_RULE_MANN_WHITNEY, KB_CMP_RULE_MANN_WHITNEY,
+                                KB_CMP_RULE_THRESHOLD, KB_CMP_RULE_THRESHOLD};
+    for (int i = 0; i < 5; i++) {
+        if (r.pairs[i].verdict != want[i] || r.pairs[i].rule != rule[i])
+            fail_msg("row %d: %s by %s, want %s by %s", i, kb_cmp_verdict_name(r.pairs[i].verdict),
+                     kb_cmp_rule_name(r.pairs[i].rule), kb_cmp_verdict_name(want[i]), kb_cmp_rule_name(rule[i]));
+    }
+    /* scipy on the same samples: 0.36465152425376834, 5.015461347570666e-17, 7.066071930388932e-18 */
+    assert_close(r.pairs[0].p_value, 0.36465152425376834, 1e-9);
+    assert_close(r.pairs[1].p_value, 5.015461347570666e-17, 1e-6);
+    assert_close(r.pairs[2].p_value, 7.066071930388932e-18, 1e-6);
+    assert_int_equal(r.by_threshold, 2);
+    assert_int_equal(r.by_mann_whitney, 3);
+    assert_int_equal(kb_cmp_regressions(&r), 1);
+
+    /* the table: each line names its rule; the summary counts them */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kb_cmp_print(f, &b, &n, &r, 5, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "slower   mann-whitney  p=5e-17\n"));
+    assert_non_null(strstr(buf, "same     mann-whitney  p=7.1e-18, change under 1%\n"));
+    assert_non_null(strstr(buf, "same     threshold\n")); /* mlp cublas: no samples, no note */
+    assert_non_null(strstr(buf, "faster   threshold     samples: base 50, new 0 (the test needs 10 each)\n"));
+    assert_non_null(strstr(buf, "Mann-Whitney U test at p < 0.001"));
+    assert_non_null(strstr(buf, "compare: 5 cases, 1 faster, 1 slower, 3 same, 0 only in base, 0 only in new; "
+                                "by rule: 2 threshold, 3 mann-whitney\n"));
+    free(buf);
+
+    /* the CSV: rule and p_value before note */
+    char dir[] = "/tmp/kbench-compare-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/cmp.csv", dir);
+    assert_int_equal(kb_cmp_write_csv(path, &r, 5, err, sizeof err), 0);
+    FILE *cf = fopen(path, "r");
+    char line[4096];
+    assert_non_null(fgets(line, sizeof line, cf));
+    assert_non_null(strstr(line, ",speedup,threshold_pct,verdict,rule,p_value,note\n"));
+    assert_non_null(fgets(line, sizeof line, cf)); /* rope fwd naive */
+    assert_non_null(strstr(line, ",1.000,same,mann-whitney,0.3647,p=0.36\n"));
+    assert_non_null(fgets(line, sizeof line, cf)); /* rope fwd opt */
+    assert_non_null(strstr(line, ",1.000,slower,mann-whitney,5.015e-17,p=5e-17\n"));
+    assert_non_null(fgets(line, sizeof line, cf));
+    assert_non_null(fgets(line, sizeof line, cf)); /* mlp cublas: no p-value */
+    assert_non_null(strstr(line, ",5.000,same,threshold,,\n"));
+    fclose(cf);
+    unlink(path);
+    rmdir(dir);
+    kb_cmp_result_free(&r);
+
+    /* --min-effect 5: the 3% slowdown is not called */
+    assert_int_equal(kb_cmp_match_effect(&b, &n, "", 5, 5, &r, err, sizeof err), 0);
+    assert_int_equal(r.pairs[1].verdict, KB_CMP_SAME);
+    assert_int_equal(kb_cmp_regressions(&r), 0);
+    kb_cmp_result_free(&r);
+    /* a file against itself: same throughout, p = 1 where tested */
+    assert_int_equal(kb_cmp_match(&n, &n, "", 5, &r, err, sizeof err), 0);
+    assert_int_equal(r.same, 5);
+    assert_int_equal(r.by_mann_whitney, 3);
+    assert_true(r.pairs[0].p_value == 1);
+    kb_cmp_result_free(&r);
+    kb_cmp_free(&b);
+    kb_cmp_free(&n);
+}
+
+/* a results[] row with the given samples_ms value */
+static char *samples_file(const char *samples)
+{
+    size_t n = strlen(samples) + 256;
+    char *rows = malloc(n);
+    snprintf(rows, n, "{\"op\": \"x\", \"impl\": \"a\", \"params\": {}, \"median_ms\": 1, \"samples_ms\": %s}", samples);
+    char *text = result_json("H100", "0.1.0", rows);
+    free(rows);
+    return text;
+}
+
+static void test_samples_errors(void **state)
+{
+    (void)state;
+    const struct {
+        const char *samples, *want;
+    } bad[] = {
+        {"\"1, 2\"", "\"samples_ms\" is not an array"},
+        {"{\"a\": 1}", "\"samples_ms\" is not an array"},
+        {"[1, \"2\"]", "\"samples_ms\"[1] is not a positive number"},
+        {"[1, 2, 0]", "\"samples_ms\"[2] is not a positive number"},
+        {"[-0.5]", "\"samples_ms\"[0] is not a positive number"},
+        {"[1, null]", "\"samples_ms\"[1]"},
+        {"[1, [2]]", "\"samples_ms\"[1]"},
+        {"[1, 1e999]", "\"samples_ms\"[1]"}, /* infinite */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *text = samples_file(bad[i].samples);
+        parse_fails(text, "results[0]", bad[i].want);
+        free(text);
+    }
+    /* the cap: KB_CMP_MAX_SAMPLES + 1 entries */
+    size_t cnt = KB_CMP_MAX_SAMPLES + 1, n = 2 * cnt + 3;
+    char *big = malloc(n);
+    big[0] = '[';
+    for (size_t i = 0; i < cnt; i++) {
+        big[1 + 2 * i] = '1';
+        big[2 + 2 * i] = i + 1 < cnt ? ',' : ']';
+    }
+    big[2 * cnt + 1] = 0;
+    char *text = samples_file(big);
+    parse_fails(text, "results[0]", "holds 1000001 samples, at most 1000000");
+    free(text);
+    big[2 * cnt - 2] = ']'; /* the last entry cut: KB_CMP_MAX_SAMPLES, accepted */
+    big[2 * cnt - 1] = 0;
+    text = samples_file(big);
+    kb_cmp_file f;
+    parse_ok(text, &f);
+    assert_int_equal(f.rows[0].nsamples, KB_CMP_MAX_SAMPLES);
+    kb_cmp_free(&f);
+    free(text);
+    free(big);
+    /* null and [] are no samples; p25_ms/p75_ms must be numbers where present */
+    text = samples_file("null");
+    parse_ok(text, &f);
+    assert_int_equal(f.rows[0].nsamples, 0);
+    assert_null(f.rows[0].samples_ms);
+    kb_cmp_free(&f);
+    free(text);
+    text = samples_file("[]");
+    parse_ok(text, &f);
+    assert_int_equal(f.rows[0].nsamples, 0);
+    kb_cmp_free(&f);
+    free(text);
+    parse_fails("{\"kbench\": {}, \"results\": [{\"op\": \"x\", \"impl\": \"a\", \"params\": {}, \"p25_ms\": \"1\"}]}",
+                "results[0]", "p25_ms");
+    /* an error in a later row frees the samples of the rows before (LeakSanitizer watches) */
+    char *rows = join(2, strdup("{\"op\": \"x\", \"impl\": \"a\", \"params\": {}, \"samples_ms\": [1, 2, 3]}"),
+                      strdup("{\"op\": \"x\", \"impl\": \"b\", \"params\": {}, \"samples_ms\": [1, 0]}"));
+    text = result_json("H100", "0.1.0", rows);
+    parse_fails(text, "results[1]", "\"samples_ms\"[1]");
+    free(text);
+    free(rows);
+
+    /* through the real reader: the message names the file and the row */
+    char dir[] = "/tmp/kbench-compare-XXXXXX", path[256], err[KB_ERRLEN] = "";
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bad-samples.json", dir);
+    FILE *fp = fopen(path, "w");
+    text = samples_file("[0.5, 0.5, \"fast\"]");
+    fputs(text, fp);
+    free(text);
+    fclose(fp);
+    assert_int_equal(kb_cmp_load(path, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "results[0]: \"samples_ms\"[2] is not a positive number"));
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +996,11 @@ int main(void)
         cmocka_unit_test(test_match_duplicates),
         cmocka_unit_test(test_match_kernel),
         cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_mann_whitney_p),
+        cmocka_unit_test(test_decide_synthetic),
+        cmocka_unit_test(test_decide_fallback),
+        cmocka_unit_test(test_samples_files),
+        cmocka_unit_test(test_samples_errors),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }
