@@ -53,10 +53,15 @@ KBENCH_BIN ?= kbench
 $(KBENCH_BIN): $(BUILD)/cli/main.o $(LIB_OBJ)
 	$(LINK) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
+# kb_main without main(), for the tests (test_main.c runs the command line)
+$(BUILD)/cli/main-nomain.o: cli/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DKB_NO_MAIN -c $< -o $@
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(BUILD)/cli/main-nomain.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icli -c $< -o $@.o
-	$(LINK) -o $@ $@.o $(LIB_OBJ) $(LDLIBS) -lcmocka
+	$(LINK) -o $@ $@.o $(LIB_OBJ) $(BUILD)/cli/main-nomain.o $(LDLIBS) -lcmocka
 
 deps:
 	@scripts/deps.sh
@@ -94,38 +99,61 @@ plot:
 
 # libFuzzer (clang) over the parsers: tests/fuzz/fuzz_<name>.c, the host code
 # built again with ASan + UBSan, the CUDA objects of the normal build linked
-# as they are (no GPU call is reached). Each runs SECONDS (default 60),
-# seeded from configs/ and tests/data/compare; new inputs go to build-fuzz/.
+# as they are. fuzz_sweep: the JSON sweep parser and the dry-run expansion;
+# fuzz_compare: compare's result-file reader; fuzz_cmdline: the whole command
+# line (kb_main), with kb_device_open stubbed to fail as without a GPU (so no
+# GPU call is reached) and kbench run in a sandbox directory. Each runs
+# SECONDS (default 60), seeded from configs/, tests/data/compare and
+# tests/fuzz/seeds/; new inputs go to $(FUZZ_BUILD)/corpus-NAME, crashes to
+# $(FUZZ_BUILD)/crash-*. The fuzz build lowers KB_MAX_CASES so that the largest
+# sweep it allows expands in milliseconds (a million cases take seconds under
+# ASan and would only slow the fuzzing down).
 FUZZ_CC    ?= clang
+FUZZ_BUILD ?= build-fuzz
 SECONDS    ?= 60
 FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS := $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wno-unknown-pragmas -I$(CUDA)/include -Icli
-FUZZ_OBJ   := $(CLI_SRC:%.c=build-fuzz/%.o)
-FUZZERS    := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS := $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wno-unknown-pragmas -I$(CUDA)/include -Icli \
+              -DKB_MAX_CASES=20000
+FUZZ_LIBS  := -lcjson -lcublas -lcublasLt -L$(CUDA)/lib64 -lcudart_static -ldl -lm -lpthread -lrt -lstdc++
+FUZZ_OBJ   := $(CLI_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZERS    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 CU_OBJ     := $(CU_SRC:%.cu=$(BUILD)/%.o)
 
-build-fuzz/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+# FUZZ_CFLAGS as the fuzz objects were built with: they are rebuilt when it changes
+$(FUZZ_BUILD)/flags: FORCE
+	@mkdir -p $(FUZZ_BUILD)
+	@echo '$(FUZZ_CFLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(CU_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ -lcjson -lcublas -lcublasLt -L$(CUDA)/lib64 \
-	    -lcudart_static -ldl -lm -lpthread -lrt -lstdc++
+$(FUZZ_BUILD)/%.o: %.c $(FUZZ_BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/cli/main-nomain.o: cli/main.c $(FUZZ_BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -DKB_NO_MAIN -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(CU_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(FUZZ_LIBS)
+
+$(FUZZ_BUILD)/fuzz_cmdline: tests/fuzz/fuzz_cmdline.c $(FUZZ_BUILD)/cli/main-nomain.o $(FUZZ_OBJ) $(CU_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DKB_FUZZ_ROOT='"$(CURDIR)"' -fsanitize=fuzzer -Wl,--wrap=kb_device_open $^ -o $@ $(FUZZ_LIBS)
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do \
-	    n=$${f#build-fuzz/fuzz_}; mkdir -p build-fuzz/corpus-$$n; \
-	    case $$n in sweep) seeds="configs tests/fuzz/seeds/sweep";; compare) seeds="tests/data/compare";; esac; \
+	    n=$${f#$(FUZZ_BUILD)/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus-$$n; max=65536; \
+	    case $$n in sweep) seeds="configs tests/fuzz/seeds/sweep";; compare) seeds="tests/data/compare";; \
+	        cmdline) seeds="tests/fuzz/seeds/cmdline"; max=4096;; esac; \
 	    echo "== $$f, $(SECONDS) s"; \
-	    ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 $$f -max_total_time=$(SECONDS) -max_len=65536 \
-	        -artifact_prefix=build-fuzz/ build-fuzz/corpus-$$n $$seeds > build-fuzz/$$n.log 2>&1; \
-	    rc=$$?; grep -E '^#[0-9]+ +DONE|^Done' build-fuzz/$$n.log | tail -n 1; \
-	    [ $$rc -eq 0 ] || { tail -n 40 build-fuzz/$$n.log; echo "fuzz $$n: exit $$rc (inputs: build-fuzz/crash-*)"; exit 1; }; \
+	    ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 $$f -max_total_time=$(SECONDS) -max_len=$$max \
+	        -artifact_prefix=$(abspath $(FUZZ_BUILD))/ $(FUZZ_BUILD)/corpus-$$n $$seeds > $(FUZZ_BUILD)/$$n.log 2>&1; \
+	    rc=$$?; grep -aE '^#[0-9]+[[:space:]]+DONE|^Done' $(FUZZ_BUILD)/$$n.log | tail -n 2; \
+	    [ $$rc -eq 0 ] || { tail -n 40 $(FUZZ_BUILD)/$$n.log; echo "fuzz $$n: exit $$rc (inputs: $(FUZZ_BUILD)/crash-*)"; exit 1; }; \
 	done
 
-.SECONDARY: $(FUZZ_OBJ)
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_BUILD)/cli/main-nomain.o
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz kbench
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

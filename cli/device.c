@@ -1,8 +1,8 @@
 /* The GPU: properties, clocks (NVML, loaded at run time when present). */
 #include "kbench.h"
+#include "kb_nvml.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <string.h>
 
 int kb_device_open(kb_device *d)
@@ -51,40 +51,27 @@ int kb_device_open(kb_device *d)
     a->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
     a->l2_bytes = p.l2CacheSize;
     d->ok = 1;
+    kb_nvml_open(0, &d->nvml); /* without NVML: d->nvml.ok == 0 and .why says why */
+    if (d->nvml.ok && !d->nvml.max_sm_mhz) d->nvml.max_sm_mhz = d->sm_clock_mhz; /* the throttle test's reference */
     kb_device_clocks(d);
     return 0;
 }
 
-/* NVML through dlopen: no header or link dependency, and a missing library
- * only means the current clocks stay unknown. */
-typedef int (*nvml_fn0)(void);
-typedef int (*nvml_handle_fn)(const char *, void **);
-typedef int (*nvml_clock_fn)(void *, int, unsigned *);
-
+/* The current clocks through NVML (nvml.c: loaded at run time; a missing
+ * library only means they stay unknown). */
 void kb_device_clocks(kb_device *d)
 {
-    static void *lib;
-    static nvml_handle_fn get_handle;
-    static nvml_clock_fn get_clock;
-    static void *dev;
-    static int tried;
-    if (!tried) {
-        tried = 1;
-        lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!lib) return;
-        nvml_fn0 init = (nvml_fn0)dlsym(lib, "nvmlInit_v2");
-        get_handle = (nvml_handle_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-        get_clock = (nvml_clock_fn)dlsym(lib, "nvmlDeviceGetClockInfo");
-        char bus[64]; /* the CUDA device's own NVML handle, whatever the ordering */
-        if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) != cudaSuccess || !init || !get_handle || !get_clock ||
-            init() != 0 || get_handle(bus, &dev) != 0)
-            dev = NULL;
-    }
-    if (!dev) return;
-    unsigned mhz;
-    /* NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 */
-    if (get_clock(dev, 1, &mhz) == 0) d->cur_sm_clock_mhz = (int)mhz;
-    if (get_clock(dev, 2, &mhz) == 0) d->cur_mem_clock_mhz = (int)mhz;
+    kb_gpu_info info;
+    int sm, mem;
+    if (kb_nvml_open(0, &info) != 0 || kb_nvml_clocks(&sm, &mem) != 0) return;
+    if (sm > 0) d->cur_sm_clock_mhz = sm;
+    if (mem > 0) d->cur_mem_clock_mhz = mem;
+}
+
+int kb_device_pci_bus_id(int cuda_device, char *buf, size_t n)
+{
+    if (!buf || n == 0 || n > 0x7fffffff) return -1;
+    return cudaDeviceGetPCIBusId(buf, (int)n, cuda_device) == cudaSuccess ? 0 : -1;
 }
 
 int kb_device_free_mem(size_t *free_b, size_t *total_b)

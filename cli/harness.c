@@ -56,6 +56,12 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st)
     st->min = s[0];
     st->max = s[n - 1];
     st->median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    /* quartiles: linear between the order statistics at (n-1)q (numpy's default) */
+    for (int k = 0; k < 2; k++) {
+        double pos = (n - 1) * (k ? 0.75 : 0.25), lo = floor(pos);
+        int i = (int)lo, j = i + 1 < n ? i + 1 : i;
+        (k ? &st->p75 : &st->p25)[0] = s[i] + (pos - lo) * (s[j] - s[i]);
+    }
     double sum = 0;
     for (int i = 0; i < n; i++) sum += s[i];
     st->mean = sum / n;
@@ -64,6 +70,21 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st)
     st->stddev = n > 1 ? sqrt(var / (n - 1)) : 0;
     st->noise_pct = st->mean > 0 ? 100.0 * st->stddev / st->mean : 0;
     free(s);
+}
+
+int kb_best_rate(const double *rates, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (isfinite(rates[i]) && rates[i] > 0 && (best < 0 || rates[i] > rates[best])) best = i;
+    return best;
+}
+
+const char *kb_row_note(double pct_of_copy, double pct_of_gemm, double bytes, size_t l2_bytes, int hot)
+{
+    if (pct_of_copy > 100 && (hot || (l2_bytes && bytes <= (double)l2_bytes))) return "l2";
+    if (pct_of_copy > 100 || pct_of_gemm > 100) return "ceiling?";
+    return "";
 }
 
 size_t kb_buf_checked(const kb_buf *b) { return b->rows ? (size_t)b->nrows * b->row_len : b->n; }
@@ -151,11 +172,16 @@ struct kb_timer {
     unsigned flushes;
     int sm_count;
     /* copy ceilings measured so far, by byte count */
-    struct { double bytes, gbps; } copies[256];
+    struct { double r, w, gbps; const char *by; } copies[256];
     int ncopies;
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
     int gemm_n[KB_NGEMM];
+    /* cuBLAS on rows' own GEMM shapes, measured so far */
+    struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
+    int nshapes;
+    kb_gpu_info nvml; /* the device's, for the conditions of the samples */
+    kb_cond_acc cond;
 };
 
 int kb_timer_create(kb_timer **out, const kb_device *d)
@@ -163,6 +189,7 @@ int kb_timer_create(kb_timer **out, const kb_device *d)
     kb_timer *t = calloc(1, sizeof *t);
     *out = t;
     t->sm_count = d->attr.sm_count;
+    t->nvml = d->nvml;
     /* at least twice the L2, so nothing of the inputs survives the flush */
     t->scratch_bytes = 2 * (d->l2_bytes ? d->l2_bytes : (64u << 20));
     if (t->scratch_bytes < (size_t)(128u << 20)) t->scratch_bytes = 128u << 20;
@@ -191,32 +218,81 @@ void kb_timer_destroy(kb_timer *t)
 void *kb_timer_stream(kb_timer *t) { return t->stream; }
 size_t kb_timer_scratch_bytes(const kb_timer *t) { return t->scratch_bytes; }
 
-int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st)
+/* One batch of samples enqueued: each an L2 flush (unless hot), then the
+ * launch between events start[k] and stop[k]. Under graph timing it is
+ * captured once into a graph (kept in *exec for this batch size) and
+ * replayed: the flushes and the event records are nodes of the graph, so
+ * every sample still starts on a flushed L2, and no CPU launch overhead falls
+ * between a sample's two events. */
+static int enqueue_batch(kb_timer *t, kb_sample_fn fn, void *ctx, int batch, int hot, int graph, cudaGraphExec_t *exec)
+{
+    int rc = 0;
+    if (graph && *exec) {
+        if ((rc = cudaGraphLaunch(*exec, t->stream))) kb_cuda_fail(rc, "cudaGraphLaunch", __FILE__, __LINE__);
+        return rc;
+    }
+    if (graph && (rc = cudaStreamBeginCapture(t->stream, cudaStreamCaptureModeRelaxed))) {
+        kb_cuda_fail(rc, "cudaStreamBeginCapture", __FILE__, __LINE__);
+        return rc;
+    }
+    unsigned rec = graph ? cudaEventRecordExternal : cudaEventRecordDefault;
+    for (int k = 0; k < batch && !rc; k++) {
+        if (!hot) {
+            t->flushes++;
+            if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->sm_count, t->stream))) {
+                kb_cuda_fail(rc, "kb_l2_flush", __FILE__, __LINE__);
+                break;
+            }
+        }
+        cudaEventRecordWithFlags(t->start[k], t->stream, rec);
+        if ((rc = fn(ctx, t->stream)) != 0) break;
+        cudaEventRecordWithFlags(t->stop[k], t->stream, rec);
+    }
+    if (!graph) return rc;
+    cudaGraph_t g = NULL;
+    int e = cudaStreamEndCapture(t->stream, &g);
+    if (!rc && e) {
+        rc = e;
+        kb_cuda_fail(rc, "graph capture of the launch (cudaStreamEndCapture)", __FILE__, __LINE__);
+    }
+    if (!rc && (rc = cudaGraphInstantiate(exec, g, 0))) kb_cuda_fail(rc, "cudaGraphInstantiate", __FILE__, __LINE__);
+    if (g) cudaGraphDestroy(g);
+    if (rc) {
+        *exec = NULL;
+        cudaGetLastError();
+        return rc;
+    }
+    if ((rc = cudaGraphLaunch(*exec, t->stream))) kb_cuda_fail(rc, "cudaGraphLaunch", __FILE__, __LINE__);
+    return rc;
+}
+
+int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
+            kb_time_extra *x)
 {
     nvtxRangePushA(label);
-    int rc = 0;
+    int rc = 0, graph = !strcmp(o->timing, "graph");
+    memset(st, 0, sizeof *st);
+    if (x) {
+        x->samples = NULL;
+        memset(&x->cond, 0, sizeof x->cond);
+    }
     for (int i = 0; i < o->warmup; i++)
         if ((rc = fn(ctx, t->stream)) != 0) goto out;
     if (o->warmup && ((rc = cudaGetLastError()) || (rc = cudaStreamSynchronize(t->stream)))) {
         kb_cuda_fail(rc, "warm-up launches", __FILE__, __LINE__);
         goto out;
     }
+    /* graphs by batch size: powers of two up to KB_MAX_BATCH */
+    cudaGraphExec_t execs[8] = {0};
     int cap = 1024, n = 0, batch = 1;
     double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = now_s();
+    kb_cond_begin(&t->cond);
     for (;;) {
         if (kb_stop_signal) break; /* the caller drops this row */
-        for (int k = 0; k < batch; k++) {
-            if (!o->hot) {
-                t->flushes++;
-                if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->sm_count, t->stream))) {
-                    kb_cuda_fail(rc, "kb_l2_flush", __FILE__, __LINE__);
-                    goto done;
-                }
-            }
-            cudaEventRecord(t->start[k], t->stream);
-            if ((rc = fn(ctx, t->stream)) != 0) goto done;
-            cudaEventRecord(t->stop[k], t->stream);
-        }
+        int slot = 0;
+        while ((1 << slot) < batch) slot++;
+        if ((rc = enqueue_batch(t, fn, ctx, batch, o->hot, graph, &execs[slot]))) goto done;
+        kb_cond_poll(&t->cond); /* while the batch runs */
         if ((rc = cudaEventSynchronize(t->stop[batch - 1])) != 0) {
             kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);
             goto done;
@@ -249,60 +325,156 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
             }
         }
         if (wall >= o->timeout || n >= 10000000) break;
-        /* batches of about 20 ms, so the GPU stays busy between host checks */
+        /* batches of about 20 ms, so the GPU stays busy between host checks
+         * (graphs: a power of two, so that few are captured) */
         double per = wall / n;
         batch = per > 0 ? (int)(0.02 / per) : KB_MAX_BATCH;
         if (batch < 1) batch = 1;
         if (batch > KB_MAX_BATCH) batch = KB_MAX_BATCH;
+        if (graph)
+            while (batch & (batch - 1)) batch &= batch - 1;
     }
 done:
+    for (int i = 0; i < 8; i++)
+        if (execs[i]) cudaGraphExecDestroy(execs[i]);
     if (rc == 0) kb_stats_compute(ms, n, st);
-    free(ms);
+    if (x) kb_cond_end(&t->cond, &t->nvml, o->throttle_threshold, &x->cond);
+    if (x && x->keep && rc == 0) x->samples = ms;
+    else free(ms);
 out:
     nvtxRangePop();
     return rc;
 }
 
-typedef struct { void *dst; const void *src; size_t n; } copy_ctx;
+/* A copy candidate: cudaMemcpy (v < 0; r == w) or kbench's copy kernel v. */
+typedef struct {
+    int v, sm;
+    void *dst;
+    const void *src;
+    size_t r, w;
+} copy_ctx;
 
 static int copy_fn(void *ctx, void *stream)
 {
     copy_ctx *c = ctx;
-    KB_CK(cudaMemcpyAsync(c->dst, c->src, c->n, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
+    if (c->v >= 0) return kb_copy_variant_launch(c->v, c->dst, c->src, c->r, c->w, c->sm, stream);
+    KB_CK(cudaMemcpyAsync(c->dst, c->src, c->r, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
     return 0;
 }
 
-int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps)
+/* The copy ceiling at a row's bytes read and written: the best rate of
+ * cudaMemcpy (the same bytes in all, half read and half written) and of each
+ * of kbench's copy kernels (reading rbytes, writing wbytes), each timed like a
+ * row (L2 flushed, median). Cached by (rbytes, wbytes). */
+/* The ceiling's candidates: cudaMemcpy and the copy kernels that were best
+ * somewhere. Every variant at 16 MiB, 256 MiB and 1 GiB moved, read:write
+ * 1:1, 2:1 and 3:1 (kbench device, H100 80GB HBM3, 2026-11-25, GB/s):
+ *   16 MiB: vec16x2 persistent8 best at 1:1 and 3:1 (2648, 2661), vec16x1
+ *     full at 2:1 (2703); cudaMemcpy 2595/2621/2558;
+ *   256 MiB and 1 GiB: vec16x4 full noalloc+cs best everywhere (3023-3113),
+ *     vec16x1 full within 1-3% of it; cudaMemcpy 2968-2998.
+ * vec16x2 full stays for its 16 MiB 3:1 (2648, next to the best). The other
+ * variants were never best and are measured only by kbench device. */
+static const char *const ceiling_kernels[] = {"vec16x1 full", "vec16x2 full", "vec16x2 persistent8",
+                                              "vec16x4 full noalloc+cs"};
+
+int kb_copy_in_ceiling(int cand)
 {
-    *gbps = 0;
-    for (int i = 0; i < t->ncopies; i++)
-        if (t->copies[i].bytes == bytes) { *gbps = t->copies[i].gbps; return 0; }
-    size_t half = (size_t)(bytes / 2);
-    half &= ~(size_t)255;
-    if (half < 256) half = 256;
+    if (cand == 0) return 1;
+    const char *name = kb_copy_candidate_name(cand);
+    for (size_t i = 0; name && i < sizeof ceiling_kernels / sizeof ceiling_kernels[0]; i++)
+        if (!strcmp(name, ceiling_kernels[i])) return 1;
+    return 0;
+}
+
+int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *rates, int all)
+{
+    int nc = kb_copy_nvariants() + 1;
+    for (int i = 0; i < nc; i++) rates[i] = 0;
+    size_t r = rbytes < 256 ? 256 : (size_t)rbytes, w = wbytes < 256 ? 256 : (size_t)wbytes;
+    size_t half = ((r + w) / 2 + 255) & ~(size_t)255;
+    size_t na = r > half ? r : half, nb = w > half ? w : half;
     void *a = NULL, *b = NULL;
-    int rc = cudaMalloc(&a, half);
-    if (!rc) rc = cudaMalloc(&b, half);
+    int rc = cudaMalloc(&a, na);
+    if (!rc) rc = cudaMalloc(&b, nb);
     if (rc) { /* too big to copy beside the case: leave the ceiling unknown */
         cudaFree(a);
         cudaGetLastError();
         return 0;
     }
-    rc = cudaMemset(a, 0x3c, half); /* real bits, not zeros */
-    copy_ctx c = {b, a, half};
-    kb_stats st;
+    rc = cudaMemset(a, 0x3c, na); /* real bits, not zeros */
+    /* several candidates per size: 50 samples at least, 10 ms of copying (a
+     * small copy is mostly flush: 0.3 s of it took seconds a candidate) */
     kb_opts oo = *o;
-    if (oo.timeout > 2) oo.timeout = 2;
-    char label[128];
-    snprintf(label, sizeof label, "copy bytes=%.0f", 2.0 * (double)half);
-    if (!rc) rc = kb_time(t, copy_fn, &c, &oo, label, &st);
+    if (oo.timeout > 1) oo.timeout = 1;
+    if (oo.min_time > 0.01) oo.min_time = 0.01;
+    if (oo.min_samples < 50) oo.min_samples = 50;
+    for (int i = 0; i < nc && !rc && !kb_stop_signal; i++) {
+        if (!all && !kb_copy_in_ceiling(i)) continue;
+        int v = i - 1;
+        copy_ctx c = {v, t->sm_count, b, a, v < 0 ? half : r, v < 0 ? half : w};
+        char label[160];
+        snprintf(label, sizeof label, "copy %s r=%zu w=%zu", kb_copy_candidate_name(i), c.r, c.w);
+        kb_stats st;
+        rc = kb_time(t, copy_fn, &c, &oo, label, &st, NULL);
+        if (!rc && st.median > 0) rates[i] = (double)(c.r + c.w) / (st.median * 1e-3) / 1e9;
+    }
     cudaFree(a);
     cudaFree(b);
+    return rc;
+}
+
+int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int iters, double *gbps)
+{
+    *gbps = 0;
+    size_t r = rbytes < 256 ? 256 : (size_t)rbytes, w = wbytes < 256 ? 256 : (size_t)wbytes;
+    size_t half = ((r + w) / 2 + 255) & ~(size_t)255;
+    size_t na = r > half ? r : half, nb = w > half ? w : half;
+    void *a = NULL, *b = NULL;
+    int rc = cudaMalloc(&a, na);
+    if (!rc) rc = cudaMalloc(&b, nb);
+    if (!rc) rc = cudaMemset(a, 0x3c, na);
+    copy_ctx c = {cand - 1, t->sm_count, b, a, cand == 0 ? half : r, cand == 0 ? half : w};
+    for (int i = 0; i < 3 && !rc; i++) rc = copy_fn(&c, t->stream); /* warm-up */
+    if (!rc) rc = cudaStreamSynchronize(t->stream);
+    double t0 = now_s();
+    for (int i = 0; i < iters && !rc; i++) rc = copy_fn(&c, t->stream);
+    if (!rc) rc = cudaStreamSynchronize(t->stream);
+    double s = now_s() - t0;
+    if (rc) kb_cuda_fail(rc, "host-timed copy", __FILE__, __LINE__);
+    else if (s > 0) *gbps = (double)(c.r + c.w) * iters / s / 1e9;
+    cudaFree(a);
+    cudaFree(b);
+    return rc;
+}
+
+int kb_copy_ncandidates(void) { return kb_copy_nvariants() + 1; }
+
+const char *kb_copy_candidate_name(int i) { return i == 0 ? "cudaMemcpy" : kb_copy_variant_name(i - 1); }
+
+int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, const char **by)
+{
+    *gbps = 0;
+    if (by) *by = "";
+    for (int i = 0; i < t->ncopies; i++)
+        if (t->copies[i].r == rbytes && t->copies[i].w == wbytes) {
+            *gbps = t->copies[i].gbps;
+            if (by) *by = t->copies[i].by;
+            return 0;
+        }
+    double rates[64];
+    if (kb_copy_nvariants() + 1 > 64) return (int)cudaErrorInvalidValue;
+    int rc = kb_copy_rates(t, rbytes, wbytes, o, rates, 0);
     if (rc) return rc;
-    *gbps = 2.0 * (double)half / (st.median * 1e-3) / 1e9;
+    int best = kb_best_rate(rates, kb_copy_nvariants() + 1);
+    if (best < 0) return 0;
+    *gbps = rates[best];
+    if (by) *by = kb_copy_candidate_name(best);
     if (t->ncopies < 256) {
-        t->copies[t->ncopies].bytes = bytes;
-        t->copies[t->ncopies++].gbps = *gbps;
+        t->copies[t->ncopies].r = rbytes;
+        t->copies[t->ncopies].w = wbytes;
+        t->copies[t->ncopies].by = kb_copy_candidate_name(best);
+        t->copies[t->ncopies++].gbps = rates[best];
     }
     return 0;
 }
@@ -315,9 +487,30 @@ const char *kb_gemm_key_name(kb_gemm_key k)
 
 static int gemm_fn(void *ctx, void *stream) { return kb_gemm_bench_run(ctx, stream); }
 
-/* The GEMM ceiling of key k: a square cuBLAS GEMM (8192, or 4096 or 2048 when
- * the larger does not fit beside what is allocated), timed like any case
- * (L2 flushed, median), 2 n^3 FLOPs. Cached per key for the timer's life. */
+static void gemm_type(kb_gemm_key k, int *dtype, int *tf32)
+{
+    *dtype = k == KB_GEMM_FP16 ? KB_FP16 : k == KB_GEMM_BF16 ? KB_BF16 : KB_FP32;
+    *tf32 = k == KB_GEMM_TF32;
+}
+
+/* Times a created bench (L2 flushed, median): TFLOP/s, or 0; frees it. */
+static int gemm_rate(kb_timer *t, kb_gemm_bench *g, const kb_opts *o, const char *label, double *tflops)
+{
+    kb_stats st;
+    kb_opts oo = *o; /* a ladder of them: 0.1 s of GEMM time each at most */
+    if (oo.timeout > 3) oo.timeout = 3;
+    if (oo.min_time > 0.1) oo.min_time = 0.1;
+    int rc = kb_time(t, gemm_fn, g, &oo, label, &st, NULL);
+    double f = kb_gemm_bench_flops(g);
+    kb_gemm_bench_destroy(g);
+    *tflops = !rc && st.median > 0 ? f / (st.median * 1e-3) / 1e12 : 0;
+    return rc;
+}
+
+/* The GEMM ceiling of key k: the best rate of a square cuBLAS GEMM over a
+ * ladder of sizes (smaller ones can run at higher clocks than the largest,
+ * which draw the most power), each L2 flushed, median. Cached per key for the
+ * timer's life; a size that does not fit is left out (0: none fitted). */
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size)
 {
     *tflops = 0;
@@ -328,25 +521,51 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
         if (size) *size = t->gemm_n[k];
         return 0;
     }
-    static const int sizes[] = {8192, 4096, 2048};
-    int dtype = k == KB_GEMM_FP16 ? KB_FP16 : k == KB_GEMM_BF16 ? KB_BF16 : KB_FP32, tf32 = k == KB_GEMM_TF32;
+    static const int ladder[] = {2048, 3072, 4096, 6144, 8192, 12288, 16384};
+    int dtype, tf32;
+    gemm_type(k, &dtype, &tf32);
+    for (int i = 0; i < (int)(sizeof ladder / sizeof ladder[0]) && !kb_stop_signal; i++) {
+        kb_gemm_bench g;
+        int rc = kb_gemm_bench_create(&g, dtype, tf32, ladder[i]);
+        if (rc == (int)cudaErrorMemoryAllocation) break; /* no room for this size or larger */
+        if (rc) return rc;
+        char label[128];
+        double tf = 0;
+        snprintf(label, sizeof label, "gemm %s n=%d", kb_gemm_key_name(k), ladder[i]);
+        if ((rc = gemm_rate(t, &g, o, label, &tf))) return rc;
+        if (tf > t->gemm[k]) {
+            t->gemm[k] = tf;
+            t->gemm_n[k] = ladder[i];
+        }
+    }
+    *tflops = t->gemm[k];
+    if (size) *size = t->gemm_n[k];
+    return 0;
+}
+
+int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops)
+{
+    *tflops = 0;
+    if (k < 0 || k >= KB_NGEMM || n <= 0) return 0;
+    for (int i = 0; i < t->nshapes; i++)
+        if (t->shapes[i].k == k && t->shapes[i].n == n && !memcmp(t->shapes[i].mnk, mnk, (size_t)n * sizeof *mnk)) {
+            *tflops = t->shapes[i].tflops;
+            return 0;
+        }
+    int dtype, tf32;
+    gemm_type(k, &dtype, &tf32);
     kb_gemm_bench g;
-    int rc = (int)cudaErrorMemoryAllocation;
-    for (int i = 0; i < 3 && rc == (int)cudaErrorMemoryAllocation; i++) rc = kb_gemm_bench_create(&g, dtype, tf32, sizes[i]);
-    if (rc == (int)cudaErrorMemoryAllocation) return 0; /* no room: the ceiling stays unknown */
+    int rc = kb_gemm_bench_create_shapes(&g, dtype, tf32, mnk, n);
+    if (rc == (int)cudaErrorMemoryAllocation) return 0; /* no room beside the case: unknown */
     if (rc) return rc;
-    kb_stats st;
-    kb_opts oo = *o;
-    if (oo.timeout > 3) oo.timeout = 3;
-    char label[128];
-    snprintf(label, sizeof label, "gemm %s n=%d", kb_gemm_key_name(k), g.n);
-    rc = kb_time(t, gemm_fn, &g, &oo, label, &st);
-    int n = g.n;
-    kb_gemm_bench_destroy(&g);
-    if (rc) return rc;
-    if (st.median <= 0) return 0;
-    *tflops = t->gemm[k] = 2.0 * (double)n * (double)n * (double)n / (st.median * 1e-3) / 1e12;
-    t->gemm_n[k] = n;
-    if (size) *size = n;
+    char label[160];
+    snprintf(label, sizeof label, "gemm %s shapes %dx%dx%d+%d", kb_gemm_key_name(k), mnk[0][0], mnk[0][1], mnk[0][2], n - 1);
+    if ((rc = gemm_rate(t, &g, o, label, tflops))) return rc;
+    if (t->nshapes < 64) {
+        t->shapes[t->nshapes].k = k;
+        t->shapes[t->nshapes].n = n;
+        memcpy(t->shapes[t->nshapes].mnk, mnk, (size_t)n * sizeof *mnk);
+        t->shapes[t->nshapes++].tflops = *tflops;
+    }
     return 0;
 }

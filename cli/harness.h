@@ -17,14 +17,45 @@ int kb_timer_create(kb_timer **t, const kb_device *d);
 void kb_timer_destroy(kb_timer *t);
 void *kb_timer_stream(kb_timer *t);
 size_t kb_timer_scratch_bytes(const kb_timer *t);
-/* Warm up, then sample until min_samples and min_time are met and the noise
+/* Warm up, then sample (o->timing "graph": replayed from a CUDA graph) until min_samples and min_time are met and the noise
  * (stddev/mean) is under max_noise, or, past twice min_time, the noise has
  * converged above it (the later half of the samples as noisy as the whole,
  * within 10%), or timeout; the whole inside an NVTX range `label`. */
-int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st);
-/* Device-to-device copy rate (bytes read + written) at this byte count, cached. */
-int kb_copy_gbps(kb_timer *t, double bytes, const kb_opts *o, double *gbps);
-/* Dense GEMM throughput for key k (a square cuBLAS GEMM, median), cached;
- * 0 TFLOP/s when it does not fit in the free memory. size: n of the n^3 GEMM. */
+/* What kb_time gives besides the statistics (x may be NULL): the samples, in
+ * the order measured, when keep is set (malloc'd; the caller frees), and the
+ * conditions NVML saw while they ran (one poll per batch). */
+typedef struct {
+    int keep;
+    double *samples;
+    kb_cond cond;
+} kb_time_extra;
+int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
+            kb_time_extra *x);
+/* The copy ceiling (GB/s, bytes read + written) at a row's bytes read and
+ * written: the best of cudaMemcpy and kbench's copy kernels, L2 flushed,
+ * median; cached. by: the candidate that gave it. */
+int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, const char **by);
+/* Each candidate's rate (GB/s; 0: not measured) at these bytes: rates[0]
+ * cudaMemcpy, rates[1 + v] copy kernel v; kb_copy_ncandidates() of them;
+ * all: every variant, else the ceiling's candidates only. */
+int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *rates, int all);
+/* whether candidate cand is one of the ceiling's (all: kbench device measures every one) */
+int kb_copy_in_ceiling(int cand);
+int kb_copy_ncandidates(void);
+/* Candidate cand's rate timed by the host clock around iters back-to-back
+ * launches (no events, no flush): for selftest's cross-check. */
+int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int iters, double *gbps);
+/* kbench selftest (selftest.c): 0 all passed, KB_EXIT_VERIFY one failed, KB_EXIT_CUDA */
+int kb_selftest(const kb_opts *o);
+/* |measured - expected| within limit_pct of expected; dev_pct the signed deviation */
+int kb_selftest_judge(double measured, double expected, double limit_pct, double *dev_pct);
+const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' names */
+/* Dense GEMM ceiling for key k: the best square cuBLAS GEMM over a ladder of
+ * sizes (median each), cached; 0 TFLOP/s when none fits in the free memory.
+ * size: n of the best n^3 GEMM. */
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size);
+/* cuBLAS alone on n GEMMs (M x N x K, row-major, of key k's type) in sequence,
+ * L2 flushed before each sequence, median: their FLOPs over the time; cached;
+ * 0 when they do not fit beside the case. */
+int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops);
 #endif

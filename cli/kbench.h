@@ -13,6 +13,7 @@
 
 #include "../include/kb_devattr.h"
 #include "../include/kb_dtype.h"
+#include "kb_nvml.h"
 
 #define KB_VERSION "0.1.0"
 
@@ -166,6 +167,7 @@ typedef struct kb_op {
     /* Checks beyond each parameter's bounds; 0 or -1 with err filled. */
     int (*validate)(const kb_case *c, char *err, size_t errlen);
     double (*bytes)(const kb_case *c);        /* fewest bytes a perfect kernel moves */
+    double (*bytes_written)(const kb_case *c); /* the share of them written (the copy ceiling matches it); NULL: half */
     double (*flops)(const kb_case *c);
     size_t (*device_bytes)(const kb_case *c); /* device memory the case allocates */
     /* Fill st: host inputs (from c->seed, quantised), device buffers; 0 or a
@@ -181,6 +183,10 @@ typedef struct kb_op {
     /* The GEMM ceiling a case's TFLOP/s is compared with (pct_of_gemm), or
      * KB_GEMM_NONE; NULL: none for any case. */
     kb_gemm_key (*gemm_ceiling)(const kb_case *c);
+    /* The GEMMs a case's work amounts to (M x N x K each, row-major, the op's
+     * dtype), timed with cuBLAS alone for the row's reference rate
+     * (cublas_shape_tflops); the count, at most max; NULL: none. */
+    int (*gemm_shapes)(const kb_case *c, int (*mnk)[3], int max);
 } kb_op;
 
 /* registry.c */
@@ -227,7 +233,9 @@ typedef struct {
 
 void kb_sweep_init(kb_sweep *s, const kb_op *op); /* every axis = its default */
 int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen);
+#ifndef KB_MAX_CASES /* the fuzz build (make fuzz) lowers it: a worst-case sweep stays quick */
 #define KB_MAX_CASES 1000000 /* cases in one plan: more is surely a mistake */
+#endif
 long kb_sweep_count(const kb_sweep *s); /* saturates at KB_MAX_CASES + 1 */
 void kb_sweep_free(kb_sweep *s); /* its axes; the cases expanded from it keep their own lists */
 void kb_case_free_lists(kb_case *c);
@@ -302,11 +310,14 @@ typedef struct {
     double copy_gbps; /* measured, 1 GiB */
     double gemm_tflops[KB_NGEMM]; /* measured GEMM ceilings by kb_gemm_key; 0: not measured */
     int gemm_n[KB_NGEMM];         /* the square size each was measured at */
+    kb_gpu_info nvml;             /* UUID, persistence, power limit, ECC, clocks; nvml.ok == 0: no NVML */
 } kb_device;
 
 /* 0, or prints one line and returns KB_EXIT_CUDA. */
 int kb_device_open(kb_device *d);
-void kb_device_clocks(kb_device *d); /* refresh NVML current clocks */
+void kb_device_clocks(kb_device *d); /* refresh NVML current clocks (nvml.c) */
+/* The CUDA device's PCI bus id ("0000:1B:00.0"), for NVML; 0 or -1. */
+int kb_device_pci_bus_id(int cuda_device, char *buf, size_t n);
 int kb_device_free_mem(size_t *free_b, size_t *total_b);
 
 /* ---- harness.c -------------------------------------------------------- */
@@ -314,6 +325,7 @@ int kb_device_free_mem(size_t *free_b, size_t *total_b);
 
 typedef struct {
     double median, min, max, mean, stddev, noise_pct;
+    double p25, p75; /* quartiles (linear interpolation between order statistics) */
     int samples;
 } kb_stats;
 
@@ -323,6 +335,11 @@ typedef struct {
     kb_stats st;
     double bytes, flops, gbps, pct_of_copy, copy_gbps, tflops;
     double pct_of_gemm, gemm_tflops; /* the op's GEMM ceiling; 0 when none */
+    double cublas_shape_tflops, pct_of_cublas_shape; /* cuBLAS alone on the case's GEMM shapes; 0 when none */
+    char note[32];      /* why a share of a ceiling is above 100% (kb_row_note) */
+    const char *timing; /* "events" or "graph" */
+    double *samples;    /* every sample (ms), kept for --save-samples (owned by the run loop) */
+    kb_cond cond;       /* the conditions of the samples (NVML); cond.n == 0: unknown */
     double rel_err, max_abs_err;
     char kernel[KB_KERNEL_LEN]; /* what ran: the variant and its tunables */
     int verified;       /* 1 passed, 0 failed, -1 not checked, KB_V_NA: the implementation cannot take the case */
@@ -333,6 +350,12 @@ typedef struct {
 } kb_row;
 
 void kb_stats_compute(const double *ms, int n, kb_stats *st);
+/* The index of the best (largest finite, positive) rate; -1: none. */
+int kb_best_rate(const double *rates, int n);
+/* A row's share of a ceiling above 100% says why: "l2" when its bytes fit in
+ * the L2 (or under --hot, where they stay there), "ceiling?" otherwise (the
+ * ceiling is beaten: it is not one); "" when no share is above 100. */
+const char *kb_row_note(double pct_of_copy, double pct_of_gemm, double bytes, size_t l2_bytes, int hot);
 int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, double *maxabs);
 
 /* ---- report.c --------------------------------------------------------- */
@@ -475,8 +498,14 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
 int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen);
 int kb_compare_main(int argc, char **argv); /* argv[0] = "compare"; returns the exit code */
 
+/* ---- main.c: the command line ------------------------------------------ */
+/* kbench ARGS: argv[0] is the program, argv[1] the command. Returns the exit
+ * code (KB_EXIT_*) and never exits; it frees what it allocates, keeps no state
+ * between calls and resets getopt, so one process may call it many times
+ * (main() is kb_main; tests/fuzz/fuzz_cmdline.c). getopt_long may permute argv. */
+int kb_main(int argc, char **argv);
+
 /* util */
-void kb_die_usage(const char *fmt, ...);
 int kb_levenshtein(const char *a, const char *b);
 
 #endif

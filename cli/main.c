@@ -1,5 +1,9 @@
-/* kbench: subcommands and flags (getopt_long). */
+/* kbench: subcommands and flags (getopt_long). kb_main is the whole
+ * command line: it returns the exit code (no exit() on any path), frees what
+ * it allocates and keeps no state between calls, so that one process can run
+ * it many times (tests/fuzz/fuzz_cmdline.c). */
 #include "kbench.h"
+#include "harness.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -7,7 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *prog = "kbench";
+static const char *const prog = "kbench";
+
+/* getopt keeps state between calls: glibc's points into the last argv when a
+ * parse stopped inside a cluster of short options ("-hx": after -h, at x),
+ * and a later parse that starts with optind = 1 reads on from there, into an
+ * argv that may be gone. optind = 0 asks for a full reinitialisation, done by
+ * the next getopt call: this one, on an empty command line. */
+static void getopt_reset(void)
+{
+    static char arg0[] = "kbench";
+    char *argv[] = {arg0, NULL};
+    opterr = 0;
+    optind = 0;
+    while (getopt(1, argv, "") != -1) {}
+    optind = 1;
+}
 
 static int usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -112,11 +131,12 @@ static void print_main_help(FILE *f)
             prog);
     for (int i = 0; i < kb_nops; i++) fprintf(f, "  %-18s %s\n", kb_ops[i]->name, kb_ops[i]->summary);
     fprintf(f,
-            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
+            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
             "sweep [FILE.json]", "run a JSON sweep (no FILE: the built-in configs/default.json)",
             "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
             "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
-            "device", "GPU name, SMs, L2, clocks, driver/runtime, measured copy bandwidth and GEMM throughput",
+            "device", "GPU name, SMs, L2, clocks, NVML state, the copy ceiling's candidates, GEMM ceilings",
+            "selftest", "the harness against known truths (a clock64 spin, the launch floor, the copy ceiling)",
             "compare BASE NEW", "per-case speedups between two result JSON files; exit 4 on a regression",
             "help [COMMAND]", "help on a command (or: COMMAND --help)");
     fprintf(f,
@@ -150,6 +170,8 @@ typedef struct {
 
 enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SET = 901, OPT_SETTING = 1000, OPT_PARAM = 2000 };
 
+/* 0, -1 for --help (the caller prints its help), or the exit code of a
+ * usage error (its line printed). */
 static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
 {
     struct option opts[KB_MAX_PARAMS + 64];
@@ -175,11 +197,16 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
     for (int i = 0; i < n; i++) cands[i] = opts[i].name;
 
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc reinitialises in full (getopt_reset) */
     char err[KB_ERRLEN];
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == '?' || c == ':') {
+            /* a short option that is not -h ("-x", or "-seq" read as -s -e -q): getopt
+             * stays inside the word and argv[optind - 1] is the word before it */
+            if (c == '?' && optopt != 0 && optopt != 'h' && optopt < OPT_DRY)
+                return usage_error(cmd, "unknown option '-%c' (long options take two dashes; see: %s %s --help)",
+                                   optopt, prog, cmd);
             const char *bad = argv[optind - 1];
             if (c == ':') return usage_error(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
             if (bad[0] == '-' && bad[1] == '-') {
@@ -206,11 +233,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             }
             return usage_error(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
         }
-        if (c == OPT_HELP) {
-            if (cli->op) print_op_help(stdout, cli->op);
-            else return -1; /* caller prints its own help */
-            exit(KB_EXIT_OK);
-        }
+        if (c == OPT_HELP) return -1; /* the caller prints its help and returns KB_EXIT_OK */
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
         if (c == OPT_SET) {
             const char *eq = strchr(optarg, '=');
@@ -258,11 +281,12 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
     kb_sweep_init(&cli.sweep, op);
     kb_opts_default(&cli.opts);
     int rc = parse_flags(op->name, argc, argv, &cli);
-    if (!rc && cli.npos)
+    if (rc < 0) print_op_help(stdout, op);
+    else if (!rc && cli.npos)
         rc = usage_error(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
     if (rc) {
         kb_sweep_free(&cli.sweep);
-        return rc;
+        return rc < 0 ? KB_EXIT_OK : rc;
     }
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
@@ -316,7 +340,7 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     }
     char err[KB_ERRLEN];
     const char *name = "default";
-    static char base[256];
+    char base[256]; /* the output's base name: lives until the plan has run */
     if (cli.npos == 1) {
         if (kb_config_load(cli.pos[0], &plan, err, sizeof err)) return usage_error(NULL, "%s", err);
         const char *b = strrchr(cli.pos[0], '/');
@@ -351,6 +375,8 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
         return KB_EXIT_OK;
     }
     if (rc) return rc;
+    for (int k = 0; k < cli.npos; k++) /* before any case is made: nothing to free */
+        if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.opts = cli.opts;
@@ -367,11 +393,13 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
             snprintf(where, sizeof where, "%s check %d", op->name, k);
             rc = sw ? kb_config_sweep(sw, where, 1, &plan.cases, &plan.ncases, err, sizeof err) : -1;
             cJSON_Delete(sw);
-            if (rc) { fprintf(stderr, "kbench: internal: %s\n", sw ? err : where); return KB_EXIT_USAGE; }
+            if (rc) {
+                fprintf(stderr, "kbench: internal: %s\n", sw ? err : where);
+                kb_cases_free(plan.cases, plan.ncases);
+                return KB_EXIT_USAGE;
+            }
         }
     }
-    for (int k = 0; k < cli.npos; k++)
-        if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
     kb_plan_seed(&plan);
     kb_run_info info = {full_argc, full_argv, "check", 1};
     int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
@@ -422,10 +450,15 @@ static int cmd_list(int argc, char **argv)
 static int cmd_device(int argc, char **argv)
 {
     if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        printf("usage: %s device\n\nPrints the GPU, its clocks, driver and runtime, and measures the\n"
-               "device-to-device copy bandwidth at 64 MiB..1 GiB (bytes read + written, median, L2\n"
-               "flushed) and the dense GEMM throughput of cuBLAS per element type (fp32, fp16,\n"
-               "bf16, and tf32: fp32 on TF32 tensor cores; an 8192^3 GEMM, fp32 accumulation, median).\n", prog);
+        printf("usage: %s device\n\nPrints the GPU, its clocks, driver and runtime, what NVML says of it (UUID,\n"
+               "persistence, power limit, ECC, application clocks), and measures the ceilings:\n"
+               "  copy  every candidate of the copy ceiling (cudaMemcpy and kbench's copy kernels)\n"
+               "        at 16 MiB, 256 MiB and 1 GiB moved and read:write 1:1, 2:1, 3:1 (GB/s of\n"
+               "        bytes read + written, median, L2 flushed); a row's ceiling is the best one\n"
+               "        at its own bytes read and written;\n"
+               "  GEMM  cuBLAS per element type (fp32, fp16, bf16, and tf32: fp32 on TF32 tensor\n"
+               "        cores): the best square GEMM of n = 2048 to 16384, fp32 accumulation, median.\n",
+               prog);
         return KB_EXIT_OK;
     }
     if (argc > 0) return usage_error("device", "unexpected argument '%s'", argv[0]);
@@ -444,7 +477,28 @@ static int cmd_device(int argc, char **argv)
     return kb_device_copy_report(&d);
 }
 
-int main(int argc, char **argv)
+static int cmd_selftest(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        printf("usage: %s selftest\n\n"
+               "Checks the timing harness against known truths; exit 1 if one fails:\n"
+               "  spin   a kernel spinning 2e7 SM cycles (clock64) must take cycles / SM clock\n"
+               "         (NVML's median clock over its samples) within 1%%, under events and\n"
+               "         graph timing;\n"
+               "  empty  an empty kernel's time under each timing mode: the launch floor\n"
+               "         (reported, not judged);\n"
+               "  copy   the copy ceiling at 1 GiB (the best candidate, events, L2 flushed) must\n"
+               "         match the same copy timed by the host clock over 100 launches within 3%%.\n"
+               "make test runs it where a GPU is.\n", prog);
+        return KB_EXIT_OK;
+    }
+    if (argc > 0) return usage_error("selftest", "unexpected argument '%s'", argv[0]);
+    kb_opts o;
+    kb_opts_default(&o);
+    return kb_selftest(&o);
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         print_main_help(stderr);
@@ -453,8 +507,9 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
-            char *sub[] = {argv[0], argv[2], "--help", NULL};
-            return main(3, sub);
+            char help[] = "--help";
+            char *sub[] = {argv[0], argv[2], help, NULL};
+            return run_command(3, sub);
         }
         print_main_help(stdout);
         return KB_EXIT_OK;
@@ -467,21 +522,29 @@ int main(int argc, char **argv)
     if (op) return cmd_op(op, argc - 1, argv + 1, argc, argv);
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1, argc, argv);
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1, argc, argv);
-    if (!strcmp(cmd, "list")) {
-        if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-            printf("usage: %s list [OP...]\n\nOps, their parameters with defaults and bounds, and implementations.\n", prog);
-            return KB_EXIT_OK;
-        }
-        return cmd_list(argc - 2, argv + 2);
-    }
+    if (!strcmp(cmd, "list")) return cmd_list(argc - 2, argv + 2); /* its --help too */
     if (!strcmp(cmd, "device")) return cmd_device(argc - 2, argv + 2);
+    if (!strcmp(cmd, "selftest")) return cmd_selftest(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return kb_compare_main(argc - 1, argv + 1);
     const char *cands[40];
     int n = 0;
     for (int i = 0; i < kb_nops; i++) cands[n++] = kb_ops[i]->name;
-    const char *fixed[] = {"sweep", "check", "list", "device", "compare", "help"};
-    for (int i = 0; i < 6; i++) cands[n++] = fixed[i];
+    const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "compare", "help"};
+    for (int i = 0; i < 7; i++) cands[n++] = fixed[i];
     const char *near = kb_nearest(cmd, cands, n);
     if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
     return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
 }
+
+int kb_main(int argc, char **argv)
+{
+    getopt_reset(); /* whatever an earlier parse left (compare's starts at optind = 1) */
+    int rc = run_command(argc, argv);
+    getopt_reset(); /* no pointer into this argv stays behind */
+    fflush(stdout);
+    return rc;
+}
+
+#ifndef KB_NO_MAIN /* tests and the fuzzer link kb_main alone (main.c built with -DKB_NO_MAIN) */
+int main(int argc, char **argv) { return kb_main(argc, argv); }
+#endif

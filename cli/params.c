@@ -304,22 +304,55 @@ static int same_val(const kb_param *p, const kb_val *a, const kb_val *b)
     return a->nlist == b->nlist && (!a->nlist || !memcmp(a->list, b->list, (size_t)a->nlist * sizeof *a->list));
 }
 
+/* An axis's values in order (value, then position): equal values side by side. */
+typedef struct {
+    const kb_val *v;
+    int idx, list;
+} val_ref;
+
+static int cmp_val_ref(const void *pa, const void *pb)
+{
+    const val_ref *a = pa, *b = pb;
+    int c;
+    if (a->list) {
+        c = (a->v->nlist > b->v->nlist) - (a->v->nlist < b->v->nlist);
+        for (int i = 0; !c && i < a->v->nlist; i++) c = (a->v->list[i] > b->v->list[i]) - (a->v->list[i] < b->v->list[i]);
+    } else {
+        c = (a->v->num > b->v->num) - (a->v->num < b->v->num);
+    }
+    return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* The first value (in order) that equals an earlier one, or -1. Sorted, not
+ * pairwise: a range makes up to 100000 values and a list of ranges more,
+ * and comparing every pair took seconds (1:100000,100001:200000: 8 s). */
+static int first_duplicate(const kb_param *p, const kb_val *vals, int n)
+{
+    if (n < 2) return -1;
+    val_ref *r = malloc((size_t)n * sizeof *r);
+    if (!r) abort();
+    for (int i = 0; i < n; i++) r[i] = (val_ref){&vals[i], i, p->type == KB_P_INTLIST};
+    qsort(r, (size_t)n, sizeof *r, cmp_val_ref);
+    int first = -1;
+    for (int i = 1; i < n; i++) /* within a run of equal values the second is its first repeat */
+        if (same_val(p, r[i].v, r[i - 1].v) && (first < 0 || r[i].idx < first)) first = r[i].idx;
+    free(r);
+    return first;
+}
+
 /* A value twice in one axis makes the same case twice: refused, named. */
 int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
 {
     int n = parse_axis(p, text, vals, err, errlen);
-    for (int i = 1; i < n; i++)
-        for (int j = 0; j < i; j++)
-            if (same_val(p, &(*vals)[i], &(*vals)[j])) {
-                char v[256];
-                kb_format_value(p, &(*vals)[i], v, sizeof v);
-                kb_errf(err, errlen, "%s: the value %s comes twice in '%.200s' (the same cases twice)", p->name,
-                        v[0] ? v : "none", text);
-                for (int k = 0; k < n; k++) free((*vals)[k].list);
-                free(*vals);
-                *vals = NULL;
-                return -1;
-            }
+    int i = first_duplicate(p, *vals, n);
+    if (i >= 0) {
+        char v[256];
+        kb_format_value(p, &(*vals)[i], v, sizeof v);
+        kb_errf(err, errlen, "%s: the value %s comes twice in '%.200s' (the same cases twice)", p->name, v[0] ? v : "none",
+                text);
+        drop_axis(vals, n);
+        return -1;
+    }
     return n;
 }
 

@@ -85,8 +85,10 @@ static void case_param(const kb_case *c, const char *name, char *buf, size_t n)
 }
 
 static const char *const stat_cols =
-    "median_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,bytes,gbps,pct_of_copy,copy_gbps,flops,tflops,"
-    "pct_of_gemm,gemm_tflops,rel_err,max_abs_err,verified,verified_rows,speedup_vs_baseline,kernel,error,reason";
+    "median_ms,p25_ms,p75_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,timing,bytes,gbps,pct_of_copy,copy_gbps,"
+    "flops,tflops,pct_of_gemm,gemm_tflops,cublas_shape_tflops,pct_of_cublas_shape,note,rel_err,max_abs_err,verified,"
+    "verified_rows,speedup_vs_baseline,kernel,sm_mhz_min,sm_mhz_med,mem_mhz_min,mem_mhz_med,power_w_med,power_w_max,"
+    "temp_c_max,throttle_reasons,throttled,error,reason";
 
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
 {
@@ -127,10 +129,10 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     }
     int timed = r->st.samples > 0;
     if (timed) {
-        fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,%d", r->st.median, r->st.min, r->st.max, r->st.mean, r->st.stddev,
-                r->st.noise_pct, r->st.samples);
+        fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,%d,%s", r->st.median, r->st.p25, r->st.p75, r->st.min,
+                r->st.max, r->st.mean, r->st.stddev, r->st.noise_pct, r->st.samples, r->timing ? r->timing : "");
     } else {
-        fputs(",,,,,,,", f);
+        fputs(",,,,,,,,,,", f); /* median ... timing: 10 */
     }
     fprintf(f, ",%.0f", r->bytes);
     num(f, r->gbps, "%.2f");
@@ -140,6 +142,10 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     num(f, r->tflops, "%.4f");
     num(f, r->pct_of_gemm, "%.2f");
     num(f, r->gemm_tflops, "%.2f");
+    num(f, r->cublas_shape_tflops, "%.2f");
+    num(f, r->pct_of_cublas_shape, "%.2f");
+    fputc(',', f);
+    csv_str(f, r->note);
     if (r->verified >= 0) fprintf(f, ",%.3e,%.3e", r->rel_err, r->max_abs_err);
     else fputs(",,", f);
     fprintf(f, ",%s", verdict(r->verified));
@@ -147,6 +153,22 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     num(f, r->speedup, "%.3f");
     fputc(',', f);
     csv_str(f, r->kernel);
+    const kb_cond *k = &r->cond;
+    if (k->n > 0) {
+        char names[256];
+        num(f, k->sm_min_mhz, "%.0f");
+        num(f, k->sm_med_mhz, "%.0f");
+        num(f, k->mem_min_mhz, "%.0f");
+        num(f, k->mem_med_mhz, "%.0f");
+        num(f, k->power_med_w, "%.1f");
+        num(f, k->power_max_w, "%.1f");
+        num(f, k->temp_max_c, "%.0f");
+        fputc(',', f);
+        csv_str(f, kb_throttle_names(k->reasons, names, sizeof names));
+        fprintf(f, ",%d", k->throttled ? 1 : 0);
+    } else {
+        fputs(",,,,,,,,,", f);
+    }
     fputc(',', f);
     csv_str(f, r->error);
     fputc(',', f);
@@ -156,24 +178,29 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
 
 void kb_table_header(FILE *f)
 {
-    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %9s  %-8s %7s  %s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s", "%gemm",
-            "rel_err", "verified", "speedup", "kernel");
+    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %7s %9s  %-8s %7s  %-9s %s\n", "impl", "median_ms", "GB/s", "%copy", "TFLOP/s",
+            "%gemm", "%cublas", "rel_err", "verified", "speedup", "note", "kernel");
 }
 
 void kb_table_row(FILE *f, const kb_row *r)
 {
-    char med[32] = "-", gb[32] = "-", pc[32] = "-", tf[32] = "-", pg[32] = "-", re[32] = "-", sp[32] = "-";
+    char med[32] = "-", gb[32] = "-", pc[32] = "-", tf[32] = "-", pg[32] = "-", pb[32] = "-", re[32] = "-", sp[32] = "-";
+    char note[64] = "-";
     if (r->st.samples) {
         snprintf(med, sizeof med, "%.4f", r->st.median);
         snprintf(gb, sizeof gb, "%.1f", r->gbps);
         if (r->pct_of_copy > 0) snprintf(pc, sizeof pc, "%.1f", r->pct_of_copy);
         snprintf(tf, sizeof tf, "%.3f", r->tflops);
         if (r->pct_of_gemm > 0) snprintf(pg, sizeof pg, "%.1f", r->pct_of_gemm);
+        if (r->pct_of_cublas_shape > 0) snprintf(pb, sizeof pb, "%.1f", r->pct_of_cublas_shape);
+        if (r->note[0] || r->cond.throttled)
+            snprintf(note, sizeof note, "%s%s%s", r->note, r->note[0] && r->cond.throttled ? "," : "",
+                     r->cond.throttled ? "THROTTLED" : "");
     }
     if (r->verified >= 0) snprintf(re, sizeof re, "%.2e", r->rel_err);
     if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %9s  %-8s %7s  %s", r->impl, med, gb, pc, tf, pg, re,
-            r->verified == 0 ? "FAIL" : verdict(r->verified), sp, r->kernel[0] ? r->kernel : "-");
+    fprintf(f, "  %-11s %10s %9s %6s %8s %6s %7s %9s  %-8s %7s  %-9s %s", r->impl, med, gb, pc, tf, pg, pb, re,
+            r->verified == 0 ? "FAIL" : verdict(r->verified), sp, note, r->kernel[0] ? r->kernel : "-");
     if (r->error[0]) fprintf(f, "  %s", r->error);
     if (r->reason[0]) fprintf(f, "  %s", r->reason);
     fputc('\n', f);
@@ -322,6 +349,17 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             cJSON_AddNumberToObject(d, "driver", dev->driver);
             cJSON_AddNumberToObject(d, "runtime", dev->runtime);
             cJSON_AddNumberToObject(d, "copy_gbps", dev->copy_gbps);
+            const kb_gpu_info *nv = &dev->nvml;
+            if (nv->ok) {
+                if (nv->uuid[0]) cJSON_AddStringToObject(d, "uuid", nv->uuid);
+                if (nv->persistence >= 0) cJSON_AddBoolToObject(d, "persistence_mode", nv->persistence);
+                if (nv->power_limit_w > 0) cJSON_AddNumberToObject(d, "power_limit_w", nv->power_limit_w);
+                if (nv->ecc >= 0) cJSON_AddBoolToObject(d, "ecc", nv->ecc);
+                if (nv->app_sm_mhz) cJSON_AddNumberToObject(cl, "sm_application_mhz", nv->app_sm_mhz);
+                if (nv->app_mem_mhz) cJSON_AddNumberToObject(cl, "mem_application_mhz", nv->app_mem_mhz);
+            } else {
+                cJSON_AddStringToObject(d, "nvml", nv->why[0] ? nv->why : "not available");
+            }
             cJSON *g = NULL, *gn = NULL; /* the GEMM ceilings measured in this run */
             for (int k = 0; k < KB_NGEMM; k++) {
                 if (!(dev->gemm_tflops[k] > 0)) continue;
@@ -383,6 +421,8 @@ int kb_report_row(kb_report *r, const kb_row *row)
         }
         if (row->st.samples) {
             add_num(o, "median_ms", row->st.median);
+            add_num(o, "p25_ms", row->st.p25);
+            add_num(o, "p75_ms", row->st.p75);
             add_num(o, "min_ms", row->st.min);
             add_num(o, "max_ms", row->st.max);
             add_num(o, "mean_ms", row->st.mean);
@@ -390,6 +430,15 @@ int kb_report_row(kb_report *r, const kb_row *row)
             add_num(o, "noise_pct", row->st.noise_pct);
         }
         cJSON_AddNumberToObject(o, "samples", row->st.samples);
+        if (row->samples && row->st.samples > 0) { /* events resolve about 0.5 us: 7 digits say all of it */
+            cJSON *a = cJSON_AddArrayToObject(o, "samples_ms");
+            for (int i = 0; i < row->st.samples; i++) {
+                char t[32];
+                snprintf(t, sizeof t, "%.7g", row->samples[i]);
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(strtod(t, NULL)));
+            }
+        }
+        if (row->st.samples && row->timing) cJSON_AddStringToObject(o, "timing", row->timing);
         add_num(o, "bytes", row->bytes);
         if (row->gbps > 0) add_num(o, "gbps", row->gbps);
         if (row->pct_of_copy > 0) add_num(o, "pct_of_copy", row->pct_of_copy);
@@ -398,6 +447,24 @@ int kb_report_row(kb_report *r, const kb_row *row)
         if (row->st.samples) add_num(o, "tflops", row->tflops);
         if (row->pct_of_gemm > 0) add_num(o, "pct_of_gemm", row->pct_of_gemm);
         if (row->gemm_tflops > 0) add_num(o, "gemm_tflops", row->gemm_tflops);
+        if (row->cublas_shape_tflops > 0) add_num(o, "cublas_shape_tflops", row->cublas_shape_tflops);
+        if (row->pct_of_cublas_shape > 0) add_num(o, "pct_of_cublas_shape", row->pct_of_cublas_shape);
+        if (row->note[0]) cJSON_AddStringToObject(o, "note", row->note);
+        if (row->cond.n > 0) {
+            const kb_cond *k = &row->cond;
+            char names[256];
+            cJSON *cd = cJSON_AddObjectToObject(o, "conditions");
+            cJSON_AddNumberToObject(cd, "polls", k->n);
+            if (k->sm_min_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_min", k->sm_min_mhz);
+            if (k->sm_med_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_median", k->sm_med_mhz);
+            if (k->mem_min_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_min", k->mem_min_mhz);
+            if (k->mem_med_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_median", k->mem_med_mhz);
+            if (k->power_med_w > 0) add_num(cd, "power_w_median", k->power_med_w);
+            if (k->power_max_w > 0) add_num(cd, "power_w_max", k->power_max_w);
+            if (k->temp_max_c) cJSON_AddNumberToObject(cd, "temp_c_max", k->temp_max_c);
+            cJSON_AddStringToObject(cd, "throttle_reasons", kb_throttle_names(k->reasons, names, sizeof names));
+            cJSON_AddBoolToObject(cd, "throttled", k->throttled != 0);
+        }
         if (row->verified >= 0) {
             add_num(o, "rel_err", row->rel_err);
             add_num(o, "max_abs_err", row->max_abs_err);

@@ -294,6 +294,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     kb_device dev;
     int rc = kb_device_open(&dev);
     if (rc) return rc;
+    if (!dev.nvml.ok && !o->quiet && !info->check_mode)
+        fprintf(stderr, "kbench: %s: the rows' clock, power and throttle columns stay empty\n",
+                dev.nvml.why[0] ? dev.nvml.why : "NVML not available");
     /* Refuse a case too big for the device before anything is allocated for it. */
     size_t free_b = 0, total_b = 0;
     kb_device_free_mem(&free_b, &total_b);
@@ -321,7 +324,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     char csv[1100], json[1100];
     output_paths(plan, info, csv, json, sizeof csv);
     if (!info->check_mode) {
-        int e = kb_copy_gbps(timer, (double)(1u << 30), o, &dev.copy_gbps);
+        const char *by = "";
+        int e = kb_copy_gbps(timer, (double)(1u << 29), (double)(1u << 29), o, &dev.copy_gbps, &by);
         if (e) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
             kb_timer_destroy(timer);
@@ -329,8 +333,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         }
         kb_device_clocks(&dev);
         if (!o->quiet)
-            printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median)\n", dev.name, dev.sm_count,
-                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps);
+            printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median, %s)\n", dev.name, dev.sm_count,
+                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps, by);
         /* the GEMM ceilings the plan's cases compare with, before any case allocates */
         int tried[KB_NGEMM] = {0};
         for (int i = 0; i < plan->ncases; i++) {
@@ -374,16 +378,25 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
         progress(o->quiet, ci, plan->ncases, c, t0);
-        double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0;
+        double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
+        double written = op->bytes_written ? op->bytes_written(c) : bytes / 2;
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
          * such as MLP decode, are bound by memory), and TFLOP/s against the
          * op's GEMM ceiling where it has one */
         kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
-        if (!info->check_mode && kb_copy_gbps(timer, bytes, o, &copy)) {
+        if (!info->check_mode && kb_copy_gbps(timer, bytes - written, written, o, &copy, NULL)) {
             fatal = kb_cuda_sticky(cudaGetLastError());
             if (fatal) exit_code = KB_EXIT_CUDA; /* the context is lost: no row of this case or later ones */
             copy = 0;
+        }
+        /* the row's second reference: cuBLAS alone on the case's own GEMMs */
+        int mnk[4][3]; /* kernels.h's KB_GEMM_BENCH_SHAPES */
+        int nshapes = op->gemm_shapes && !info->check_mode ? op->gemm_shapes(c, mnk, 4) : 0;
+        if (nshapes > 0 && !fatal && kb_gemm_shapes_tflops(timer, gk, (const int(*)[3])mnk, nshapes, o, &shape_tf)) {
+            fatal = kb_cuda_sticky(cudaGetLastError());
+            if (fatal) exit_code = KB_EXIT_CUDA;
+            shape_tf = 0;
         }
         kb_state st;
         memset(&st, 0, sizeof st);
@@ -405,6 +418,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             row.verified = -1;
             row.copy_gbps = copy;
             row.gemm_tflops = gemm;
+            row.cublas_shape_tflops = shape_tf;
+            row.timing = o->timing;
             kb_last_error[0] = 0;
             char label[1024], nv[1200];
             kb_case_label(c, label, sizeof label);
@@ -458,12 +473,18 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (!e && !info->check_mode) {
                 launch_ctx l = {impl, c, &st, &run};
-                e = kb_time(timer, launch_fn, &l, o, nv, &row.st);
+                kb_time_extra x = {.keep = o->save_samples};
+                e = kb_time(timer, launch_fn, &l, o, nv, &row.st, &x);
+                row.samples = x.samples;
+                row.cond = x.cond;
                 if (!e && row.st.median > 0) {
                     row.gbps = bytes / (row.st.median * 1e-3) / 1e9;
                     row.tflops = flops / (row.st.median * 1e-3) / 1e12;
                     if (copy > 0) row.pct_of_copy = 100.0 * row.gbps / copy;
                     if (gemm > 0) row.pct_of_gemm = 100.0 * row.tflops / gemm;
+                    if (shape_tf > 0) row.pct_of_cublas_shape = 100.0 * row.tflops / shape_tf;
+                    snprintf(row.note, sizeof row.note, "%s",
+                             kb_row_note(row.pct_of_copy, row.pct_of_gemm, bytes, dev.l2_bytes, o->hot));
                     if (ii == 0) base_ms = row.st.median;
                     if (base_ms > 0) row.speedup = base_ms / row.st.median;
                 }
@@ -479,8 +500,12 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
-            if (kb_stop_signal) break; /* this row is unfinished: it is not written */
+            if (kb_stop_signal) { /* this row is unfinished: it is not written */
+                free(row.samples);
+                break;
+            }
             lost = put_row(rep, &row, &nrows);
+            free(row.samples);
             if (info->check_mode && (row.verified == 0 || e)) fail_line(op, c, impl, label, row.error);
         }
         if (op->teardown) op->teardown(c, &st);
@@ -520,20 +545,47 @@ int kb_device_copy_report(kb_device *d)
         kb_timer_destroy(t);
         return KB_EXIT_CUDA;
     }
-    static const double sizes[] = {64.0 * (1 << 20), 256.0 * (1 << 20), 1024.0 * (1 << 20)};
-    printf("copy          device to device, bytes read + written, median, L2 flushed:\n");
-    for (int i = 0; i < 3; i++) {
-        double g;
-        if (kb_copy_gbps(t, sizes[i], &o, &g)) {
+    const kb_gpu_info *nv = &d->nvml;
+    if (nv->ok) {
+        printf("NVML          %s, persistence %s, power limit %.0f W, ECC %s\n", nv->uuid,
+               nv->persistence < 0 ? "?" : nv->persistence ? "on" : "off", nv->power_limit_w,
+               nv->ecc < 0 ? "?" : nv->ecc ? "on" : "off");
+        printf("              application clocks SM %d / memory %d MHz, max SM %d / memory %d MHz\n", nv->app_sm_mhz,
+               nv->app_mem_mhz, nv->max_sm_mhz, nv->max_mem_mhz);
+    } else {
+        printf("NVML          %s: clocks, power and throttling are not recorded\n", nv->why);
+    }
+    /* the copy ceiling's candidates at three sizes and the read:write ratios
+     * of the ops' rows (1:1 RoPE, 2:1 norm forward, 3:1 norm backward) */
+    static const double sizes[] = {16.0 * (1 << 20), 256.0 * (1 << 20), 1024.0 * (1 << 20)};
+    static const int ratio[] = {1, 2, 3};
+    int nc = kb_copy_ncandidates();
+    double rates[9][64];
+    printf("copy          GB/s (bytes read + written), median, L2 flushed; columns: MiB moved, read:write\n");
+    printf("  %-22s", "candidate");
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) printf(" %5.0f %d:1", sizes[i] / (1 << 20), ratio[j]);
+    printf("\n");
+    fflush(stdout);
+    for (int i = 0; i < 9; i++) {
+        double total = sizes[i / 3], w = total / (1 + ratio[i % 3]);
+        if (nc > 64 || kb_copy_rates(t, total - w, w, &o, rates[i], 1)) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
             kb_timer_destroy(t);
             return KB_EXIT_CUDA;
         }
-        if (g <= 0) { printf("              %6.0f MiB: not enough free memory\n", sizes[i] / (1 << 20)); continue; }
-        printf("              %6.0f MiB: %7.0f GB/s\n", sizes[i] / (1 << 20), g);
-        if (i == 2) d->copy_gbps = g;
     }
-    printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed:\n");
+    for (int c = 0; c < nc; c++) {
+        printf("%c %-22s", kb_copy_in_ceiling(c) ? '+' : ' ', kb_copy_candidate_name(c));
+        for (int i = 0; i < 9; i++) {
+            int best = kb_best_rate(rates[i], nc) == c;
+            printf("  %6.0f%s", rates[i][c], best ? "*" : " ");
+        }
+        printf("\n");
+    }
+    printf("  (+ a candidate of the rows' copy ceiling; * the best at that size and ratio)\n");
+    d->copy_gbps = rates[6][kb_best_rate(rates[6], nc) < 0 ? 0 : kb_best_rate(rates[6], nc)];
+    printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed, best of n = 2048 to 16384:\n");
     for (int k = 0; k < KB_NGEMM; k++) {
         fflush(stdout);
         if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k])) {

@@ -23,6 +23,12 @@ const kb_setting kb_settings[] = {
     {"warmup", KB_S_INT, F(warmup), "3", 0, 1000, "untimed launches before sampling"},
     {"no_verify", KB_S_BOOL, F(no_verify), "0", 0, 1, "skip the check against the CPU reference"},
     {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
+    {"timing", KB_S_STR, F(timing), "events", 0, 0,
+     "events: CUDA events around each launch; graph: the launches replayed from a CUDA graph "
+     "(no CPU launch overhead inside a sample; the L2 flush is a node before each)"},
+    {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
+    {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,
+     "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
 };
 const int kb_nsettings = (int)(sizeof kb_settings / sizeof kb_settings[0]);
 
@@ -36,6 +42,17 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
         switch (s->type) {
         case KB_S_STR:
             if (strlen(text) >= s->size) { snprintf(err, errlen, "%s: value too long", name); return -1; }
+            if (!strcmp(name, "impl")) /* names have none, and an unknown name is echoed later (run.c) */
+                for (const char *c = text; *c; c++)
+                    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                        kb_errf(err, errlen, "%s: a control character in '%s' (implementation names: see kbench list)",
+                                name, text);
+                        return -1;
+                    }
+            if (!strcmp(name, "timing") && strcmp(text, "events") && strcmp(text, "graph")) {
+                kb_errf(err, errlen, "%s: expected events or graph, got '%s'", name, text);
+                return -1;
+            }
             strcpy(p, text);
             return 0;
         case KB_S_BOOL:

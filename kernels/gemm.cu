@@ -143,16 +143,29 @@ extern "C" int kb_linear_cublas(const void *x, const void *w, void *y, int M, in
     return 0;
 }
 
-extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n)
+extern "C" int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes)
 {
-    *g = kb_gemm_bench{nullptr, nullptr, nullptr, n, dtype, tf32};
-    if (n <= 0 || dtype < 0 || dtype > 2) return (int)cudaErrorInvalidValue;
+    *g = kb_gemm_bench{};
+    g->dtype = dtype;
+    g->tf32 = tf32;
+    if (nshapes <= 0 || nshapes > KB_GEMM_BENCH_SHAPES || dtype < 0 || dtype > 2) return (int)cudaErrorInvalidValue;
+    size_t na = 0, nb = 0, nc = 0; // elements: the largest of each operand over the shapes
+    for (int i = 0; i < nshapes; i++) {
+        size_t M = (size_t)mnk[i][0], N = (size_t)mnk[i][1], K = (size_t)mnk[i][2];
+        if (mnk[i][0] <= 0 || mnk[i][1] <= 0 || mnk[i][2] <= 0) return (int)cudaErrorInvalidValue;
+        na = na > M * K ? na : M * K;
+        nb = nb > N * K ? nb : N * K;
+        nc = nc > M * N ? nc : M * N;
+        for (int j = 0; j < 3; j++) g->mnk[i][j] = mnk[i][j];
+    }
+    g->nshapes = nshapes;
+    g->n = mnk[0][0];
     int rc = kb_cublas_init();
     if (rc) return rc;
-    size_t es = dtype == 0 ? 4 : 2, bytes = (size_t)n * (size_t)n * es;
-    cudaError_t e = cudaMalloc(&g->a, bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&g->b, bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&g->c, bytes);
+    size_t es = dtype == 0 ? 4 : 2;
+    cudaError_t e = cudaMalloc(&g->a, na * es);
+    if (e == cudaSuccess) e = cudaMalloc(&g->b, nb * es);
+    if (e == cudaSuccess) e = cudaMalloc(&g->c, nc * es);
     if (e != cudaSuccess) {
         kb_gemm_bench_destroy(g);
         if (e == cudaErrorMemoryAllocation) {
@@ -161,11 +174,10 @@ extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n
         }
         return cuda_fail(e, "cudaMalloc (GEMM ceiling)", __FILE__, __LINE__);
     }
-    size_t nn = (size_t)n * (size_t)n;
     rc = kb::by_dtype(dtype, [&](auto t) {
         using T = decltype(t);
-        int r = fill<T>(g->a, nn, 1);
-        return r ? r : fill<T>(g->b, nn, 2);
+        int r = fill<T>(g->a, na, 1);
+        return r ? r : fill<T>(g->b, nb, 2);
     });
     if (!rc) {
         cudaError_t s = cudaDeviceSynchronize();
@@ -175,9 +187,26 @@ extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n
     return rc;
 }
 
+extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n)
+{
+    const int sq[1][3] = {{n, n, n}};
+    return kb_gemm_bench_create_shapes(g, dtype, tf32, sq, 1);
+}
+
 extern "C" int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream)
 {
-    return kb_linear_cublas(g->a, g->b, g->c, g->n, g->n, g->n, g->dtype, g->tf32, stream);
+    for (int i = 0; i < g->nshapes; i++) {
+        int rc = kb_linear_cublas(g->a, g->b, g->c, g->mnk[i][0], g->mnk[i][1], g->mnk[i][2], g->dtype, g->tf32, stream);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+extern "C" double kb_gemm_bench_flops(const kb_gemm_bench *g)
+{
+    double f = 0;
+    for (int i = 0; i < g->nshapes; i++) f += 2.0 * g->mnk[i][0] * (double)g->mnk[i][1] * (double)g->mnk[i][2];
+    return f;
 }
 
 extern "C" void kb_gemm_bench_destroy(kb_gemm_bench *g)

@@ -28,6 +28,34 @@ typedef struct {
  * (4 blocks an SM, sm_count from kb_devattr) */
 int kb_l2_flush(const void *buf, size_t bytes, int sm_count, void *stream);
 
+/* ---- the copy ceiling's candidates (kernels/ceiling/copy.cu) --------------
+ * Device-to-device copies reading rbytes of src and writing wbytes of dst
+ * (both > 0, both pointers 16-byte aligned, not overlapping), in 16-byte
+ * vectors: R = ceil(rbytes/16) source vectors, W = ceil(wbytes/16)
+ * destination vectors, a last partial vector reading as its bytes then
+ * zeros and storing only its own bytes.
+ *   R >= W: dst[i] = XOR of src[j] over j < R with j % W == i (every byte
+ *           read once, every byte written once);
+ *   R <  W: dst[i] = src[i % R] (re-reads of src may hit L2).
+ * Variants differ in vectors per thread, grid shape ("full": a block per
+ * tile of vpt * 256 vectors; "persistentK": sm_count * min(K, the blocks an
+ * SM holds) blocks striding over the tiles; sm_count <= 0 reads as 132) and
+ * cache hints. launch: 0 or a cudaError_t (invalid value for a bad variant,
+ * size or alignment); it only launches (a persistent variant's first launch
+ * also asks the runtime, once, how many of its blocks an SM holds). */
+int kb_copy_nvariants(void);
+const char *kb_copy_variant_name(int v); /* "vec16x4 full", "vec16x8 persistent4", ...; NULL out of range */
+int kb_copy_variant_launch(int v, void *dst, const void *src, size_t rbytes, size_t wbytes, int sm_count,
+                           void *stream);
+
+/* ---- calibration (kernels/ceiling/spin.cu), for kbench selftest ----------
+ * spin: one block of one thread (so one SM) that loops until clock64() has
+ * advanced by `cycles` SM clocks, then stores the count to a device global;
+ * cycles < 0: invalid value. empty: an empty kernel, <<<1, 1>>>. Both only
+ * launch. */
+int kb_spin_launch(long long cycles, void *stream);
+int kb_empty_launch(void *stream);
+
 int kb_rope_naive(const kb_rope_args *a, void *stream);
 /* kb_rope_opt: kernels/rope/plan.h (a plan made once, then run) */
 
@@ -65,14 +93,21 @@ int kb_cublas_init(void);
 int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32, void *stream);
 
 /* The GEMM ceiling: an n x n x n kb_linear_cublas on seeded random inputs in
- * [-1, 1) (not zeros: tensor cores draw less power on them). create returns
- * cudaErrorMemoryAllocation, with nothing left allocated, when n does not fit. */
+ * [-1, 1) (not zeros: tensor cores draw less power on them); or, for a row's
+ * cuBLAS reference, a sequence of up to KB_GEMM_BENCH_SHAPES M x N x K
+ * GEMMs on shared operand buffers (each as large as its largest use). create
+ * returns cudaErrorMemoryAllocation, with nothing left allocated, when they
+ * do not fit. */
+#define KB_GEMM_BENCH_SHAPES 4
 typedef struct {
     void *a, *b, *c;
     int n, dtype, tf32;
+    int nshapes, mnk[KB_GEMM_BENCH_SHAPES][3];
 } kb_gemm_bench;
 int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
+int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
+double kb_gemm_bench_flops(const kb_gemm_bench *g); /* 2 M N K summed */
 void kb_gemm_bench_destroy(kb_gemm_bench *g);
 
 /* ---- SwiGLU MLP: kernels/mlp/mlp.h (its launchers) and kernels/mlp/plan.h (the

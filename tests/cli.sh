@@ -109,6 +109,9 @@ cli_usage_errors() {
     usage_error "unknown command exits 2" frobnicate -- "unknown command 'frobnicate'"
     usage_error "misspelt command suggests the op" rop -- "unknown command 'rop'" "did you mean 'rope'"
     usage_error "unknown flag --sq suggests --seq" rope --sq 16 -- "unknown option '--sq'" "did you mean --seq"
+    usage_error "--timing takes events or graph" rope --timing cuda --dry-run -- "--timing: expected events or graph, got 'cuda'"
+    usage_error "--throttle-threshold is a share in [0, 1]" rope --throttle-threshold 75 --dry-run -- "throttle_threshold = 75 is out of bounds [0, 1]"
+    usage_error "selftest takes no argument" selftest --seq 4 -- "unexpected argument '--seq'"
     usage_error "unknown flag --rotary_dim suggests --rotary-dim" rope --rotary_dim 16 -- "did you mean --rotary-dim"
     usage_error "unknown flag without a near name" rope --frobnicate -- "unknown option '--frobnicate'"
     usage_error "sweep --dry-rn suggests --dry-run" sweep --dry-rn -- "did you mean --dry-run"
@@ -287,6 +290,12 @@ cli_device() {
         expect_stderr_lines 1
         done_test "kbench check exits 3 with one line on stderr (no GPU)"
 
+        run selftest
+        expect_rc 3
+        expect_stderr_lines 1
+        done_test "kbench selftest exits 3 with one line on stderr (no GPU)"
+        t_skip "cli: kbench selftest passes on the GPU"
+
         t_skip "cli: kbench check passes on the GPU"
         t_skip "cli: kbench rope writes CSV and JSON on the GPU"
         echo "GPU tests skipped: no GPU (kbench device exits 3)"
@@ -298,8 +307,14 @@ cli_device() {
 
         run check
         expect_rc 0
-        tail -n 1 "$T/out" | grep -qE '^check: [1-9][0-9]* passed, 0 failed$' || bad "closing line: $(tail -n 1 "$T/out")"
+        tail -n 1 "$T/out" | grep -qE '^check: [1-9][0-9]* passed, 0 failed, [0-9]+ n/a$' || bad "closing line: $(tail -n 1 "$T/out")"
         done_test "kbench check passes on the GPU"
+
+        t_skip "cli: kbench selftest exits 3 with one line on stderr (no GPU)"
+        run selftest
+        expect_rc 0
+        tail -n 1 "$T/out" | grep -qE '^selftest: 3 passed, 0 failed$' || bad "closing line: $(tail -n 1 "$T/out")"
+        done_test "kbench selftest passes on the GPU"
 
         run rope --seq 16,32 --batch 1 --heads 2 --dim 64 --min-samples 3 --min-time 0 --warmup 1 \
             --max-noise 100 --timeout 2 --quiet --out-dir "$T/res" # stop at 3 samples: tiny kernels are noisy
@@ -407,7 +422,7 @@ cli_compare() {
     run compare "$d/base.json" "$d/base.json"
     expect_rc 0
     [ -s "$T/err" ] && bad "stderr not empty"
-    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new; by rule: 6 threshold, 0 mann-whitney"
     done_test "compare: a file with itself exits 0, every case same"
 
     # new.json: rope fwd naive 1.18x faster, rope fwd opt 11% slower, rope bwd opt 5.5%
@@ -415,50 +430,52 @@ cli_compare() {
     # layernorm only in base, mlp fused only in new
     run compare "$d/base.json" "$d/new.json"
     expect_rc 4
-    summary_is "compare: 5 cases, 1 faster, 1 slower, 3 same, 1 only in base, 1 only in new"
+    summary_is "compare: 5 cases, 1 faster, 1 slower, 3 same, 1 only in base, 1 only in new; by rule: 5 threshold, 0 mann-whitney"
     grep -E '^rope .* opt +0\.0494 +0\.0550 +0\.90x +slower' "$T/out" >/dev/null || bad "no slower line for rope fwd opt"
     grep -E '^rope .*pass=fwd.* naive .* 1\.18x +faster' "$T/out" >/dev/null || bad "no faster line for rope fwd naive"
-    grep -E '^rope .*pass=bwd.* opt .* same +noise 6\.5%' "$T/out" >/dev/null || bad "no same-by-noise line for rope bwd opt"
+    grep -E '^rope .*pass=bwd.* opt .* same +threshold +noise 6\.5%' "$T/out" >/dev/null || bad "no same-by-noise line for rope bwd opt"
     grep -E '^mlp .*tokens=2048.* cublas .* same' "$T/out" >/dev/null || bad "mlp cublas did not match across param order"
     expect_out_has "only in base (1):" "only in new (1):" "layernorm" "fused"
     done_test "compare: a regression exits 4 with per-case verdicts"
 
     run compare "$d/base.json" "$d/new.json" --threshold 15
     expect_rc 0
-    summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 1 only in base, 1 only in new"
+    summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 1 only in base, 1 only in new; by rule: 5 threshold, 0 mann-whitney"
     done_test "compare --threshold 15 exits 0"
 
     run compare --impl naive "$d/base.json" "$d/new.json"
     expect_rc 0
-    summary_is "compare: 2 cases, 1 faster, 0 slower, 1 same, 0 only in base, 0 only in new"
+    summary_is "compare: 2 cases, 1 faster, 0 slower, 1 same, 0 only in base, 0 only in new; by rule: 2 threshold, 0 mann-whitney"
     done_test "compare --impl naive restricts to naive (exit 0)"
 
     run compare "$d/base.json" "$d/new.json" --impl opt --quiet
     expect_rc 4
     [ "$(grep -c 'slower' "$T/out")" -eq 2 ] || bad "want the slower line and the summary only"
     grep -q 'only in base (' "$T/out" && bad "--quiet lists the cases in one file"
-    summary_is "compare: 2 cases, 0 faster, 1 slower, 1 same, 1 only in base, 0 only in new"
+    summary_is "compare: 2 cases, 0 faster, 1 slower, 1 same, 1 only in base, 0 only in new; by rule: 2 threshold, 0 mann-whitney"
     done_test "compare --quiet prints the regression and the summary"
 
     run compare "$d/base.json" "$d/failed.json"
     expect_rc 4
-    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 FAILED"
-    grep -E '^rope .*pass=fwd.* opt .* FAILED +new: y: rel_err' "$T/out" >/dev/null || bad "no FAILED line with the error"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 FAILED; by rule: 5 threshold, 0 mann-whitney"
+    grep -E '^rope .*pass=fwd.* opt .* FAILED +- +new: y: rel_err' "$T/out" >/dev/null || bad "no FAILED line with the error"
     done_test "compare: a case that fails in new exits 4 (FAILED)"
 
     run compare "$d/failed.json" "$d/base.json"
     expect_rc 0
-    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 n/a"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new, 1 n/a; by rule: 5 threshold, 0 mann-whitney"
     done_test "compare: a case fixed in new is n/a, not a regression"
 
     run compare "$d/base.json" "$d/new.json" --csv "$T/cmp.csv"
     expect_rc 4
     if [ -s "$T/cmp.csv" ]; then
         [ "$(nlines "$T/cmp.csv")" -eq 8 ] || bad "$(nlines "$T/cmp.csv") CSV lines, want 8 (header, 5 cases, 2 in one file)"
-        head -n 1 "$T/cmp.csv" | grep -q '^op,impl,pass,dtype,.*,base_median_ms,new_median_ms,.*,speedup,threshold_pct,verdict,note$' ||
+        head -n 1 "$T/cmp.csv" | grep -q '^op,impl,pass,dtype,.*,base_median_ms,new_median_ms,.*,speedup,threshold_pct,verdict,rule,p_value,note$' ||
             bad "CSV header: $(head -n 1 "$T/cmp.csv")"
         [ "$(csv_col "$T/cmp.csv" verdict | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = " 1 faster; 1 only in base; 1 only in new; 3 same; 1 slower;" ] ||
             bad "CSV verdicts: $(csv_col "$T/cmp.csv" verdict | tr '\n' ' ')"
+        [ "$(csv_col "$T/cmp.csv" rule | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = " 2 ; 5 threshold;" ] ||
+            bad "CSV rules: $(csv_col "$T/cmp.csv" rule | tr '\n' ' ')"
     else
         bad "no $T/cmp.csv"
     fi
@@ -469,15 +486,46 @@ cli_compare() {
     run compare "$d/base.json" "$T/h200.json"
     expect_rc 0
     expect_err_has "different devices: base NVIDIA H100 80GB HBM3, new NVIDIA H200" "different kbench versions: base 0.1.0, new 0.2.0"
-    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new"
+    summary_is "compare: 6 cases, 0 faster, 0 slower, 6 same, 0 only in base, 0 only in new; by rule: 6 threshold, 0 mann-whitney"
     done_test "compare: different devices and versions are noted, not refused"
+
+    # samples-*.json keep their samples (samples_ms): rope fwd naive same, rope fwd opt 3%
+    # slower (1% noise), layernorm 0.5% slower (significant, under the 1% minimum effect)
+    # by mann-whitney; mlp cublas (no samples) and mlp fused (samples in base only) by threshold
+    run compare "$d/samples-base.json" "$d/samples-new.json" --csv "$T/cmp-samples.csv"
+    expect_rc 4
+    summary_is "compare: 5 cases, 1 faster, 1 slower, 3 same, 0 only in base, 0 only in new; by rule: 2 threshold, 3 mann-whitney"
+    grep -E '^rope .*pass=fwd.* opt .* 0\.97x +slower +mann-whitney +p=5e-17$' "$T/out" >/dev/null || bad "no slower line by mann-whitney for rope fwd opt"
+    grep -E '^layernorm .* same +mann-whitney +p=7\.1e-18, change under 1%$' "$T/out" >/dev/null || bad "no same-under-the-minimum-effect line for layernorm"
+    grep -E '^mlp .* fused .* faster +threshold +samples: base 50, new 0' "$T/out" >/dev/null || bad "no threshold line for mlp fused"
+    expect_out_has "Mann-Whitney U test at p < 0.001"
+    [ "$(csv_col "$T/cmp-samples.csv" rule | tr '\n' ' ')" = "mann-whitney mann-whitney mann-whitney threshold threshold " ] ||
+        bad "CSV rules: $(csv_col "$T/cmp-samples.csv" rule | tr '\n' ' ')"
+    [ "$(csv_col "$T/cmp-samples.csv" p_value | head -n 2 | tr '\n' ' ')" = "0.3647 5.015e-17 " ] ||
+        bad "CSV p-values: $(csv_col "$T/cmp-samples.csv" p_value | tr '\n' ' ')"
+    done_test "compare: rows with samples are decided by the Mann-Whitney test, the others by the threshold"
+
+    run compare "$d/samples-base.json" "$d/samples-new.json" --min-effect 5
+    expect_rc 0
+    summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 0 only in base, 0 only in new; by rule: 2 threshold, 3 mann-whitney"
+    expect_out_has "the medians differ by 5% or more"
+    done_test "compare --min-effect 5 does not call the 3% slowdown"
+
+    run compare "$d/samples-new.json" "$d/samples-new.json"
+    expect_rc 0
+    summary_is "compare: 5 cases, 0 faster, 0 slower, 5 same, 0 only in base, 0 only in new; by rule: 2 threshold, 3 mann-whitney"
+    done_test "compare: a file with samples against itself is same throughout"
+
+    run compare --help
+    expect_out_has "--min-effect PCT" "Mann-Whitney U test" "p < 0.001" "samples_ms" "drift"
+    done_test "kbench compare --help explains the mann-whitney rule"
 
     local f
     for f in results/curated/*/bench-rope-*.json; do
         [ -e "$f" ] || continue
         run compare "$f" "$f"
         expect_rc 0
-        tail -n 1 "$T/out" | grep -qE '^compare: [1-9][0-9]* cases, 0 faster, 0 slower, [1-9][0-9]* same, 0 only in base, 0 only in new$' ||
+        tail -n 1 "$T/out" | grep -qE '^compare: [1-9][0-9]* cases, 0 faster, 0 slower, [1-9][0-9]* same, 0 only in base, 0 only in new; by rule: [0-9]+ threshold, 0 mann-whitney$' ||
             bad "summary: $(tail -n 1 "$T/out")"
         done_test "compare reads the real result file $f"
     done
@@ -500,8 +548,33 @@ cli_compare() {
     usage_error "compare: an empty --impl exits 2" compare "$d/base.json" "$d/new.json" --impl "" -- "--impl: an empty list"
     usage_error "compare: --impl , exits 2" compare "$d/base.json" "$d/new.json" --impl , -- "--impl: an empty name"
     usage_error "compare: --impl opt, exits 2" compare "$d/base.json" "$d/new.json" --impl opt, -- "an empty name in the list 'opt,'"
+    usage_error "compare: a bad --min-effect exits 2" compare "$d/base.json" "$d/new.json" --min-effect -1 -- "--min-effect" "'-1'"
+    sed 's/"samples_ms": \[/"samples_ms": ["fast", /' "$d/samples-new.json" >"$T/badsamples.json"
+    usage_error "compare: a non-numeric sample exits 2" compare "$d/samples-base.json" "$T/badsamples.json" -- \
+        "$T/badsamples.json: not a kbench result file" "results[0]" "\"samples_ms\"[0] is not a positive number"
     usage_error "compare: a misspelt flag suggests" compare "$d/base.json" "$d/new.json" --treshold 3 -- "did you mean --threshold"
     usage_error "compare: an unwritable --csv exits 2" compare "$d/base.json" "$d/new.json" --csv "$T/none/x/cmp.csv" -- "cannot write $T/none/x/cmp.csv"
+}
+
+# ---- the command line as the fuzzer found it (tests/fuzz/fuzz_cmdline.c) --
+
+cli_cmdline() {
+    # getopt reads "-seq" as -s -e -q and stays inside the word: the message named the word before it
+    usage_error "an unknown short option is named as typed" rope -seq 4 -- "unknown option '-s'" "two dashes"
+    usage_error "an unknown short option alone" rope --dry-run -x -- "unknown option '-x'"
+    # the unknown op was refused after the other ops' cases were made, and they leaked
+    usage_error "check: an unknown op among known ones" check rope nosuch --dry-run -- "unknown op 'nosuch'"
+    # the dry run's "no implementation" message echoed the control character raw
+    usage_error "--impl with a control character is refused, escaped" rope --impl $'opt\x02' --dry-run -- \
+        "impl: a control character in 'opt\\x02'"
+    # duplicates were looked for pairwise: this took 8 s (minutes under ASan)
+    local t0=$SECONDS
+    run rope --seq 1:100000,100001:200000,5 --dry-run
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "seq: the value 5 comes twice"
+    [ $((SECONDS - t0)) -le 5 ] || bad "took $((SECONDS - t0)) s, want a moment"
+    done_test "a duplicate in a long list of ranges is found at once"
 }
 
 cli_run_all() {
@@ -513,4 +586,5 @@ cli_run_all() {
     cli_device
     cli_mlp
     cli_compare
+    cli_cmdline
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kbench.h"
+#include "harness.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -100,6 +101,17 @@ static void make_rows(const kb_case *cases, kb_row *r)
     r[0].gemm_tflops = 700;
     r[0].verified_rows = 64;
     snprintf(r[0].kernel, sizeof r[0].kernel, "naive thread/element");
+    r[0].timing = "events";
+    r[0].cond.n = 12;
+    r[0].cond.sm_min_mhz = 1410;
+    r[0].cond.sm_med_mhz = 1755;
+    r[0].cond.mem_min_mhz = 2619;
+    r[0].cond.mem_med_mhz = 2619;
+    r[0].cond.power_med_w = 650;
+    r[0].cond.power_max_w = 690.5;
+    r[0].cond.temp_max_c = 71;
+    r[0].cond.reasons = KB_REASON_SW_POWER_CAP | KB_REASON_GPU_IDLE;
+    r[0].cond.throttled = 1;
     r[1].c = &cases[1];
     r[1].impl = "opt";
     r[1].bytes = 2048;
@@ -154,8 +166,8 @@ static void test_csv(void **state)
     assert_null(fgets(extra, sizeof extra, f)); /* one line per row, the newline in the error flattened */
     fclose(f);
 
-    static char h[64][512], v[64][512];
-    int nh = csv_split(line[0], h, 64);
+    static char h[128][512], v[128][512];
+    int nh = csv_split(line[0], h, 128);
     /* fixed columns first, then every other parameter: each op's in table
      * order, ops in registry order, a name shared with an earlier op once */
     const char *first[] = {"op", "pass", "impl", "dtype", "layout"};
@@ -171,31 +183,53 @@ static void test_csv(void **state)
             assert_string_equal(h[k], nm);
             k++;
         }
-    const char *stats[] = {"median_ms", "min_ms", "max_ms", "mean_ms", "stddev_ms", "noise_pct",
-                           "samples", "bytes", "gbps", "pct_of_copy"};
-    for (int i = 0; i < 10; i++) assert_string_equal(h[k + i], stats[i]);
+    const char *stats[] = {"median_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "mean_ms", "stddev_ms",
+                           "noise_pct", "samples", "timing", "bytes", "gbps", "pct_of_copy"};
+    for (int i = 0; i < 13; i++) assert_string_equal(h[k + i], stats[i]);
     int sp = col(h, nh, "speedup_vs_baseline");
     assert_true(sp > k + 9);
     for (const char *const *c = (const char *const[]){"copy_gbps", "flops", "tflops", "rel_err", "max_abs_err", "verified", NULL}; *c; c++)
         assert_true(col(h, nh, *c) > k + 9);
-    /* the GEMM ceiling's columns follow tflops, the verified row count follows verified */
+    /* the GEMM ceiling's columns follow tflops, then cuBLAS on the row's own
+     * shapes and the note on shares above 100%; the verified row count follows verified */
     assert_int_equal(col(h, nh, "pct_of_gemm"), col(h, nh, "tflops") + 1);
     assert_int_equal(col(h, nh, "gemm_tflops"), col(h, nh, "tflops") + 2);
-    assert_int_equal(col(h, nh, "rel_err"), col(h, nh, "tflops") + 3);
+    assert_int_equal(col(h, nh, "cublas_shape_tflops"), col(h, nh, "tflops") + 3);
+    assert_int_equal(col(h, nh, "pct_of_cublas_shape"), col(h, nh, "tflops") + 4);
+    assert_int_equal(col(h, nh, "note"), col(h, nh, "tflops") + 5);
+    assert_int_equal(col(h, nh, "rel_err"), col(h, nh, "tflops") + 6);
+    /* the conditions follow what ran */
+    const char *cond[] = {"sm_mhz_min", "sm_mhz_med", "mem_mhz_min", "mem_mhz_med", "power_w_med", "power_w_max",
+                          "temp_c_max", "throttle_reasons", "throttled"};
+    for (int i = 0; i < 9; i++) assert_int_equal(col(h, nh, cond[i]), col(h, nh, "kernel") + 1 + i);
     assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
     assert_int_equal(sp, col(h, nh, "verified") + 2);
     /* what ran, then the error and the n/a reason, last (scripts/plot.sh reads
      * the parameters by position: nothing new goes before the statistics) */
     assert_int_equal(col(h, nh, "kernel"), sp + 1);
+    assert_int_equal(col(h, nh, "throttled"), nh - 3);
     assert_int_equal(col(h, nh, "error"), nh - 2);
     assert_int_equal(col(h, nh, "reason"), nh - 1);
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
 
     /* row 0 */
-    int nv = csv_split(line[1], v, 64);
+    int nv = csv_split(line[1], v, 128);
     assert_int_equal(nv, nh);
     assert_string_equal(v[col(h, nh, "op")], "rope");
+    assert_true(strtod(v[col(h, nh, "p25_ms")], NULL) == 0.1875); /* (0.125 + 0.25) / 2 */
+    assert_true(strtod(v[col(h, nh, "p75_ms")], NULL) == 0.375);
+    assert_string_equal(v[col(h, nh, "timing")], "events");
+    assert_string_equal(v[col(h, nh, "note")], "");
+    assert_string_equal(v[col(h, nh, "cublas_shape_tflops")], "");
+    /* conditions read through NVML */
+    assert_string_equal(v[col(h, nh, "sm_mhz_min")], "1410");
+    assert_string_equal(v[col(h, nh, "sm_mhz_med")], "1755");
+    assert_string_equal(v[col(h, nh, "mem_mhz_med")], "2619");
+    assert_true(strtod(v[col(h, nh, "power_w_max")], NULL) == 690.5);
+    assert_string_equal(v[col(h, nh, "temp_c_max")], "71");
+    assert_string_equal(v[col(h, nh, "throttle_reasons")], "sw_power_cap");
+    assert_string_equal(v[col(h, nh, "throttled")], "1");
     assert_string_equal(v[col(h, nh, "pass")], "fwd");
     assert_string_equal(v[col(h, nh, "impl")], "naive");
     assert_string_equal(v[col(h, nh, "dtype")], "bf16");
@@ -223,7 +257,7 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "reason")], "");
 
     /* row 1: untimed, failed, an error with a comma and quotes */
-    nv = csv_split(line[2], v, 64);
+    nv = csv_split(line[2], v, 128);
     assert_int_equal(nv, nh);
     assert_string_equal(v[col(h, nh, "pass")], "bwd");
     assert_string_equal(v[col(h, nh, "impl")], "opt");
@@ -237,6 +271,9 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "verified_rows")], "");
     assert_string_equal(v[col(h, nh, "error")], "dt: bad, \"very\" bad second line");
     assert_string_equal(v[col(h, nh, "kernel")], "");
+    /* no NVML (cond.n == 0): the condition columns are empty, not zero */
+    for (int i = 0; i < 9; i++) assert_string_equal(v[col(h, nh, cond[i])], "");
+    assert_string_equal(v[col(h, nh, "timing")], "");
     kb_cases_free(cases, n);
 }
 
@@ -264,9 +301,9 @@ static void test_na_row(void **state)
     char line[2][8192];
     for (int i = 0; i < 2; i++) assert_non_null(fgets(line[i], sizeof line[i], f));
     fclose(f);
-    static char h[64][512], v[64][512];
-    int nh = csv_split(line[0], h, 64);
-    assert_int_equal(csv_split(line[1], v, 64), nh);
+    static char h[128][512], v[128][512];
+    int nh = csv_split(line[0], h, 128);
+    assert_int_equal(csv_split(line[1], v, 128), nh);
     assert_string_equal(v[col(h, nh, "verified")], "n/a");
     assert_string_equal(v[col(h, nh, "reason")], "bulk copies need sm_90, this is sm_80");
     assert_string_equal(v[col(h, nh, "error")], "");
@@ -340,6 +377,11 @@ static void test_json_report(void **state)
     assert_int_equal(results_len(j), 0);
     cJSON_Delete(j);
 
+    double kept[] = {0.25, 0.125, 0.5}; /* --save-samples: in the order measured */
+    rows[0].samples = kept;
+    snprintf(rows[0].note, sizeof rows[0].note, "l2");
+    rows[0].cublas_shape_tflops = 650;
+    rows[0].pct_of_cublas_shape = 101.5;
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
@@ -384,6 +426,26 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "pct_of_gemm")->valuedouble == 37.5);
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "gemm_tflops")->valuedouble == 700);
     assert_true(cJSON_GetObjectItemCaseSensitive(a, "verified_rows")->valuedouble == 64);
+    /* the samples, read back in order; the quartiles; the timing mode; the note */
+    const cJSON *sm = cJSON_GetObjectItemCaseSensitive(a, "samples_ms");
+    assert_true(cJSON_IsArray(sm) && cJSON_GetArraySize(sm) == 3);
+    for (int i = 0; i < 3; i++) assert_true(cJSON_GetArrayItem(sm, i)->valuedouble == kept[i]);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "p25_ms")->valuedouble == 0.1875);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "p75_ms")->valuedouble == 0.375);
+    assert_string_equal(jstr(a, "timing"), "events");
+    assert_string_equal(jstr(a, "note"), "l2");
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "cublas_shape_tflops")->valuedouble == 650);
+    assert_true(cJSON_GetObjectItemCaseSensitive(a, "pct_of_cublas_shape")->valuedouble == 101.5);
+    const cJSON *cd = cJSON_GetObjectItemCaseSensitive(a, "conditions");
+    assert_true(cJSON_IsObject(cd));
+    assert_true(cJSON_GetObjectItemCaseSensitive(cd, "sm_mhz_min")->valuedouble == 1410);
+    assert_true(cJSON_GetObjectItemCaseSensitive(cd, "power_w_max")->valuedouble == 690.5);
+    assert_string_equal(jstr(cd, "throttle_reasons"), "sw_power_cap");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cd, "throttled")));
+    /* the second row: no samples kept, no NVML: neither key */
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "samples_ms"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "conditions"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "note"));
 
     assert_string_equal(jstr(b, "pass"), "bwd");
     assert_string_equal(jstr(b, "impl"), "opt");
@@ -544,20 +606,77 @@ static void test_stats(void **state)
     assert_true(fabs(st.stddev - sqrt(5.0 / 3.0)) < 1e-12);
     assert_true(fabs(st.noise_pct - 100.0 * sqrt(5.0 / 3.0) / 2.5) < 1e-9);
 
+    assert_true(st.p25 == 1.75 && st.p75 == 3.25); /* numpy.percentile([1,2,3,4], [25, 75]) */
+
     double many[101];
     for (int i = 0; i < 101; i++) many[i] = (i * 37) % 101; /* 0..100 shuffled */
     kb_stats_compute(many, 101, &st);
     assert_true(st.median == 50 && st.min == 0 && st.max == 100 && st.mean == 50);
+    assert_true(st.p25 == 25 && st.p75 == 75);
+    double five[] = {10, 50, 20, 40, 30};
+    kb_stats_compute(five, 5, &st);
+    assert_true(st.p25 == 20 && st.p75 == 40 && st.median == 30);
 
     double one[] = {0.7};
     kb_stats_compute(one, 1, &st);
     assert_true(st.median == 0.7 && st.stddev == 0 && st.noise_pct == 0 && st.samples == 1);
+    assert_true(st.p25 == 0.7 && st.p75 == 0.7);
     double same[] = {2, 2, 2, 2};
     kb_stats_compute(same, 4, &st);
     assert_true(st.stddev == 0 && st.noise_pct == 0);
     kb_stats_compute(NULL, 0, &st);
     assert_int_equal(st.samples, 0);
     assert_true(st.median == 0 && st.mean == 0);
+}
+
+/* A share above 100% says why: l2 when the row's bytes fit in L2 or under
+ * --hot, ceiling? otherwise (and for any GEMM share above 100) */
+static void test_row_note(void **state)
+{
+    (void)state;
+    const size_t l2 = 50u << 20;
+    assert_string_equal(kb_row_note(99.9, 0, 1e9, l2, 0), "");
+    assert_string_equal(kb_row_note(100, 100, 1e9, l2, 0), ""); /* at, not above */
+    assert_string_equal(kb_row_note(115, 0, 32e6, l2, 0), "l2");
+    assert_string_equal(kb_row_note(115, 0, (double)l2, l2, 0), "l2");
+    assert_string_equal(kb_row_note(115, 0, (double)l2 + 1, l2, 0), "ceiling?");
+    assert_string_equal(kb_row_note(101, 0, 1e9, l2, 1), "l2"); /* --hot: the data stays in L2 */
+    assert_string_equal(kb_row_note(0, 103, 1e9, l2, 0), "ceiling?");
+    assert_string_equal(kb_row_note(0, 103, 1e6, l2, 1), "ceiling?"); /* L2 does not explain FLOPs */
+    assert_string_equal(kb_row_note(101, 0, 1e6, 0, 0), "ceiling?"); /* L2 size unknown */
+}
+
+/* the ceiling is the best candidate, whichever position it holds; unmeasured
+ * (0), failed (NaN) candidates are passed over */
+static void test_best_rate(void **state)
+{
+    (void)state;
+    double a[] = {2052, 2378, 2101, 0};
+    assert_int_equal(kb_best_rate(a, 4), 1);
+    double b[] = {1670, 1765, NAN, 1800};
+    assert_int_equal(kb_best_rate(b, 4), 3);
+    double c[] = {2400, 2378};
+    assert_int_equal(kb_best_rate(c, 2), 0);
+    double d[] = {0, NAN, -1};
+    assert_int_equal(kb_best_rate(d, 3), -1);
+    assert_int_equal(kb_best_rate(d, 0), -1);
+}
+
+/* selftest's rule: the deviation from the known truth, signed, within the limit */
+static void test_selftest_judge(void **state)
+{
+    (void)state;
+    double d;
+    assert_true(kb_selftest_judge(10.09, 10.0, 1.0, &d));
+    assert_true(fabs(d - 0.9) < 1e-9);
+    assert_false(kb_selftest_judge(10.11, 10.0, 1.0, &d));
+    assert_true(fabs(d - 1.1) < 1e-9);
+    assert_false(kb_selftest_judge(9.85, 10.0, 1.0, &d)); /* too fast fails as well */
+    assert_true(d < 0);
+    assert_true(kb_selftest_judge(2900, 2950, 3.0, &d));
+    assert_false(kb_selftest_judge(2800, 2950, 3.0, &d));
+    assert_false(kb_selftest_judge(1, 0, 3.0, &d)); /* no truth: not a pass */
+    assert_false(kb_selftest_judge(NAN, 1, 3.0, &d));
 }
 
 static void test_compare(void **state)
@@ -745,6 +864,9 @@ int main(void)
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_report_write_errors),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_row_note),
+        cmocka_unit_test(test_best_rate),
+        cmocka_unit_test(test_selftest_judge),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_rows),
         cmocka_unit_test(test_json_device_gemm),

@@ -66,6 +66,23 @@ static double bytes(const kb_case *c)
     return (2.0 * T * H + 3.0 * H * In) * (double)kb_dtype_size(kb_case_dtype(c));
 }
 
+static double bytes_written(const kb_case *c)
+{
+    return (double)I(c, P_TOKENS) * (double)I(c, P_HIDDEN) * (double)kb_dtype_size(kb_case_dtype(c));
+}
+
+/* cuBLAS alone on the MLP's GEMMs, as the cublas_cat implementation runs
+ * them: [x] x [G; U]^T (tokens x 2 inter x hidden), then h x D^T (tokens x
+ * hidden x inter) */
+static int gemm_shapes(const kb_case *c, int (*mnk)[3], int max)
+{
+    if (max < 2) return 0;
+    int T = (int)I(c, P_TOKENS), H = (int)I(c, P_HIDDEN), In = (int)I(c, P_INTER);
+    mnk[0][0] = T, mnk[0][1] = 2 * In, mnk[0][2] = H;
+    mnk[1][0] = T, mnk[1][1] = H, mnk[1][2] = In;
+    return 2;
+}
+
 /* three GEMMs of tokens x hidden x inter multiply-adds (the silu-multiply's
  * few FLOPs per h element are left out, as everyone quotes it) */
 static double flops(const kb_case *c)
@@ -426,6 +443,7 @@ const kb_op kb_op_mlp = {
     .bound = KB_COMPUTE_BOUND,
     .validate = validate,
     .bytes = bytes,
+    .bytes_written = bytes_written,
     .flops = flops,
     .device_bytes = device_bytes,
     .setup = setup,
@@ -435,4 +453,5 @@ const kb_op kb_op_mlp = {
     .check_sweeps = checks,
     .ncheck = (int)(sizeof checks / sizeof checks[0]),
     .gemm_ceiling = gemm_ceiling,
+    .gemm_shapes = gemm_shapes,
 };

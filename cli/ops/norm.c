@@ -79,6 +79,16 @@ static double bytes(const kb_case *c)
     return 3 * rows * cols * es + (aff ? cols * es : 0) + stats + nparams * cols * 4;
 }
 
+/* of those, written: y, mean, rstd; dx, dgamma, dbeta */
+static double bytes_written(const kb_case *c)
+{
+    double rows = (double)I(c, P_ROWS), cols = (double)I(c, P_COLS), es = (double)kb_dtype_size(kb_case_dtype(c));
+    int rms = is_rms(c), aff = affine(c);
+    double nparams = aff ? (rms ? 1 : 2) : 0, stats = (rms ? 1 : 2) * rows * 4;
+    if (!is_bwd(c)) return rows * cols * es + stats;
+    return rows * cols * es + nparams * cols * 4;
+}
+
 /* Arithmetic per element: LayerNorm forward 8 (sum; subtract, square, add;
  * subtract, scale, gamma, beta), RMSNorm 5; backward 14 and 11. */
 static double flops(const kb_case *c)
@@ -456,6 +466,7 @@ static const char *const checks[] = {
         .bound = KB_MEMORY_BOUND,                                                                                  \
         .validate = validate,                                                                                      \
         .bytes = bytes,                                                                                            \
+        .bytes_written = bytes_written,                                                                            \
         .flops = flops,                                                                                            \
         .device_bytes = device_bytes,                                                                              \
         .setup = setup,                                                                                            \

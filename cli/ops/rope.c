@@ -90,6 +90,11 @@ static double bytes(const kb_case *c)
     return 2.0 * (double)r * (double)I(c, P_DIM) * (double)es + (double)pos * (double)(rot_dim(c) / 2) * 4.0;
 }
 
+static double bytes_written(const kb_case *c)
+{
+    return (double)rows(c, NULL) * (double)I(c, P_DIM) * (double)kb_dtype_size(kb_case_dtype(c));
+}
+
 static double flops(const kb_case *c)
 {
     long r = rows(c, NULL);
@@ -256,6 +261,7 @@ const kb_op kb_op_rope = {
     .bound = KB_MEMORY_BOUND,
     .validate = validate,
     .bytes = bytes,
+    .bytes_written = bytes_written,
     .flops = flops,
     .device_bytes = device_bytes,
     .setup = setup,
