@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# On a GPU machine: what issue 19 (numbers a kernel engineer can trust) asks
+# to be measured, into ${OUT:-results}/trust.
+#   scripts/gpu-trust.sh STEP...
+#     device     kbench device (NVML state, every copy candidate, GEMM ladder)
+#     selftest   kbench selftest
+#     small      the smallest case of each op under --timing events and graph
+#     default    configs/default.json, timed; the largest share of each
+#                ceiling over its rows and every note
+#     layernorm, mlp   configs/layernorm.json, configs/mlp.json, the same
+#     samples    configs/rope.json twice with --save-samples, compared (same)
+set -uo pipefail
+out=${OUT:-results}/trust
+mkdir -p "$out"
+K=./kbench
+shares() { # CSV: the largest pct_of_copy, pct_of_gemm, pct_of_cublas_shape and the notes
+    python3 - "$1" <<'PY'
+import csv, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+for col in ("pct_of_copy", "pct_of_gemm", "pct_of_cublas_shape"):
+    v = [(float(r[col]), r) for r in rows if r.get(col)]
+    if v:
+        m, r = max(v, key=lambda x: x[0])
+        print(f"  max {col}: {m:.1f} ({r['op']} {r['pass']} {r['impl']} {r['dtype']} {r.get('kernel','')}; note '{r['note']}')")
+notes = collections.Counter(r["note"] for r in rows if r.get("note"))
+thr = sum(1 for r in rows if r.get("throttled") == "1")
+print(f"  rows {len(rows)}, notes {dict(notes) or 'none'}, throttled {thr}")
+PY
+}
+for step in "$@"; do
+    echo "== $step"
+    case $step in
+    device) timeout 300 $K device > "$out/device.txt" 2>&1; echo "exit $?"; cat "$out/device.txt" ;;
+    selftest) timeout 120 $K selftest > "$out/selftest.txt" 2>&1; echo "exit $?"; cat "$out/selftest.txt" ;;
+    small)
+        for op in "rope --seq 16 --batch 1 --heads 2 --dim 64 --impl naive,opt" \
+            "layernorm --rows 16 --cols 256 --impl naive,opt" "rmsnorm --rows 16 --cols 256 --impl naive,opt" \
+            "mlp --tokens 16 --hidden 256 --inter 512 --impl naive,cublas,fused_wgmma,fused_mma"; do
+            for tm in events graph; do
+                n=${op%% *}-$tm
+                timeout 120 $K $op --timing $tm --csv "$out/small-$n.csv" --json /dev/null > "$out/small-$n.txt" 2>&1
+                echo "$n: exit $?"
+                python3 -c 'import csv,sys; [print("  %-8s %-6s %s ms" % (r["impl"], r["timing"], r["median_ms"])) for r in csv.DictReader(open(sys.argv[1]))]' "$out/small-$n.csv"
+            done
+        done ;;
+    default | layernorm | mlp)
+        s=$(date +%s)
+        timeout 400 $K sweep configs/$step.json --quiet --csv "$out/$step.csv" --json "$out/$step.json"
+        echo "exit $?, $(( $(date +%s) - s )) s"
+        shares "$out/$step.csv" ;;
+    samples)
+        for r in 1 2; do timeout 200 $K sweep configs/rope.json --impl opt --save-samples --quiet --csv /dev/null --json "$out/s$r.json"; done
+        $K compare "$out/s1.json" "$out/s2.json" > "$out/samples-compare.txt"; echo "compare exit $?"; tail -n 1 "$out/samples-compare.txt" ;;
+    *) echo "unknown step $step" >&2; exit 2 ;;
+    esac
+done
