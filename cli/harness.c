@@ -387,22 +387,46 @@ int kb_copy_in_ceiling(int cand)
     return 0;
 }
 
+/* Buffers for a copy of rbytes read and wbytes written, each candidate's
+ * context from them (cudaMemcpy: half of the sum each way); the source holds
+ * real bits, not zeros. 0, or a CUDA error with nothing left allocated. */
+typedef struct {
+    void *a, *b;
+    size_t r, w, half;
+} copy_bufs;
+
+static int copy_bufs_alloc(copy_bufs *cb, double rbytes, double wbytes)
+{
+    memset(cb, 0, sizeof *cb);
+    cb->r = rbytes < 256 ? 256 : (size_t)rbytes;
+    cb->w = wbytes < 256 ? 256 : (size_t)wbytes;
+    cb->half = ((cb->r + cb->w) / 2 + 255) & ~(size_t)255;
+    size_t na = cb->r > cb->half ? cb->r : cb->half, nb = cb->w > cb->half ? cb->w : cb->half;
+    int rc = cudaMalloc(&cb->a, na);
+    if (!rc) rc = cudaMalloc(&cb->b, nb);
+    if (!rc) rc = cudaMemset(cb->a, 0x3c, na);
+    if (rc) {
+        cudaFree(cb->a);
+        cudaFree(cb->b);
+        cb->a = cb->b = NULL;
+        cudaGetLastError();
+    }
+    return rc;
+}
+
+static copy_ctx copy_cand(const copy_bufs *cb, int cand, int sm_count)
+{
+    copy_ctx c = {cand - 1, sm_count, cb->b, cb->a, cand == 0 ? cb->half : cb->r, cand == 0 ? cb->half : cb->w};
+    return c;
+}
+
 int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *rates, int all)
 {
     int nc = kb_copy_nvariants() + 1;
     for (int i = 0; i < nc; i++) rates[i] = 0;
-    size_t r = rbytes < 256 ? 256 : (size_t)rbytes, w = wbytes < 256 ? 256 : (size_t)wbytes;
-    size_t half = ((r + w) / 2 + 255) & ~(size_t)255;
-    size_t na = r > half ? r : half, nb = w > half ? w : half;
-    void *a = NULL, *b = NULL;
-    int rc = cudaMalloc(&a, na);
-    if (!rc) rc = cudaMalloc(&b, nb);
-    if (rc) { /* too big to copy beside the case: leave the ceiling unknown */
-        cudaFree(a);
-        cudaGetLastError();
-        return 0;
-    }
-    rc = cudaMemset(a, 0x3c, na); /* real bits, not zeros */
+    copy_bufs cb;
+    if (copy_bufs_alloc(&cb, rbytes, wbytes)) return 0; /* too big to copy beside the case: unknown */
+    int rc = 0;
     /* several candidates per size: 50 samples at least, 10 ms of copying (a
      * small copy is mostly flush: 0.3 s of it took seconds a candidate) */
     kb_opts oo = *o;
@@ -412,30 +436,28 @@ int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, d
     if (oo.min_samples < 50) oo.min_samples = 50;
     for (int i = 0; i < nc && !rc && !kb_stop_signal; i++) {
         if (!all && !kb_copy_in_ceiling(i)) continue;
-        int v = i - 1;
-        copy_ctx c = {v, t->sm_count, b, a, v < 0 ? half : r, v < 0 ? half : w};
+        copy_ctx c = copy_cand(&cb, i, t->sm_count);
         char label[160];
         snprintf(label, sizeof label, "copy %s r=%zu w=%zu", kb_copy_candidate_name(i), c.r, c.w);
         kb_stats st;
         rc = kb_time(t, copy_fn, &c, &oo, label, &st, NULL);
         if (!rc && st.median > 0) rates[i] = (double)(c.r + c.w) / (st.median * 1e-3) / 1e9;
     }
-    cudaFree(a);
-    cudaFree(b);
+    cudaFree(cb.a);
+    cudaFree(cb.b);
     return rc;
 }
 
 int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int iters, double *gbps)
 {
     *gbps = 0;
-    size_t r = rbytes < 256 ? 256 : (size_t)rbytes, w = wbytes < 256 ? 256 : (size_t)wbytes;
-    size_t half = ((r + w) / 2 + 255) & ~(size_t)255;
-    size_t na = r > half ? r : half, nb = w > half ? w : half;
-    void *a = NULL, *b = NULL;
-    int rc = cudaMalloc(&a, na);
-    if (!rc) rc = cudaMalloc(&b, nb);
-    if (!rc) rc = cudaMemset(a, 0x3c, na);
-    copy_ctx c = {cand - 1, t->sm_count, b, a, cand == 0 ? half : r, cand == 0 ? half : w};
+    copy_bufs cb;
+    int rc = copy_bufs_alloc(&cb, rbytes, wbytes);
+    if (rc) {
+        kb_cuda_fail(rc, "host-timed copy buffers", __FILE__, __LINE__);
+        return rc;
+    }
+    copy_ctx c = copy_cand(&cb, cand, t->sm_count);
     for (int i = 0; i < 3 && !rc; i++) rc = copy_fn(&c, t->stream); /* warm-up */
     if (!rc) rc = cudaStreamSynchronize(t->stream);
     double t0 = now_s();
@@ -444,8 +466,8 @@ int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int i
     double s = now_s() - t0;
     if (rc) kb_cuda_fail(rc, "host-timed copy", __FILE__, __LINE__);
     else if (s > 0) *gbps = (double)(c.r + c.w) * iters / s / 1e9;
-    cudaFree(a);
-    cudaFree(b);
+    cudaFree(cb.a);
+    cudaFree(cb.b);
     return rc;
 }
 
