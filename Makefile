@@ -4,6 +4,7 @@
 #   make test     build and run every test (GPU tests only where a GPU is)
 #   make check    kbench check (needs a GPU)
 #   make plot     PNGs from results/*.csv
+#   make examples the example plugins, build/examples/libkb_<name>.so
 
 CUDA    ?= /usr/local/cuda
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA)/bin/nvcc)
@@ -26,7 +27,7 @@ LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-asan fuzz check plot deps clean FORCE
+.PHONY: all run test test-asan fuzz check plot deps clean examples test-plugins FORCE
 all: kbench
 
 $(BUILD)/git.h: FORCE
@@ -63,6 +64,39 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(BUILD)/cli/main-nomain.o
 	$(CC) $(CFLAGS) -Icli -c $< -o $@.o
 	$(LINK) -o $@ $@.o $(LIB_OBJ) $(BUILD)/cli/main-nomain.o $(LDLIBS) -lcmocka
 
+# Plugins (include/kbench_plugin.h). examples/plugins/<name>.cu: the example
+# plugins, each built into $(BUILD)/examples/libkb_<name>.so by the line that
+# examples/plugins/README.md gives (mlp_cublas links cuBLAS).
+# tests/plugins/<name>.c: small C plugins the CLI tests load, most of them
+# broken on purpose (tests/plugins/README.md), into $(BUILD)/tests/plugins/,
+# with not_a_library.so, a text file under a library's name.
+EXAMPLES      := $(patsubst examples/plugins/%.cu,$(BUILD)/examples/libkb_%.so,$(wildcard examples/plugins/*.cu))
+TEST_PLUGINS  := $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/plugins/*.c)) \
+                 $(BUILD)/tests/plugins/not_a_library.so \
+                 $(patsubst tests/plugins/cuda/%.cu,$(BUILD)/tests/plugins/lib%.so,$(wildcard tests/plugins/cuda/*.cu))
+
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/libkb_mlp_cublas.so: EXAMPLE_LIBS := -lcublas
+$(BUILD)/examples/libkb_%.so: examples/plugins/%.cu include/kbench_plugin.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -shared -Xcompiler -fPIC,-Wall,-Wextra -O3 $(GENCODE) -Iinclude $< -o $@ $(EXAMPLE_LIBS)
+
+test-plugins: $(TEST_PLUGINS)
+
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c include/kbench_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O1 -std=c11 -Wall -Wextra -Werror -Iinclude $< -o $@
+
+# faulty CUDA plugins for the GPU checks (tests/plugins/cuda/faulty.cu)
+$(BUILD)/tests/plugins/lib%.so: tests/plugins/cuda/%.cu include/kbench_plugin.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -shared -Xcompiler -fPIC,-Wall,-Wextra -O1 $(GENCODE) -Iinclude $< -o $@
+
+$(BUILD)/tests/plugins/not_a_library.so: tests/plugins/not_a_library.txt
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 deps:
 	@scripts/deps.sh
 
@@ -74,8 +108,8 @@ run:
 
 test:
 	@scripts/deps.sh build test
-	$(MAKE) kbench $(TESTS)
-	tests/run.sh $(TESTS)
+	$(MAKE) kbench $(TESTS) test-plugins examples
+	KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
 
 check: kbench
 	./kbench check
@@ -88,9 +122,10 @@ test-asan:
 	@scripts/deps.sh build test
 	$(MAKE) BUILD=build-asan KBENCH_BIN=build-asan/kbench CFLAGS="$(ASAN_FLAGS)" \
 	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
-	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%)
+	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%) test-plugins examples
 	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    KBENCH=build-asan/kbench tests/run.sh $(TESTS:$(BUILD)/%=build-asan/%)
+	    KBENCH=build-asan/kbench KB_TEST_PLUGINS=build-asan/tests/plugins KB_EXAMPLES=build-asan/examples \
+	    tests/run.sh $(TESTS:$(BUILD)/%=build-asan/%)
 
 plot:
 	@scripts/deps.sh plot

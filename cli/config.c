@@ -129,12 +129,52 @@ cJSON *kb_json_parse(const char *text, const char **at, int *line, int *col)
     return NULL;
 }
 
+/* "plugins": {"NAME": "lib.so", ...} into o->plugin ("NAME=PATH,..."), a
+ * relative path taken from the sweep file's directory */
+static int plugins_setting(const cJSON *obj, kb_opts *o, const char *name, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(obj)) {
+        kb_errf(err, errlen, "%s: settings.plugins: expected an object {\"NAME\": \"path.so\"}, got %s", name, json_type(obj));
+        return -1;
+    }
+    const char *slash = strrchr(name, '/');
+    int dirlen = slash ? (int)(slash - name) : 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj) {
+        if (!cJSON_IsString(e) || !e->valuestring[0]) {
+            kb_errf(err, errlen, "%s: settings.plugins.%s: expected a library path", name, e->string);
+            return -1;
+        }
+        if (!e->string[0] || strpbrk(e->string, "=,")) {
+            kb_errf(err, errlen, "%s: settings.plugins: bad plugin name '%s'", name, e->string);
+            return -1;
+        }
+        const char *path = e->valuestring;
+        size_t used = strlen(o->plugin);
+        int w = path[0] == '/' || !dirlen
+                    ? snprintf(o->plugin + used, sizeof o->plugin - used, "%s%s=%s", used ? "," : "", e->string, path)
+                    : snprintf(o->plugin + used, sizeof o->plugin - used, "%s%s=%.*s/%s", used ? "," : "", e->string,
+                               dirlen, name, path);
+        if (w < 0 || (size_t)w >= sizeof o->plugin - used || strchr(path, ',')) {
+            o->plugin[used] = 0;
+            kb_errf(err, errlen, "%s: settings.plugins.%s: %s", name, e->string,
+                    strchr(path, ',') ? "a comma in the path" : "the plugin list is longer than 1023 characters");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int parse_settings(const cJSON *obj, kb_opts *o, const char *name, char *err, size_t errlen)
 {
     if (!cJSON_IsObject(obj)) { kb_errf(err, errlen, "%s: \"settings\" must be an object", name); return -1; }
     const cJSON *e;
     cJSON_ArrayForEach(e, obj) {
         char text[1024], e2[KB_ERRLEN];
+        if (!strcmp(e->string, "plugins")) { /* {"NAME": "path.so", ...}, paths relative to the sweep file */
+            if (plugins_setting(e, o, name, err, errlen)) return -1;
+            continue;
+        }
         int sr = scalar_text(e, text, sizeof text);
         if (sr == -2) {
             kb_errf(err, errlen, "%s: settings.%s: longer than %zu characters", name, e->string, sizeof text - 1);
@@ -332,12 +372,22 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
         snprintf(where, sizeof where, "%s: sweeps[%d]", name, k++);
         if (config_sweep(e, where, 0, plan, hits, &plan->cases, &plan->ncases, err, errlen)) goto out;
     }
-    for (int i = 0; i < plan->nset; i++)
-        if (!hits[i]) {
-            kb_errf(err, errlen, "--set %s: no sweep of %s has an op with the parameter '%s' (see: kbench list)",
-                    plan->set_name[i], name, plan->set_name[i]);
-            goto out;
+    for (int i = 0; i < plan->nset; i++) {
+        if (hits[i]) continue;
+        int setting = 0; /* --set impl=opt,mine: a harness setting, as its flag would set it */
+        for (int k = 0; k < kb_nsettings && !setting; k++) setting = !strcmp(kb_settings[k].name, plan->set_name[i]);
+        if (setting) {
+            char e2[KB_ERRLEN];
+            if (kb_opts_set(&plan->opts, plan->set_name[i], plan->set_val[i], e2, sizeof e2)) {
+                kb_errf(err, errlen, "--set %s", e2);
+                goto out;
+            }
+            continue;
         }
+        kb_errf(err, errlen, "--set %s: no sweep of %s has an op with the parameter '%s' (see: kbench list)",
+                plan->set_name[i], name, plan->set_name[i]);
+        goto out;
+    }
     rc = 0;
 out:
     cJSON_Delete(root);

@@ -13,6 +13,7 @@
 
 #include "../include/kb_devattr.h"
 #include "../include/kb_dtype.h"
+#include "../include/kbench_plugin.h"
 #include "kb_nvml.h"
 
 #define KB_VERSION "0.1.0"
@@ -109,6 +110,7 @@ typedef struct {
 /* One implementation's state for one case: what its prepare planned. */
 #define KB_KERNEL_LEN 160
 typedef struct {
+    const struct kb_impl_s *impl; /* which implementation (set by the run loop before prepare) */
     void *priv;                 /* the implementation's own (plan, workspace); release frees it */
     char kernel[KB_KERNEL_LEN]; /* what runs, variant and tunables ("warp_row v=2 stages=3") */
     char why[KB_KERNEL_LEN];    /* prepare's reason when it returns KB_NA */
@@ -117,7 +119,7 @@ typedef struct {
 /* prepare's answer when the case cannot run after all (the row is n/a) */
 #define KB_NA (-1)
 
-typedef struct {
+typedef struct kb_impl_s {
     const char *name;
     const char *help;
     /* Whether it can take this case on this device: 0, or non-zero with a
@@ -138,6 +140,10 @@ typedef struct {
      * output bits; one that may differ run to run (floating-point atomics)
      * says so here, and its rows skip that test. */
     int nondeterministic;
+    /* An external implementation (plugin.c): its library's kbp_impl and
+     * where it came from; NULL for kbench's own. */
+    const void *plugin;
+    const char *plugin_path;
 } kb_impl;
 
 /* 0 when impl can run case c on device d (its supports, and the tunables c
@@ -155,6 +161,19 @@ typedef enum { KB_MEMORY_BOUND, KB_COMPUTE_BOUND } kb_bound;
  * type (tf32: fp32 data on TF32 tensor cores), measured once per run on demand. */
 typedef enum { KB_GEMM_NONE = -1, KB_GEMM_FP32 = 0, KB_GEMM_FP16, KB_GEMM_BF16, KB_GEMM_TF32, KB_NGEMM } kb_gemm_key;
 const char *kb_gemm_key_name(kb_gemm_key k); /* "fp32", "fp16", "bf16", "tf32" */
+
+/* A tensor an op hands to external implementations (plugins), under its
+ * own name: for `kbench list OP`, `kbench plugin info` and the plugin ABI
+ * (include/kbench_plugin.h). */
+typedef struct {
+    const char *name;  /* "x", "gamma", "dy", "cu_seqlens", ... */
+    int output;        /* 0 input, 1 output (written by the implementation, verified) */
+    /* the cases that have it: NULL, every case; else terms PARAM=VALUE
+     * separated by spaces, all of which hold ("pass=bwd affine=on") */
+    const char *when;
+    const char *shape; /* for people: "[rows, cols]", dtype noted where it is not the case's */
+    const char *help;
+} kb_tensor_decl;
 
 typedef struct kb_op {
     const char *name;
@@ -187,12 +206,78 @@ typedef struct kb_op {
      * dtype), timed with cuBLAS alone for the row's reference rate
      * (cublas_shape_tflops); the count, at most max; NULL: none. */
     int (*gemm_shapes)(const kb_case *c, int (*mnk)[3], int max);
+    /* The tensors external implementations see (every one this op can have). */
+    const kb_tensor_decl *tensors;
+    int ntensors;
+    /* This case's tensors after setup, as the plugin ABI passes them (in[]
+     * up to KB_MAX_INPUTS + 2, out[] up to KB_MAX_OUTPUTS): device pointers,
+     * dtype, shape and strides, named as in tensors; out[i] is st->out[i]
+     * (what kbench verifies). 0, or -1 with kb_last_error. */
+    int (*plugin_tensors)(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout);
 } kb_op;
+
+/* ---- tensors.c: the ops' tensors for plugins ---------------------------- */
+#define KB_MAX_PLUGIN_INPUTS (KB_MAX_INPUTS + 2) /* in[] of plugin_tensors */
+/* Whether case c has a tensor declared with this `when`: 1, 0, or -1 when
+ * the text is malformed (a term that is not PARAM=VALUE, a parameter c's op
+ * lacks, a value that is not one of an enum's choices). */
+int kb_tensor_when(const kb_case *c, const char *when);
+/* The declaration of c's input (output 0) or output (1) of that name whose
+ * `when` holds for c; NULL if none. */
+const kb_tensor_decl *kb_tensor_decl_find(const kb_case *c, const char *name, int output);
+/* t = a tensor named d->name over data: dtype dt (is_int32: int32, dtype
+ * KBP_FP32 unused), ndim dims of shape, row-major strides. 0, or -1 with
+ * kb_last_error when data is NULL, ndim is out of 1..KBP_MAX_DIMS, a dimension
+ * is negative or the shape's elements are not n (the buffer's). */
+int kb_plugin_tensor(kbp_tensor *t, const kb_case *c, const kb_tensor_decl *d, void *data, kb_dtype dt,
+                     int is_int32, size_t n, int ndim, const int64_t *shape);
+/* plugin_tensors' common part: st's inputs, then its outputs (out[i] from
+ * st->out[i]), each under the declaration of its name (kb_tensor_decl_find)
+ * with the shape shape(c, name, output, dims) gives (its ndim; <= 0: the op
+ * has no such tensor). 0, or -1 with kb_last_error (a buffer the table does
+ * not declare for c, a shape that does not match the buffer). */
+int kb_plugin_tensors_from_state(const kb_case *c, const kb_state *st,
+                                 int (*shape)(const kb_case *c, const char *name, int output, int64_t *dims),
+                                 kbp_tensor *in, int *nin, kbp_tensor *out, int *nout);
+/* Whether in[] and out[] are exactly the tensors c's op declares for c (each
+ * declaration whose `when` holds once, in its direction, nothing else): 0, or
+ * -1 with kb_last_error naming the first difference. */
+int kb_plugin_tensors_check(const kb_case *c, const kbp_tensor *in, int nin, const kbp_tensor *out, int nout);
+/* kb_op_print_tensors: below, with plugin.c's. */
+/* RoPE's plugin_tensors with thd's cu_seqlens (device memory) given rather
+ * than read from st->priv: no GPU call, nothing read through the pointers
+ * (tests call it with fake ones). */
+int kb_rope_plugin_tensors(const kb_case *c, const kb_state *st, const int *cu_seqlens, kbp_tensor *in, int *nin,
+                           kbp_tensor *out, int *nout);
 
 /* registry.c */
 extern const kb_op *const kb_ops[];
 extern const int kb_nops;
 const kb_op *kb_find_op(const char *name);
+
+/* ---- external implementations (plugin.c) ---------------------------- */
+/* An op's implementations: its own, then those of the loaded plugins. */
+int kb_op_nimpls(const kb_op *op);
+const kb_impl *kb_op_impl(const kb_op *op, int k);
+/* Load a plugin library (alias NULL: its implementations keep their names;
+ * else an implementation is named alias, or alias.NAME where the library has
+ * several of its op). Refused, with one line in err and nothing loaded: not a
+ * shared library, no entry point, another ABI version, an unknown op, no
+ * launch, a bad or clashing name. No GPU. 0 or -1. */
+int kb_plugin_load(const char *alias, const char *path, char *err, size_t n);
+int kb_plugin_load_spec(const char *spec, char *err, size_t n);  /* "NAME=PATH" or "PATH" */
+int kb_plugin_load_list(const char *list, char *err, size_t n);  /* comma list of specs */
+/* --impl's NAME=PATH entries: load each, leave NAME in the list. 0 or -1. */
+int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n);
+int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n);
+const char *kb_plugin_path(const kb_impl *impl); /* NULL: kbench's own */
+void kb_plugins_unload(void);
+/* kbench plugin info: the checks of kb_plugin_load, then the table and the
+ * tensors of its ops. 0, or -1 with err. */
+int kb_plugin_info(const char *path, FILE *f, char *err, size_t n);
+/* The tensors an op hands to plugins, for people (tensors.c). */
+void kb_op_print_tensors(FILE *f, const kb_op *op);
+
 
 /* params.c */
 int kb_param_index(const kb_op *op, const char *name);
@@ -252,6 +337,7 @@ typedef struct {
     int min_samples;
     double min_time, max_noise, timeout;
     int warmup;
+    char plugin[1024];         /* plugins to load: "NAME=PATH,..." (--plugin, a sweep file's "plugins") */
     int save_samples;          /* every sample into the JSON (samples_ms) */
     char timing[8];            /* "events" (default) or "graph" */
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
@@ -389,7 +475,7 @@ typedef struct {
 } kb_run_info;
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 /* Expand and validate (the implementations named, the output paths) without a GPU. */
-int kb_dry_run(const kb_plan *plan, const kb_run_info *info, FILE *out);
+int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out);
 int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings */
 
 /* Every CUDA call is checked: KB_CK(call) records "file:line: call: error"

@@ -131,12 +131,13 @@ static void print_main_help(FILE *f)
             prog);
     for (int i = 0; i < kb_nops; i++) fprintf(f, "  %-18s %s\n", kb_ops[i]->name, kb_ops[i]->summary);
     fprintf(f,
-            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
+            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
             "sweep [FILE.json]", "run a JSON sweep (no FILE: the built-in configs/default.json)",
             "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
             "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
             "device", "GPU name, SMs, L2, clocks, NVML state, the copy ceiling's candidates, GEMM ceilings",
             "selftest", "the harness against known truths (a clock64 spin, the launch floor, the copy ceiling)",
+            "plugin info LIB.so", "check and list your own kernel's library (include/kbench_plugin.h)",
             "compare BASE NEW", "per-case speedups between two result JSON files; exit 4 on a regression",
             "help [COMMAND]", "help on a command (or: COMMAND --help)");
     fprintf(f,
@@ -322,7 +323,8 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
                "one-value axis; a string is read like a flag value (\"512:8192:x2\", \"all\"). Keys are\n"
                "the parameter names of `%s list`. Flags override the file's settings.\n\n"
                "  --set NAME=VALUES      replace the axis NAME in every sweep whose op has that\n"
-               "                         parameter (VALUES read like a flag value); repeatable:\n"
+               "                         parameter (VALUES read like a flag value), or a setting\n"
+               "                         below as its flag would (--set impl=opt,mine); repeatable:\n"
                "                         %s sweep configs/layernorm.json --set dtype=all --set rows=1024\n\n",
                prog, prog, prog);
         print_settings_help(stdout);
@@ -435,11 +437,15 @@ static int cmd_list(int argc, char **argv)
                    bounds);
         }
         printf("  implementations:\n");
-        for (int k = 0; k < op->nimpls; k++) {
-            const kb_impl *im = &op->impls[k];
+        for (int k = 0; k < kb_op_nimpls(op); k++) {
+            const kb_impl *im = kb_op_impl(op, k);
             printf("    %-12s %s%s", im->name, im->help, k == 0 ? " (baseline)" : "");
             if (im->tunables) printf(" [tunables: %s]", im->tunables);
             printf("\n");
+        }
+        if (op->ntensors) { /* what an external implementation is given (include/kbench_plugin.h) */
+            printf("  tensors (for plugins):\n");
+            kb_op_print_tensors(stdout, op);
         }
     }
     for (int k = 0; k < argc; k++)
@@ -475,6 +481,44 @@ static int cmd_device(int argc, char **argv)
            d.runtime % 1000 / 10);
     fflush(stdout);
     return kb_device_copy_report(&d);
+}
+
+static int cmd_plugin(int argc, char **argv)
+{
+    if (argc == 0 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+        FILE *f = argc ? stdout : stderr;
+        fprintf(f,
+                "usage: %s plugin info LIB.so\n\n"
+                "Your own kernel as an implementation of a kbench op: a shared library that\n"
+                "exports kbench_plugin(), returning the table of include/kbench_plugin.h (the\n"
+                "contract: the ABI version, and per implementation its op, name, supports(),\n"
+                "prepare(), launch() and release()). Build one with\n"
+                "  nvcc -shared -Xcompiler -fPIC -O3 -arch=native -Iinclude -o libmine.so mine.cu\n"
+                "(examples/plugins/, make examples), then run it like kbench's own:\n"
+                "  %s layernorm --rows 4096 --cols 1024:16384:x2 --impl naive,opt,mine=./libmine.so\n"
+                "  %s check --impl mine=./libmine.so\n"
+                "  %s sweep configs/layernorm.json --plugin mine=./libmine.so --set impl=opt,mine\n"
+                "or name it in a sweep file: \"settings\": {\"plugins\": {\"mine\": \"libmine.so\"}} (relative\n"
+                "to the file). NAME names its implementation of each op (NAME.IMPL where the\n"
+                "library has several of one op); without NAME= they keep their own names.\n\n"
+                "plugin info loads LIB.so without touching the GPU, checks it (a shared library,\n"
+                "the entry point, the ABI version, known ops, names that clash with no built-in\n"
+                "implementation, a launch for each) and lists its implementations and the\n"
+                "tensors of their ops. A refusal is one line and exit 2.\n\n"
+                "A plugin kernel that faults poisons the GPU context: the sweep stops there\n"
+                "(exit 3) with the plugin, implementation and case named, and the rows before it\n"
+                "stay in the CSV and JSON.\n",
+                prog, prog, prog, prog);
+        return argc ? KB_EXIT_OK : KB_EXIT_USAGE;
+    }
+    if (strcmp(argv[0], "info")) return usage_error("plugin", "unknown subcommand '%s' (plugin info LIB.so)", argv[0]);
+    if (argc != 2) return usage_error("plugin", "plugin info takes one library path");
+    char err[KB_ERRLEN];
+    if (kb_plugin_info(argv[1], stdout, err, sizeof err)) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return KB_EXIT_USAGE;
+    }
+    return KB_EXIT_OK;
 }
 
 static int cmd_selftest(int argc, char **argv)
@@ -525,12 +569,13 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "list")) return cmd_list(argc - 2, argv + 2); /* its --help too */
     if (!strcmp(cmd, "device")) return cmd_device(argc - 2, argv + 2);
     if (!strcmp(cmd, "selftest")) return cmd_selftest(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plugin")) return cmd_plugin(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return kb_compare_main(argc - 1, argv + 1);
     const char *cands[40];
     int n = 0;
     for (int i = 0; i < kb_nops; i++) cands[n++] = kb_ops[i]->name;
-    const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "compare", "help"};
-    for (int i = 0; i < 7; i++) cands[n++] = fixed[i];
+    const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "plugin", "compare", "help"};
+    for (int i = 0; i < 8; i++) cands[n++] = fixed[i];
     const char *near = kb_nearest(cmd, cands, n);
     if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
     return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
@@ -541,6 +586,7 @@ int kb_main(int argc, char **argv)
     getopt_reset(); /* whatever an earlier parse left (compare's starts at optind = 1) */
     int rc = run_command(argc, argv);
     getopt_reset(); /* no pointer into this argv stays behind */
+    kb_plugins_unload(); /* the next call loads its own */
     fflush(stdout);
     return rc;
 }

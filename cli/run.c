@@ -6,6 +6,7 @@
 #include <math.h>
 #include <signal.h>
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,9 +40,10 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
         int nn = 0;
         for (int c = 0; c < plan->ncases && !found; c++) {
             const kb_op *op = plan->cases[c].op;
-            for (int i = 0; i < op->nimpls; i++) {
-                if (strlen(op->impls[i].name) == l && !strncmp(op->impls[i].name, s, l)) found = 1;
-                if (nn < 64) names[nn++] = op->impls[i].name;
+            for (int i = 0; i < kb_op_nimpls(op); i++) {
+                const char *nm = kb_op_impl(op, i)->name;
+                if (strlen(nm) == l && !strncmp(nm, s, l)) found = 1;
+                if (nn < 64) names[nn++] = nm;
             }
         }
         if (!found) {
@@ -82,9 +84,13 @@ static void output_paths(const kb_plan *plan, const kb_run_info *info, char *csv
     }
 }
 
-/* Everything that can be refused before the GPU is touched. */
-static int check_plan(const kb_plan *plan, const kb_run_info *info, char *err, size_t errlen)
+/* Everything that can be refused before the GPU is touched; the plugins
+ * (--plugin, --impl NAME=PATH, a sweep file's "plugins") are loaded here. */
+static int check_plan(kb_plan *plan, const kb_run_info *info, char *err, size_t errlen)
 {
+    if (kb_plugin_load_list(plan->opts.plugin, err, errlen) ||
+        kb_plugin_take_impls(plan->opts.impl, sizeof plan->opts.impl, err, errlen))
+        return -1;
     if (check_impl_filter(plan, err, errlen)) return -1;
     char csv[1100], json[1100];
     output_paths(plan, info, csv, json, sizeof csv);
@@ -92,7 +98,7 @@ static int check_plan(const kb_plan *plan, const kb_run_info *info, char *err, s
     return 0;
 }
 
-int kb_dry_run(const kb_plan *plan, const kb_run_info *info, FILE *out)
+int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
 {
     char err[KB_ERRLEN];
     if (check_plan(plan, info, err, sizeof err)) {
@@ -129,7 +135,7 @@ int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d,
             return 1;
         }
     }
-    if (impl->supports && impl->supports(c, d, why, n)) {
+    if (impl->plugin ? kb_plugin_supports(impl, c, why, n) : impl->supports && impl->supports(c, d, why, n)) {
         if (!why[0]) snprintf(why, n, "%s cannot take this case", impl->name);
         return 1;
     }
@@ -275,6 +281,60 @@ static void uncatch_stop(const struct sigaction old[2])
     sigaction(SIGTERM, &old[1], NULL);
 }
 
+/* The watchdog: a kernel that never finishes (a plugin's, or kbench's own)
+ * would block the sweep in a CUDA call for ever. A thread checks that what
+ * was armed ends by its deadline; if not, it names it, says where the rows
+ * are and ends the process (exit 3): the GPU cannot be freed from a hung
+ * kernel by this process, and the rows finished before are already on disk. */
+static struct {
+    pthread_mutex_t mu;
+    double deadline; /* 0: nothing armed */
+    double limit;
+    char what[1400], files[2300];
+    int started;
+} watch = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *watch_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        usleep(200000);
+        pthread_mutex_lock(&watch.mu);
+        int late = watch.deadline > 0 && wall_s() > watch.deadline;
+        if (late) {
+            fprintf(stderr, "\nkbench: %s did not finish in %.0f s: a hung kernel; stopping (exit 3)%s%s\n", watch.what,
+                    watch.limit, watch.files[0] ? "; the rows before it are in " : "", watch.files);
+            fflush(stderr);
+            _exit(KB_EXIT_CUDA);
+        }
+        pthread_mutex_unlock(&watch.mu);
+    }
+    return NULL;
+}
+
+static void watch_arm(const char *what, double seconds)
+{
+    pthread_mutex_lock(&watch.mu);
+    if (!watch.started) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, watch_main, NULL) == 0) {
+            pthread_detach(th);
+            watch.started = 1;
+        }
+    }
+    snprintf(watch.what, sizeof watch.what, "%s", what);
+    watch.limit = seconds;
+    watch.deadline = wall_s() + seconds;
+    pthread_mutex_unlock(&watch.mu);
+}
+
+static void watch_disarm(void)
+{
+    pthread_mutex_lock(&watch.mu);
+    watch.deadline = 0;
+    pthread_mutex_unlock(&watch.mu);
+}
+
 /* 1 when the row could not be written (the sweep stops), else counts it */
 static int put_row(kb_report *rep, const kb_row *row, int *nrows)
 {
@@ -366,9 +426,11 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     }
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
+    snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
 
     int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, nna = 0, fatal = 0;
     int lost = 0; /* a result file could not be written: stop, keep what is there */
+    char fatal_what[2000] = ""; /* the implementation and case that lost the context */
     int nrows = 0;
     struct sigaction old_sig[2];
     catch_stop(old_sig);
@@ -377,6 +439,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     for (int ci = 0; ci < plan->ncases && !fatal && !lost && !kb_stop_signal; ci++) {
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
+        int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
+        for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = impl_selected(o->impl, kb_op_impl(op, ii)->name);
+        if (!any) continue;
         progress(o->quiet, ci, plan->ncases, c, t0);
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
         double written = op->bytes_written ? op->bytes_written(c) : bytes / 2;
@@ -406,8 +471,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         if (!setup_rc && !o->no_verify) op->reference(c, &st);
         double base_ms = 0;
-        for (int ii = 0; ii < op->nimpls && !fatal && !lost && !kb_stop_signal; ii++) {
-            const kb_impl *impl = &op->impls[ii];
+        for (int ii = 0; ii < kb_op_nimpls(op) && !fatal && !lost && !kb_stop_signal; ii++) {
+            const kb_impl *impl = kb_op_impl(op, ii);
             if (!impl_selected(o->impl, impl->name)) continue;
             kb_row row;
             memset(&row, 0, sizeof row);
@@ -436,6 +501,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
              * its supports() or, once planned, by its prepare() */
             kb_impl_run run;
             memset(&run, 0, sizeof run);
+            run.impl = impl;
             int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason);
             if (!na) { /* untimed: plan, allocate the implementation's workspace, name the kernel */
                 e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
@@ -461,6 +527,13 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                     snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
             }
             int counted = 0; /* 1: counted passed, -1: counted failed */
+            char what[1400];
+            const char *pl = kb_plugin_path(impl);
+            snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
+                     op->name, label);
+            /* verification and timing each stop well within --timeout; a
+             * kernel still running long after is hung */
+            watch_arm(what, 3 * o->timeout + 60);
             if (!e && !o->no_verify) {
                 nvtxRangePushA(nv);
                 e = verify(impl, c, &st, &run, stream, info->check_mode, &row);
@@ -494,10 +567,14 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 /* a crash counts once, as failed (also after a passed or failed comparison) */
                 if (counted == 1) npass--;
                 if (counted != -1) nfail++;
-                if (kb_cuda_sticky(e)) fatal = 1;
+                if (kb_cuda_sticky(e)) {
+                    fatal = 1;
+                    snprintf(fatal_what, sizeof fatal_what, "%s: %s", what, row.error);
+                }
                 exit_code = KB_EXIT_CUDA;
                 cudaGetLastError();
             }
+            watch_disarm();
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
             if (kb_stop_signal) { /* this row is unfinished: it is not written */
@@ -521,7 +598,11 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         exit_code = KB_EXIT_USAGE;
     }
     kb_timer_destroy(timer);
-    if (fatal) fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
+    if (fatal && fatal_what[0])
+        fprintf(stderr, "kbench: %s; the GPU context is lost: the sweep stops here%s%s%s\n", fatal_what,
+                watch.files[0] ? " (the rows before it are in " : "", watch.files, watch.files[0] ? ")" : "");
+    else if (fatal)
+        fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
     if (kb_stop_signal) {
         char where[2300] = "";
         if (csv[0] || json[0])

@@ -10,7 +10,10 @@
 #define F(field) offsetof(kb_opts, field), sizeof(((kb_opts *)0)->field)
 
 const kb_setting kb_settings[] = {
-    {"impl", KB_S_STR, F(impl), "", 0, 0, "implementations to run, comma-separated (default: all)"},
+    {"impl", KB_S_STR, F(impl), "", 0, 0,
+     "implementations to run, comma-separated (default: all); NAME=./lib.so loads a plugin as NAME"},
+    {"plugin", KB_S_STR, F(plugin), "", 0, 0,
+     "plugins to load, NAME=./lib.so,... (include/kbench_plugin.h; see kbench plugin --help)"},
     {"csv", KB_S_STR, F(csv), "", 0, 0, "CSV output file (default: OUT_DIR/NAME.csv)"},
     {"json", KB_S_STR, F(json), "", 0, 0, "JSON output file (default: OUT_DIR/NAME.json)"},
     {"out_dir", KB_S_STR, F(out_dir), "results", 0, 0, "directory for default outputs"},

@@ -577,6 +577,89 @@ cli_cmdline() {
     done_test "a duplicate in a long list of ranges is found at once"
 }
 
+# ---- plugins (include/kbench_plugin.h) -------------------------------------
+# $KB_TEST_PLUGINS: tests/plugins/*.c built (make test-plugins); $KB_EXAMPLES:
+# examples/plugins (make examples). Every refusal comes before the GPU: exit 2,
+# one line naming the file.
+cli_plugins() {
+    local P=${KB_TEST_PLUGINS:-} E=${KB_EXAMPLES:-}
+    if [ -z "$P" ] || [ ! -f "$P/noop.so" ]; then
+        t_skip "cli: plugins (KB_TEST_PLUGINS not built: make test-plugins)"
+        return
+    fi
+    local spec
+    for spec in "not_a_library|cannot load it as a shared library" "no_entry|no entry point kbench_plugin()" \
+        "null_table|kbench_plugin() returned NULL" "bad_abi|plugin ABI version 2; this kbench takes version 1" \
+        "unknown_op|unknown op 'softmax'" "name_clash|'opt' is a built-in implementation of layernorm" \
+        "null_launch|has no launch" "dup_name|two implementations of layernorm named 'twice'" \
+        "bad_name_space|bad name 'my ln'" "bad_name_eq|bad name 'a=b'"; do
+        local lib=${spec%%|*} msg=${spec#*|}
+        usage_error "plugin info refuses $lib.so" plugin info "$P/$lib.so" -- "$P/$lib.so" "$msg"
+    done
+    usage_error "--impl NAME=PATH refuses a broken plugin before the GPU" layernorm --impl mine="$P/bad_abi.so" \
+        -- "plugin ABI version 2"
+    usage_error "a plugin named like a built-in is refused" layernorm --impl opt="$P/noop.so" --dry-run \
+        -- "'opt' is a built-in implementation of layernorm"
+    usage_error "a missing plugin library" layernorm --impl mine="$T/nope.so" --dry-run -- "$T/nope.so: no such file"
+    usage_error "plugin info of a missing library" plugin info "$T/nope.so" -- "no such file"
+    usage_error "plugin: an unknown subcommand" plugin load "$P/noop.so" -- "unknown subcommand 'load'"
+
+    run plugin info "$P/noop.so"
+    expect_rc 0
+    expect_out_has "kbench plugin ABI 1, 1 implementation" "layernorm" "noop" "the tensors of layernorm" "gamma" "dgamma"
+    done_test "plugin info lists a plugin and its op's tensors"
+
+    run layernorm --rows 7 --cols 300 --impl naive,mine="$P/noop.so" --dry-run
+    expect_rc 0
+    expect_out_has "1 cases"
+    done_test "--impl NAME=PATH with --dry-run"
+
+    run layernorm --rows 7 --cols 300 --plugin mine="$P/noop.so" --impl mine --dry-run
+    expect_rc 0
+    done_test "--plugin NAME=PATH, then NAME in --impl"
+
+    run rmsnorm --impl mine="$P/noop.so" --dry-run
+    expect_rc 2
+    expect_err_has "--impl: no implementation 'mine' in this sweep"
+    done_test "a layernorm plugin is not an rmsnorm implementation"
+
+    # a sweep file names its plugins, paths relative to the file
+    mkdir -p "$T/sw"
+    cp "$P/noop.so" "$T/sw/libnoop.so"
+    printf '{"settings": {"plugins": {"mine": "libnoop.so"}, "impl": "opt,mine"},\n "sweeps": [{"op": "layernorm", "rows": 7, "cols": 300}]}\n' >"$T/sw/s.json"
+    run sweep "$T/sw/s.json" --dry-run
+    expect_rc 0
+    expect_out_has "1 cases"
+    done_test "plugins in a sweep file, relative to it"
+    printf '{"settings": {"plugins": {"mine": "nope.so"}}, "sweeps": [{"op": "layernorm"}]}\n' >"$T/sw/t.json"
+    usage_error "a sweep file's missing plugin names the resolved path" sweep "$T/sw/t.json" --dry-run -- "$T/sw/nope.so: no such file"
+    printf '{"settings": {"plugins": ["libnoop.so"]}, "sweeps": [{"op": "layernorm"}]}\n' >"$T/sw/u.json"
+    usage_error "settings.plugins must be an object" sweep "$T/sw/u.json" --dry-run -- "settings.plugins: expected an object"
+
+    run sweep configs/layernorm.json --plugin mine="$P/noop.so" --set impl=opt,mine --dry-run
+    expect_rc 0
+    expect_out_has "cases"
+    done_test "sweep --plugin NAME=PATH --set impl=opt,NAME"
+    usage_error "--set of a setting is checked like its flag" sweep configs/layernorm.json --set timing=x --dry-run \
+        -- "--set timing: expected events or graph, got 'x'"
+
+    if [ -n "$E" ] && [ -f "$E/libkb_layernorm_plain.so" ]; then
+        local ex
+        for ex in layernorm_plain rope_gptj mlp_cublas; do
+            run plugin info "$E/libkb_$ex.so"
+            expect_rc 0
+            expect_out_has "kbench plugin ABI 1"
+            done_test "plugin info on the example $ex"
+        done
+        run layernorm --rows 7 --cols 300 --impl opt,example="$E/libkb_layernorm_plain.so" --pass fwd,bwd --dry-run
+        expect_rc 0
+        expect_out_has "2 cases"
+        done_test "the LayerNorm example with --dry-run"
+    else
+        t_skip "cli: example plugins (KB_EXAMPLES not built: make examples)"
+    fi
+}
+
 cli_run_all() {
     cli_help
     cli_list
@@ -587,4 +670,5 @@ cli_run_all() {
     cli_mlp
     cli_compare
     cli_cmdline
+    cli_plugins
 }

@@ -399,6 +399,44 @@ static const kb_impl impls[] = {
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down"},
 };
 
+/* ---- the tensors external implementations (plugins) see ----------------
+ * The op's inputs and its output as setup makes them: not the stacked [G; U]
+ * copy nor the g/u and h workspaces of the built-in implementations (a
+ * plugin allocates what it needs in prepare). */
+static const kb_tensor_decl tensors[] = {
+    {"x", 0, NULL, "[tokens, hidden]", "the activations, one row a token"},
+    {"G", 0, NULL, "[inter, hidden]", "the gate projection as nn.Linear stores it (out x in): g = x G^T [tokens, inter]"},
+    {"U", 0, NULL, "[inter, hidden]", "the up projection (out x in): u = x U^T [tokens, inter]"},
+    {"D", 0, NULL, "[hidden, inter]", "the down projection (out x in): y = h D^T"},
+    {"y", 1, NULL, "[tokens, hidden]",
+     "y = (silu(g) * u) D^T, silu(a) = a / (1 + exp(-a)), h = silu(g) * u [tokens, inter]; no biases. GEMMs "
+     "accumulate in fp32 (dtype fp32 with tf32=on: TF32 tensor cores allowed); the reference rounds g, u and h to "
+     "the dtype as kbench's kernels store them, and a kernel that keeps g and u in fp32 is within the tolerance; "
+     "y rounded to the dtype. Large cases verify a sample of y's "
+     "rows, but every row must be written"},
+};
+
+static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+{
+    (void)output;
+    long T = I(c, P_TOKENS), H = I(c, P_HIDDEN), In = I(c, P_INTER);
+    if (!strcmp(name, "x") || !strcmp(name, "y")) d[0] = T, d[1] = H;
+    else if (!strcmp(name, "G") || !strcmp(name, "U")) d[0] = In, d[1] = H;
+    else if (!strcmp(name, "D")) d[0] = H, d[1] = In;
+    else return 0;
+    return 2;
+}
+
+static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
+{
+    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout) ||
+        kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
+        *nin = *nout = 0;
+        return -1;
+    }
+    return 0;
+}
+
 /* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */
 static const char *const checks[] = {
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 1, \"hidden\": 64, \"inter\": 128}",
@@ -454,4 +492,7 @@ const kb_op kb_op_mlp = {
     .ncheck = (int)(sizeof checks / sizeof checks[0]),
     .gemm_ceiling = gemm_ceiling,
     .gemm_shapes = gemm_shapes,
+    .tensors = tensors,
+    .ntensors = KB_COUNT(tensors),
+    .plugin_tensors = plugin_tensors,
 };

@@ -429,6 +429,86 @@ static const kb_impl impls[] = {
 /* Every backward but naive's: per-block dgamma/dbeta partial rows, then a
  * grid-wide column sum in block order (deterministic). */
 
+/* ---- the tensors external implementations (plugins) see ----------------
+ * The same buffers as setup's, by the same names: statistics and column sums
+ * in fp32, everything else in the case's dtype. */
+static const kb_tensor_decl ln_tensors[] = {
+    {"x", 0, NULL, "[rows, cols]", "the rows, each normalised on its own over its cols elements"},
+    {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
+    {"beta", 0, "pass=fwd affine=on", "[cols]", "the shift, one per column (the backward does not need it)"},
+    {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
+    {"mean", 0, "pass=bwd", "[rows] fp32",
+     "the statistics the forward saved: each row's mean of x (computed exactly, rounded to fp32); the reference's "
+     "dx, dgamma and dbeta use these"},
+    {"rstd", 0, "pass=bwd", "[rows] fp32", "the forward's saved 1 / sqrt(var + eps) of each row (as mean)"},
+    {"y", 1, "pass=fwd", "[rows, cols]",
+     "y = (x - mean) * rstd * gamma + beta, per row (affine=none: (x - mean) * rstd); statistics in fp32, y rounded "
+     "to the dtype"},
+    {"mean", 1, "pass=fwd", "[rows] fp32", "each row's mean, sum(x) / cols"},
+    {"rstd", 1, "pass=fwd", "[rows] fp32",
+     "each row's 1 / sqrt(var + eps), var = sum((x - mean)^2) / cols (biased: over cols, not cols - 1), eps the "
+     "case's parameter"},
+    {"dx", 1, "pass=bwd", "[rows, cols]",
+     "dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, means over the row's cols, g = dy * gamma "
+     "(affine=none: dy), xhat = (x - mean) * rstd from the inputs mean and rstd"},
+    {"dgamma", 1, "pass=bwd affine=on", "[cols] fp32",
+     "sum over the rows of dy * xhat, in fp32 (not the case's dtype), every launch in the same order (the same "
+     "bits; float atomics: flag the implementation KBP_NONDETERMINISTIC)"},
+    {"dbeta", 1, "pass=bwd affine=on", "[cols] fp32", "sum over the rows of dy, in fp32 (as dgamma)"},
+};
+
+static const kb_tensor_decl rms_tensors[] = {
+    {"x", 0, NULL, "[rows, cols]", "the rows, each normalised on its own over its cols elements"},
+    {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
+    {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
+    {"rstd", 0, "pass=bwd", "[rows] fp32",
+     "the statistic the forward saved: each row's 1 / sqrt(sum(x^2) / cols + eps) (computed exactly, rounded to "
+     "fp32); the reference's dx and dgamma use it"},
+    {"y", 1, "pass=fwd", "[rows, cols]",
+     "y = x * rstd * gamma, per row (affine=none: x * rstd); statistics in fp32, y rounded to the dtype"},
+    {"rstd", 1, "pass=fwd", "[rows] fp32",
+     "each row's 1 / sqrt(sum(x^2) / cols + eps) (no mean is subtracted), eps the case's parameter"},
+    {"dx", 1, "pass=bwd", "[rows, cols]",
+     "dx = rstd * (g - xhat * mean(g * xhat)) per row, the mean over the row's cols, g = dy * gamma (affine=none: "
+     "dy), xhat = x * rstd from the input rstd"},
+    {"dgamma", 1, "pass=bwd affine=on", "[cols] fp32",
+     "sum over the rows of dy * xhat, in fp32 (not the case's dtype), every launch in the same order (the same "
+     "bits; float atomics: flag the implementation KBP_NONDETERMINISTIC)"},
+};
+
+static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+{
+    (void)output;
+    static const char *const matrix[] = {"x", "dy", "y", "dx"}, *const per_row[] = {"mean", "rstd"},
+                             *const per_col[] = {"gamma", "beta", "dgamma", "dbeta"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, matrix[i])) {
+            d[0] = I(c, P_ROWS), d[1] = I(c, P_COLS);
+            return 2;
+        }
+    for (int i = 0; i < 2; i++)
+        if (!strcmp(name, per_row[i])) {
+            d[0] = I(c, P_ROWS);
+            return 1;
+        }
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, per_col[i])) {
+            d[0] = I(c, P_COLS);
+            return 1;
+        }
+    return 0;
+}
+
+static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
+{
+    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout) ||
+        kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
+        *nin = *nout = 0;
+        return -1;
+    }
+    return 0;
+}
+
 /* small and odd shapes (not multiples of the vector width or the block), in
  * every dtype and pass, for every variant (n/a where one cannot take them):
  * block: thread groups of 1 to 512 (w=1: the odd cols), several rows per
@@ -455,7 +535,7 @@ static const char *const checks[] = {
     "{\"rows\": [7, 300], \"cols\": [64, 4096, 12288, 16384], \"slots\": [\"1\", \"2\", \"3\", \"4\"], \"affine\": \"on\"}",
 };
 
-#define NORM_OP(var, nm, summ)                                                                                     \
+#define NORM_OP(var, nm, summ, tens)                                                                                \
     const kb_op var = {                                                                                            \
         .name = nm,                                                                                                \
         .summary = summ,                                                                                           \
@@ -475,7 +555,12 @@ static const char *const checks[] = {
         .tolerance = tolerance,                                                                                    \
         .check_sweeps = checks,                                                                                    \
         .ncheck = (int)(sizeof checks / sizeof checks[0]),                                                         \
+        .tensors = tens,                                                                                           \
+        .ntensors = KB_COUNT(tens),                                                                                \
+        .plugin_tensors = plugin_tensors,                                                                          \
     }
 
-NORM_OP(kb_op_layernorm, "layernorm", "LayerNorm over the last dimension: forward (y, mean, rstd) and backward (dx, dgamma, dbeta)");
-NORM_OP(kb_op_rmsnorm, "rmsnorm", "RMSNorm over the last dimension: forward (y, rstd) and backward (dx, dgamma)");
+NORM_OP(kb_op_layernorm, "layernorm", "LayerNorm over the last dimension: forward (y, mean, rstd) and backward (dx, dgamma, dbeta)",
+        ln_tensors);
+NORM_OP(kb_op_rmsnorm, "rmsnorm", "RMSNorm over the last dimension: forward (y, rstd) and backward (dx, dgamma)",
+        rms_tensors);

@@ -5,6 +5,7 @@
 #include "../kbench.h"
 
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,77 @@ static const kb_impl impls[] = {
      .help = "16-byte vectors, cos/sin once per position in shared memory, reused over heads"},
 };
 
+/* ---- the tensors external implementations (plugins) see ---------------- */
+#define ROPE_SHAPE "[seq, batch, heads, dim] (sbhd); [batch, seq, heads, dim] (bshd); [tokens, heads, dim] (thd)"
+static const kb_tensor_decl tensors[] = {
+    {"t", 0, "pass=fwd", ROPE_SHAPE,
+     "the input: head vectors of dim elements, the first rot of them rotated in pairs (rot = rotary_dim, or dim "
+     "when rotary_dim is 0; angles.shape[1] = rot/2). thd: the tokens of every sequence, one after another "
+     "(tokens = cu_seqlens[nseq])"},
+    {"dy", 0, "pass=bwd", ROPE_SHAPE, "the gradient of out, as t"},
+    {"angles", 0, NULL, "[positions, rot/2] fp32",
+     "the angle table (radians): angles[p][i] = p * base^(-2i/rot), the angle of pair i at position p, as "
+     "TransformerEngine builds it; take cos and sin of it (fp32 is enough). positions = seq (sbhd, bshd) or the "
+     "longest sequence (thd)"},
+    {"cu_seqlens", 0, "layout=thd", "[nseq + 1] int32",
+     "the sequences' prefix sums: sequence b holds tokens cu_seqlens[b] .. cu_seqlens[b+1]-1, and a token's "
+     "position is its index minus its sequence's start. nseq = shape[0] - 1: the length of the seqlens "
+     "parameter, or batch when it is empty (the batch parameter does not count then)"},
+    {"out", 1, "pass=fwd", ROPE_SHAPE,
+     "t rotated: in each head vector at position pos (the s index; thd: from cu_seqlens), for i < rot/2, the pair "
+     "(p, q) = (i, i + rot/2) (style neox) or (2i, 2i+1) (gptj) and a = angles[pos][i]: out[p] = t[p] cos a - "
+     "t[q] sin a, out[q] = t[q] cos a + t[p] sin a; elements rot..dim-1 copied from t"},
+    {"dt", 1, "pass=bwd", ROPE_SHAPE,
+     "the gradient of t: dy rotated back, the same pairs and angles with sin a negated: dt[p] = dy[p] cos a + "
+     "dy[q] sin a, dt[q] = dy[q] cos a - dy[p] sin a; elements rot..dim-1 copied from dy"},
+};
+
+/* the shape of tensor name in case c (its dimensions' count; 0: none) */
+static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+{
+    (void)output;
+    long pos, r = rows(c, &pos), heads = I(c, P_HEADS), dim = I(c, P_DIM);
+    if (!strcmp(name, "angles")) {
+        d[0] = pos;
+        d[1] = rot_dim(c) / 2;
+        return 2;
+    }
+    if (strcmp(name, "t") && strcmp(name, "dy") && strcmp(name, "out") && strcmp(name, "dt")) return 0;
+    switch (I(c, P_LAYOUT)) {
+    case KB_ROPE_SBHD: d[0] = I(c, P_SEQ), d[1] = I(c, P_BATCH), d[2] = heads, d[3] = dim; return 4;
+    case KB_ROPE_BSHD: d[0] = I(c, P_BATCH), d[1] = I(c, P_SEQ), d[2] = heads, d[3] = dim; return 4;
+    default: d[0] = r / heads, d[1] = heads, d[2] = dim; return 3;
+    }
+}
+
+int kb_rope_plugin_tensors(const kb_case *c, const kb_state *st, const int *cu_seqlens, kbp_tensor *in, int *nin,
+                           kbp_tensor *out, int *nout)
+{
+    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout)) return -1;
+    if (I(c, P_LAYOUT) == KB_ROPE_THD) {
+        const kb_tensor_decl *d = kb_tensor_decl_find(c, "cu_seqlens", 0);
+        int64_t n = (c->v[P_SEQLENS].nlist ? c->v[P_SEQLENS].nlist : I(c, P_BATCH)) + 1;
+        if (!d || kb_plugin_tensor(&in[*nin], c, d, (void *)(uintptr_t)cu_seqlens, KB_FP32, 1, (size_t)n, 1, &n)) {
+            if (!d) snprintf(kb_last_error, sizeof kb_last_error, "rope: cu_seqlens is not declared for thd");
+            *nin = *nout = 0;
+            return -1;
+        }
+        ++*nin;
+    }
+    if (kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
+        *nin = *nout = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* after setup: thd's cu_seqlens is setup's device copy (st->priv) */
+static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
+{
+    const rope_priv *p = st->priv;
+    return kb_rope_plugin_tensors(c, st, p ? p->cu_dev : NULL, in, nin, out, nout);
+}
+
 /* small and odd shapes: not multiples of the vector width or the block */
 static const char *const checks[] = {
     "{\"seq\": [1, 7, 33], \"batch\": [1, 3], \"heads\": [1, 5], \"dim\": [2, 6, 130, 256]}",
@@ -270,4 +342,7 @@ const kb_op kb_op_rope = {
     .tolerance = tolerance,
     .check_sweeps = checks,
     .ncheck = (int)(sizeof checks / sizeof checks[0]),
+    .tensors = tensors,
+    .ntensors = KB_COUNT(tensors),
+    .plugin_tensors = plugin_tensors,
 };

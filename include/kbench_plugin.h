@@ -1,0 +1,191 @@
+/* kbench_plugin.h: bring your own kernel to kbench.
+ *
+ * A plugin is a shared library (built with `nvcc -shared -Xcompiler -fPIC`,
+ * or a C compiler) that exports one function,
+ *
+ *     const kbp_table *kbench_plugin(void);
+ *
+ * returning a table of implementations of kbench's ops (rope, layernorm,
+ * rmsnorm, mlp: `kbench list` shows each op's parameters and `kbench list OP`
+ * its tensors). kbench loads it with `--impl NAME=./lib.so` (or `--plugin
+ * NAME=./lib.so`, or "plugins" in a sweep file's "settings"), and runs each
+ * implementation like its own: inputs from the op's seeded generator, outputs
+ * poisoned with NaN, verified against the op's double-precision reference
+ * with each output's tolerance, timed by the same harness (L2 flushed,
+ * medians), with GB/s, TFLOP/s, % of the ceilings, a speedup over the
+ * baseline, and rows that `kbench compare` matches across runs.
+ *
+ * The contract:
+ * - A launch must write every element of every output the op declares for
+ *   the case (the tensors passed in c->outputs): kbench poisons them, and an
+ *   element left unwritten fails verification.
+ * - Deterministic: two launches on the same inputs write the same bits
+ *   (kbench check runs every implementation twice and compares). An
+ *   implementation that cannot promise it (floating-point atomics) sets
+ *   KBP_NONDETERMINISTIC in its flags, and its rows skip that comparison.
+ * - launch only launches: no allocation, no synchronisation, no host work
+ *   that depends on the data. It is timed, called many times per prepare,
+ *   and under `--timing graph` captured into a CUDA graph and replayed (so
+ *   cuBLAS needs a workspace of its own, set after cublasSetStream). Allocate
+ *   in prepare.
+ * - Everything on the stream it is given (timing and the L2 flush use it).
+ * - launch returns 0 or a cudaError_t: check cudaGetLastError() after your
+ *   launches (a statically linked runtime's errors are invisible to kbench
+ *   otherwise); kbench prints the error's name with the plugin, the
+ *   implementation and the case. A library status (cuBLAS) maps to a
+ *   cudaError_t of your choice.
+ * - prepare returns 0, an error (with why), or KBP_NA: the case cannot run
+ *   after all (what only prepare learns: memory, alignment), and the row is
+ *   n/a with why. It has no stream: work it queues must be finished
+ *   (synchronised) when it returns. The tensors it sees are the ones every
+ *   launch of the case gets (descriptors built on them stay valid).
+ * - release is called once after every prepare, whatever prepare returned,
+ *   with the state as prepare left it (NULL if it set none).
+ * - supports must refuse what the implementation does not handle: a dtype,
+ *   a layout, a style. A kbench with a new dtype changes the ABI version.
+ * - The case's parameters include every parameter `kbench list OP` shows,
+ *   kbench's own tunables too (at "auto" unless a sweep fixes them).
+ * - The plugin may be C or CUDA C++, call cuBLAS, CUTLASS or anything else:
+ *   it is the user's library. kbench calls it from one thread.
+ * - Names: letters, digits, '_', '-' and '.'. `--impl NAME=PATH` renames:
+ *   the library's implementation of an op is NAME where it has one of that
+ *   op, NAME.its_name where it has several; without NAME= the names stay.
+ *   A name that a built-in implementation of the op has is refused.
+ *
+ * Versions: kbench refuses a table whose abi is not KBP_ABI_VERSION of a
+ * version it knows, with a message saying both versions. Additions that keep
+ * old plugins working (new ops, new optional fields at the end of kbp_impl)
+ * do not change the version; anything else does.
+ */
+#ifndef KBENCH_PLUGIN_H
+#define KBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KBP_ABI_VERSION 1
+
+/* element types, as kbench names them (--dtype); KBP_INT32 only for index
+ * tensors (RoPE's cu_seqlens) */
+typedef enum { KBP_FP32 = 0, KBP_FP16 = 1, KBP_BF16 = 2, KBP_INT32 = 3 } kbp_dtype;
+
+#define KBP_MAX_DIMS 4
+
+/* One tensor of the op, under the op's own name ("x", "gamma", "y", ...):
+ * device memory (cudaMalloc'd: 256-byte aligned), row-major, strides in
+ * elements (the last one 1). Integer tensors (RoPE's cu_seqlens) have dtype
+ * KBP_INT32 and is_int32 set. Where a parameter could mislead (RoPE thd's
+ * batch, rotary_dim 0 for all of dim), the shapes are authoritative:
+ * `kbench list OP` says what each tensor holds. */
+typedef struct {
+    const char *name;
+    void *data;
+    kbp_dtype dtype;
+    int is_int32;
+    int ndim;
+    int64_t shape[KBP_MAX_DIMS];
+    int64_t stride[KBP_MAX_DIMS];
+} kbp_tensor;
+
+/* One case: the op, its parameters by the names `kbench list OP` shows (the
+ * value as the command line writes it: "2048", "fwd", "bf16", "neox"; an
+ * integer list such as RoPE's seqlens as "5,50,17"), and,
+ * for launch and prepare, the tensors (NULL in supports: no GPU memory yet). */
+typedef struct {
+    const char *op;
+    kbp_dtype dtype;
+    int nparams;
+    const char *const *names;
+    const char *const *values;
+    int ninputs, noutputs;
+    const kbp_tensor *inputs, *outputs;
+} kbp_case;
+
+/* A parameter's value as text, or NULL when the op has no such parameter. */
+static inline const char *kbp_param(const kbp_case *c, const char *name)
+{
+    for (int i = 0; i < c->nparams; i++)
+        if (!strcmp(c->names[i], name)) return c->values[i];
+    return NULL;
+}
+/* An integer parameter (rows, cols, seq, ...); def when absent. */
+static inline long kbp_param_int(const kbp_case *c, const char *name, long def)
+{
+    const char *v = kbp_param(c, name);
+    return v ? strtol(v, NULL, 10) : def;
+}
+/* A float parameter (eps, base); def when absent. */
+static inline double kbp_param_float(const kbp_case *c, const char *name, double def)
+{
+    const char *v = kbp_param(c, name);
+    return v ? strtod(v, NULL) : def;
+}
+/* Whether a parameter has this value ("pass" "bwd"). */
+static inline int kbp_param_is(const kbp_case *c, const char *name, const char *value)
+{
+    const char *v = kbp_param(c, name);
+    return v && !strcmp(v, value);
+}
+/* Elements of a tensor. */
+static inline int64_t kbp_numel(const kbp_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+/* The input or output of that name, or NULL. */
+static inline const kbp_tensor *kbp_input(const kbp_case *c, const char *name)
+{
+    for (int i = 0; i < c->ninputs; i++)
+        if (!strcmp(c->inputs[i].name, name)) return &c->inputs[i];
+    return NULL;
+}
+static inline const kbp_tensor *kbp_output(const kbp_case *c, const char *name)
+{
+    for (int i = 0; i < c->noutputs; i++)
+        if (!strcmp(c->outputs[i].name, name)) return &c->outputs[i];
+    return NULL;
+}
+
+#define KBP_NONDETERMINISTIC 1 /* kbp_impl.flags: outputs may differ run to run */
+#define KBP_NA (-1)            /* prepare: this case cannot run after all (the row is n/a) */
+
+typedef struct {
+    const char *op;   /* "rope", "layernorm", "rmsnorm" or "mlp" */
+    const char *name; /* its name on the command line: letters, digits, '_', '-', '.'; not a built-in's */
+    const char *help; /* one line for kbench list and plugin info */
+    /* Whether it takes this case: 0, or nonzero with a one-line reason in why
+     * (the row is n/a, not an error). Host code only: no tensors yet. NULL:
+     * every case. */
+    int (*supports)(const kbp_case *c, char *why, size_t n);
+    /* Untimed, once per case, with the tensors: plan, allocate workspace into
+     * *state, and optionally name what will run in kernel (n bytes; the row's
+     * "kernel" column, e.g. "mine v=4 blocks=264"). 0, KBP_NA or an error
+     * (a reason in why either way). NULL: nothing to prepare. */
+    int (*prepare)(const kbp_case *c, void **state, char *kernel, size_t n, char *why, size_t wn);
+    /* Timed: launch on stream (a cudaStream_t). 0 or an error. Required. */
+    int (*launch)(const kbp_case *c, void *state, void *stream);
+    /* Frees what prepare allocated. NULL: nothing. */
+    void (*release)(const kbp_case *c, void *state);
+    unsigned flags; /* KBP_NONDETERMINISTIC */
+} kbp_impl;
+
+typedef struct {
+    int abi; /* KBP_ABI_VERSION */
+    int nimpls;
+    const kbp_impl *impls;
+} kbp_table;
+
+#define KBP_ENTRY "kbench_plugin"
+typedef const kbp_table *(*kbp_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
