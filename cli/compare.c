@@ -299,6 +299,10 @@ int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen)
         return -1;
     }
     if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s: is a directory, not a result file", path); return -1; }
+    if (!S_ISREG(sb.st_mode)) { /* a FIFO with no writer would block in fopen for ever */
+        kb_errf(err, errlen, "%s: not a regular file (a device or a pipe); save the results to a file", path);
+        return -1;
+    }
     FILE *fp = fopen(path, "rb");
     if (!fp) { kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
     sbuf b = {0};

@@ -50,8 +50,8 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
             char w[64];
             snprintf(w, sizeof w, "%.*s", (int)(l < 63 ? l : 63), s);
             const char *near = kb_nearest(w, names, nn);
-            snprintf(err, errlen, "--impl: no implementation '%s' in this sweep%s%s%s", w,
-                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : " (see: kbench list)");
+            kb_errf(err, errlen, "--impl: no implementation '%s' in this sweep%s%s%s", w, near ? " (did you mean '" : "",
+                    near ? near : "", near ? "'?)" : " (see: kbench list)");
             return -1;
         }
         s += l + (s[l] == ',');

@@ -660,6 +660,15 @@ cli_plugins() {
     fi
 }
 
+cli_compare_fifo() {
+    mkfifo "$T/fifo.json"
+    run compare "$T/fifo.json" "$T/fifo.json" # must not block waiting for a writer
+    expect_rc 2
+    expect_err_has "not a regular file"
+    done_test "compare refuses a FIFO instead of blocking"
+    rm -f "$T/fifo.json"
+}
+
 cli_run_all() {
     cli_help
     cli_list
@@ -671,4 +680,5 @@ cli_run_all() {
     cli_compare
     cli_cmdline
     cli_plugins
+    cli_compare_fifo
 }
