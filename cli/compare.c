@@ -865,14 +865,16 @@ static void print_help(FILE *f)
             KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_EFFECT_PCT);
 }
 
+/* one line: what the user typed is echoed with its control characters escaped */
 static int usage(const char *fmt, ...)
 {
+    char raw[KB_ERRLEN], esc[KB_ERRLEN];
     va_list ap;
-    fprintf(stderr, "kbench compare: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    kb_escape_controls(raw, esc, sizeof esc);
+    fprintf(stderr, "kbench compare: %s\n", esc);
     return KB_EXIT_USAGE;
 }
 
@@ -930,6 +932,8 @@ int kb_compare_main(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case ':': return usage("option '%s' needs a value (see: kbench compare --help)", bad);
         default:
+            if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
+                return usage("unknown option '-%c' (see: kbench compare --help)", optopt);
             if (bad[0] == '-' && bad[1] == '-') {
                 char word[128];
                 snprintf(word, sizeof word, "%s", bad + 2);
@@ -940,6 +944,7 @@ int kb_compare_main(int argc, char **argv)
                 if (near) return usage("unknown option '--%s' (did you mean --%s?)", word, near);
                 return usage("unknown option '--%s' (see: kbench compare --help)", word);
             }
+
             return usage("unknown option '%s' (see: kbench compare --help)", bad);
         }
     }

@@ -667,6 +667,13 @@ cli_compare_fifo() {
     expect_err_has "not a regular file"
     done_test "compare refuses a FIFO instead of blocking"
     rm -f "$T/fifo.json"
+    usage_error "compare names the short option of a cluster, not a word" compare -qx a.json b.json -- "unknown option '-q'"
+    run compare $'--\x1bbad' a.json b.json
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has '\x1b'
+    grep -q $'\x1b' "$T/err" && bad "a raw ESC on stderr"
+    done_test "compare escapes control characters in its messages"
 }
 
 cli_run_all() {
