@@ -282,6 +282,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         kb_cuda_fail(rc, "warm-up launches", __FILE__, __LINE__);
         goto out;
     }
+    kb_watch_kick();
     /* graphs by batch size: powers of two up to KB_MAX_BATCH */
     cudaGraphExec_t execs[8] = {0};
     int cap = 1024, n = 0, batch = 1;
@@ -301,6 +302,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
             kb_cuda_fail(rc, "kernel launch", __FILE__, __LINE__);
             goto done;
         }
+        kb_watch_kick(); /* a batch finished: not hung */
         for (int k = 0; k < batch; k++) {
             float e = 0;
             if ((rc = cudaEventElapsedTime(&e, t->start[k], t->stop[k])) != 0) {

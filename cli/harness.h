@@ -8,6 +8,8 @@
 /* SIGINT or SIGTERM during a run (run.c): 0, or the signal. The timer stops
  * sampling at the next batch, and the run writes no row for the case under way. */
 extern volatile sig_atomic_t kb_stop_signal;
+/* A launch or a batch finished: the run's watchdog (run.c) is not to fire. */
+void kb_watch_kick(void);
 
 typedef struct kb_timer kb_timer;
 /* One sample's work, launched on stream; 0 or a CUDA error (kb_last_error set). */

@@ -168,6 +168,7 @@ static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_
     if (rc) return rc;
     KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
     KB_CK(cudaGetLastError());
+    kb_watch_kick();
     return 0;
 }
 
@@ -282,10 +283,12 @@ static void uncatch_stop(const struct sigaction old[2])
 }
 
 /* The watchdog: a kernel that never finishes (a plugin's, or kbench's own)
- * would block the sweep in a CUDA call for ever. A thread checks that what
- * was armed ends by its deadline; if not, it names it, says where the rows
- * are and ends the process (exit 3): the GPU cannot be freed from a hung
- * kernel by this process, and the rows finished before are already on disk. */
+ * would block the sweep in a CUDA call for ever. While a row verifies and
+ * times, every finished launch or batch of samples kicks it (kb_watch_kick);
+ * a thread checks that one came within the limit; if not, it names the row,
+ * says where the rows are and ends the process (exit 3): the GPU cannot be
+ * freed from a hung kernel by this process, and the rows finished before are
+ * already on disk. */
 static struct {
     pthread_mutex_t mu;
     double deadline; /* 0: nothing armed */
@@ -302,14 +305,21 @@ static void *watch_main(void *arg)
         pthread_mutex_lock(&watch.mu);
         int late = watch.deadline > 0 && wall_s() > watch.deadline;
         if (late) {
-            fprintf(stderr, "\nkbench: %s did not finish in %.0f s: a hung kernel; stopping (exit 3)%s%s\n", watch.what,
-                    watch.limit, watch.files[0] ? "; the rows before it are in " : "", watch.files);
+            fprintf(stderr, "\nkbench: %s: nothing finished for %.0f s: a hung kernel; stopping (exit 3)%s%s\n",
+                    watch.what, watch.limit, watch.files[0] ? "; the rows before it are in " : "", watch.files);
             fflush(stderr);
             _exit(KB_EXIT_CUDA);
         }
         pthread_mutex_unlock(&watch.mu);
     }
     return NULL;
+}
+
+void kb_watch_kick(void)
+{
+    pthread_mutex_lock(&watch.mu);
+    if (watch.deadline > 0) watch.deadline = wall_s() + watch.limit;
+    pthread_mutex_unlock(&watch.mu);
 }
 
 static void watch_arm(const char *what, double seconds)
@@ -531,9 +541,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             const char *pl = kb_plugin_path(impl);
             snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
                      op->name, label);
-            /* verification and timing each stop well within --timeout; a
-             * kernel still running long after is hung */
-            watch_arm(what, 3 * o->timeout + 60);
+            /* a launch or a batch of samples finishes well within --timeout;
+             * nothing finished for much longer is a hung kernel */
+            watch_arm(what, 2 * o->timeout + 60);
             if (!e && !o->no_verify) {
                 nvtxRangePushA(nv);
                 e = verify(impl, c, &st, &run, stream, info->check_mode, &row);

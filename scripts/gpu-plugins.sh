@@ -3,7 +3,7 @@
 # ${OUT:-results}/plugins. Needs make kbench examples test-plugins.
 #   check      kbench check with every example plugin (must pass)
 #   faulty     the faulty plugins: off_by_one (exit 1), oob (exit 3, named),
-#              hang (the watchdog, exit 3; --timeout 2 so it takes ~70 s)
+#              hang (the watchdog, exit 3; --timeout 2 so it takes ~65 s)
 #   sanitize   compute-sanitizer memcheck over check with the examples
 #   time       configs/layernorm.json (bf16, fp16) with naive,opt,example,
 #              twice, compared
