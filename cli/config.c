@@ -145,8 +145,9 @@ static int plugins_setting(const cJSON *obj, kb_opts *o, const char *name, char 
             kb_errf(err, errlen, "%s: settings.plugins.%s: expected a library path", name, e->string);
             return -1;
         }
-        if (!e->string[0] || strpbrk(e->string, "=,")) {
-            kb_errf(err, errlen, "%s: settings.plugins: bad plugin name '%s'", name, e->string);
+        if (!kb_plugin_name_ok(e->string)) {
+            kb_errf(err, errlen, "%s: settings.plugins: bad plugin name '%s' (letters, digits, '_', '-', '.')", name,
+                    e->string);
             return -1;
         }
         const char *path = e->valuestring;
@@ -399,30 +400,49 @@ out:
     return rc;
 }
 
-int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
+int kb_read_text(const char *path, const char *kind, long max_bytes, char **text, char *err, size_t errlen)
 {
+    *text = NULL;
     struct stat sb; /* before opening: a FIFO with no writer would block in fopen */
-    if (stat(path, &sb)) { kb_errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
-    if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s: is a directory, not a sweep file", path); return -1; }
+    if (stat(path, &sb)) {
+        if (errno == ENOENT) kb_errf(err, errlen, "%s: not found (%s)", path, strerror(errno));
+        else kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s: is a directory, not a %s", path, kind); return -1; }
     if (!S_ISREG(sb.st_mode)) {
-        kb_errf(err, errlen, "%s: not a regular file (a device or a pipe); save the sweep to a file", path);
+        kb_errf(err, errlen, "%s: not a regular file (a device or a pipe); save the %s to a file", path, kind);
+        return -1;
+    }
+    if (sb.st_size > max_bytes) {
+        kb_errf(err, errlen, "%s: not a %s (larger than %ld MiB)", path, kind, max_bytes >> 20);
         return -1;
     }
     FILE *f = fopen(path, "rb");
-    if (!f) { kb_errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (n < 0 || n > (64 << 20)) { fclose(f); kb_errf(err, errlen, "%s: not a sweep file (size)", path); return -1; }
-    char *text = malloc((size_t)n + 1);
-    size_t got = fread(text, 1, (size_t)n, f);
+    if (!f) { kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
+    char *t = malloc((size_t)sb.st_size + 1);
+    size_t got = fread(t, 1, (size_t)sb.st_size, f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
-    text[got] = 0;
-    if (strlen(text) != got) { /* the text would end at the NUL */
-        kb_errf(err, errlen, "%s: a NUL byte at offset %zu: not a JSON text file", path, strlen(text));
-        free(text);
+    t[got] = 0;
+    if (rerr) {
+        kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(rerr));
+        free(t);
         return -1;
     }
+    if (strlen(t) != got) { /* the text would end at the NUL */
+        kb_errf(err, errlen, "%s: a NUL byte at offset %zu: not a JSON text file", path, strlen(t));
+        free(t);
+        return -1;
+    }
+    *text = t;
+    return 0;
+}
+
+int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
+{
+    char *text;
+    if (kb_read_text(path, "sweep file", 64L << 20, &text, err, errlen)) return -1;
     int rc = kb_config_parse(text, path, plan, err, errlen);
     free(text);
     return rc;

@@ -61,9 +61,8 @@ int kb_device_open(kb_device *d)
  * library only means they stay unknown). */
 void kb_device_clocks(kb_device *d)
 {
-    kb_gpu_info info;
     int sm, mem;
-    if (kb_nvml_open(0, &info) != 0 || kb_nvml_clocks(&sm, &mem) != 0) return;
+    if (kb_nvml_clocks(&sm, &mem) != 0) return; /* NVML missing (kb_device_open opened it) */
     if (sm > 0) d->cur_sm_clock_mhz = sm;
     if (mem > 0) d->cur_mem_clock_mhz = mem;
 }

@@ -172,7 +172,7 @@ struct kb_timer {
     unsigned flushes;
     int sm_count;
     /* copy ceilings measured so far, by byte count */
-    struct { double r, w, gbps; const char *by; } copies[256];
+    struct { double r, w, gbps; int cand; } copies[256];
     int ncopies;
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
@@ -287,13 +287,13 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
     cudaGraphExec_t execs[8] = {0};
     int cap = 1024, n = 0, batch = 1;
     double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = now_s();
-    kb_cond_begin(&t->cond);
+    if (x) kb_cond_begin(&t->cond); /* the ceilings and selftest's floor read no conditions */
     for (;;) {
         if (kb_stop_signal) break; /* the caller drops this row */
         int slot = 0;
         while ((1 << slot) < batch) slot++;
         if ((rc = enqueue_batch(t, fn, ctx, batch, o->hot, graph, &execs[slot]))) goto done;
-        kb_cond_poll(&t->cond); /* while the batch runs */
+        if (x) kb_cond_poll(&t->cond); /* while the batch runs */
         if ((rc = cudaEventSynchronize(t->stop[batch - 1])) != 0) {
             kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);
             goto done;
@@ -424,7 +424,8 @@ static copy_ctx copy_cand(const copy_bufs *cb, int cand, int sm_count)
 
 int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *rates, int all)
 {
-    int nc = kb_copy_nvariants() + 1;
+    int nc = kb_copy_ncandidates();
+    if (nc > KB_COPY_MAX_CAND) return (int)cudaErrorInvalidValue;
     for (int i = 0; i < nc; i++) rates[i] = 0;
     copy_bufs cb;
     if (copy_bufs_alloc(&cb, rbytes, wbytes)) return 0; /* too big to copy beside the case: unknown */
@@ -477,28 +478,27 @@ int kb_copy_ncandidates(void) { return kb_copy_nvariants() + 1; }
 
 const char *kb_copy_candidate_name(int i) { return i == 0 ? "cudaMemcpy" : kb_copy_variant_name(i - 1); }
 
-int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, const char **by)
+int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, int *cand)
 {
     *gbps = 0;
-    if (by) *by = "";
+    if (cand) *cand = -1;
     for (int i = 0; i < t->ncopies; i++)
         if (t->copies[i].r == rbytes && t->copies[i].w == wbytes) {
             *gbps = t->copies[i].gbps;
-            if (by) *by = t->copies[i].by;
+            if (cand) *cand = t->copies[i].cand;
             return 0;
         }
-    double rates[64];
-    if (kb_copy_nvariants() + 1 > 64) return (int)cudaErrorInvalidValue;
+    double rates[KB_COPY_MAX_CAND];
     int rc = kb_copy_rates(t, rbytes, wbytes, o, rates, 0);
     if (rc) return rc;
-    int best = kb_best_rate(rates, kb_copy_nvariants() + 1);
+    int best = kb_best_rate(rates, kb_copy_ncandidates());
     if (best < 0) return 0;
     *gbps = rates[best];
-    if (by) *by = kb_copy_candidate_name(best);
+    if (cand) *cand = best;
     if (t->ncopies < 256) {
         t->copies[t->ncopies].r = rbytes;
         t->copies[t->ncopies].w = wbytes;
-        t->copies[t->ncopies].by = kb_copy_candidate_name(best);
+        t->copies[t->ncopies].cand = best;
         t->copies[t->ncopies++].gbps = rates[best];
     }
     return 0;

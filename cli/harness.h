@@ -35,8 +35,9 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
             kb_time_extra *x);
 /* The copy ceiling (GB/s, bytes read + written) at a row's bytes read and
  * written: the best of cudaMemcpy and kbench's copy kernels, L2 flushed,
- * median; cached. by: the candidate that gave it. */
-int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, const char **by);
+ * median; cached. cand: the candidate that gave it (-1: none measured). */
+#define KB_COPY_MAX_CAND 64 /* copy-ceiling candidates at most */
+int kb_copy_gbps(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, double *gbps, int *cand);
 /* Each candidate's rate (GB/s; 0: not measured) at these bytes: rates[0]
  * cudaMemcpy, rates[1 + v] copy kernel v; kb_copy_ncandidates() of them;
  * all: every variant, else the ceiling's candidates only. */

@@ -7,6 +7,7 @@
 #ifndef KBENCH_H
 #define KBENCH_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,10 +141,9 @@ typedef struct kb_impl_s {
      * output bits; one that may differ run to run (floating-point atomics)
      * says so here, and its rows skip that test. */
     int nondeterministic;
-    /* An external implementation (plugin.c): its library's kbp_impl and
-     * where it came from; NULL for kbench's own. */
+    /* An external implementation (plugin.c): its record there (the
+     * library's kbp_impl, the library); NULL for kbench's own. */
     const void *plugin;
-    const char *plugin_path;
 } kb_impl;
 
 /* 0 when impl can run case c on device d (its supports, and the tunables c
@@ -237,12 +237,15 @@ int kb_plugin_tensor(kbp_tensor *t, const kb_case *c, const kb_tensor_decl *d, v
  * has no such tensor). 0, or -1 with kb_last_error (a buffer the table does
  * not declare for c, a shape that does not match the buffer). */
 int kb_plugin_tensors_from_state(const kb_case *c, const kb_state *st,
-                                 int (*shape)(const kb_case *c, const char *name, int output, int64_t *dims),
+                                 int (*shape)(const kb_case *c, const char *name, int64_t *dims),
                                  kbp_tensor *in, int *nin, kbp_tensor *out, int *nout);
 /* Whether in[] and out[] are exactly the tensors c's op declares for c (each
  * declaration whose `when` holds once, in its direction, nothing else): 0, or
  * -1 with kb_last_error naming the first difference. */
 int kb_plugin_tensors_check(const kb_case *c, const kbp_tensor *in, int nin, const kbp_tensor *out, int nout);
+/* kb_plugin_tensors_check, and on failure no tensors (*nin = *nout = 0): the
+ * last step of every op's plugin_tensors. 0 or -1. */
+int kb_plugin_tensors_finish(const kb_case *c, const kbp_tensor *in, int *nin, const kbp_tensor *out, int *nout);
 /* kb_op_print_tensors: below, with plugin.c's. */
 /* RoPE's plugin_tensors with thd's cu_seqlens (device memory) given rather
  * than read from st->priv: no GPU call, nothing read through the pointers
@@ -266,6 +269,7 @@ const kb_impl *kb_op_impl(const kb_op *op, int k);
  * launch, a bad or clashing name. No GPU. 0 or -1. */
 int kb_plugin_load(const char *alias, const char *path, char *err, size_t n);
 int kb_plugin_load_spec(const char *spec, char *err, size_t n);  /* "NAME=PATH" or "PATH" */
+int kb_plugin_name_ok(const char *name); /* letters, digits, '_', '-', '.'; under 64 */
 int kb_plugin_load_list(const char *list, char *err, size_t n);  /* comma list of specs */
 /* --impl's NAME=PATH entries: load each, leave NAME in the list. 0 or -1. */
 int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n);
@@ -303,6 +307,7 @@ int kb_list_has(const char *list, const char *name);
 size_t kb_escape_controls(const char *in, char *out, size_t n);
 /* snprintf into an error buffer, control characters escaped: one line (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kb_verrf(char *err, size_t n, const char *fmt, va_list ap); /* kb_errf's body */
 struct cJSON;
 /* cJSON_ParseWithOpts of a whole text (config.c); on a syntax error NULL,
  * with where it stopped (*at) and that place's 1-based line and column */
@@ -351,6 +356,7 @@ typedef struct {
     const char *def;
     double min, max;
     const char *help;
+    const char *choices; /* strings: the values it takes, comma list; NULL: any */
 } kb_setting;
 
 extern const kb_setting kb_settings[];
@@ -377,6 +383,11 @@ void kb_plan_seed(kb_plan *plan);
 /* Parse a sweep file's text; name is for messages. 0 or -1 with err. */
 int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen);
 int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen);
+/* A JSON file's whole text (malloc'd, NUL-terminated): refused with one line
+ * in err when missing, a directory, not a regular file (a FIFO would block),
+ * larger than max_bytes, unreadable or holding a NUL byte. kind names it in
+ * messages ("sweep file"). 0 or -1. */
+int kb_read_text(const char *path, const char *kind, long max_bytes, char **text, char *err, size_t errlen);
 /* One sweep object to cases; all_enums sweeps enum parameters it omits over every choice. */
 int kb_config_sweep(const struct cJSON *sw, const char *where, int all_enums, kb_case **cases, int *ncases,
                     char *err, size_t errlen);
@@ -445,6 +456,9 @@ const char *kb_row_note(double pct_of_copy, double pct_of_gemm, double bytes, si
 int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, double *maxabs);
 
 /* ---- report.c --------------------------------------------------------- */
+/* A CSV field: quoted where it holds a comma, a quote or a line break (each
+ * line break written as a space, so a row stays one line). */
+void kb_csv_str(FILE *f, const char *s);
 typedef struct kb_report kb_report;
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err,

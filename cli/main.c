@@ -31,13 +31,33 @@ static void getopt_reset(void)
 static int usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    char raw[2048], line[4096];
+    char line[4096];
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    kb_verrf(line, sizeof line, fmt, ap); /* one line, whatever the user typed */
     va_end(ap);
-    kb_escape_controls(raw, line, sizeof line); /* one line, whatever the user typed */
     fprintf(stderr, "%s%s%s: %s\n", prog, cmd ? " " : "", cmd ? cmd : "", line);
     return KB_EXIT_USAGE;
+}
+
+/* the end of every command that runs a plan: seeds, a dry or a real run, the cases freed */
+static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, int check, int dry)
+{
+    kb_plan_seed(plan);
+    kb_run_info info = {argc, argv, name, check};
+    int rc = dry ? kb_dry_run(plan, &info, stdout) : kb_run_plan(plan, &info);
+    kb_cases_free(plan->cases, plan->ncases);
+    return rc;
+}
+
+/* an op's implementations, its own then the loaded plugins' (OP --help, list) */
+static void print_impls(FILE *f, const kb_op *op, const char *indent)
+{
+    for (int k = 0; k < kb_op_nimpls(op); k++) {
+        const kb_impl *im = kb_op_impl(op, k);
+        fprintf(f, "%s%-12s %s%s", indent, im->name, im->help, k == 0 ? " (baseline)" : "");
+        if (im->tunables) fprintf(f, " [tunables: %s]", im->tunables);
+        fprintf(f, "\n");
+    }
 }
 
 static void flag_name(const char *name, char *buf, size_t n)
@@ -101,11 +121,7 @@ static void print_op_help(FILE *f, const kb_op *op)
     fprintf(f, "\nImplementations (the first is the baseline of the speedup column; --impl A,B runs\n"
                "those; the kernel column says which variant and tunables ran; an implementation\n"
                "that cannot take a case gives a row n/a with the reason):\n");
-    for (int i = 0; i < op->nimpls; i++) {
-        fprintf(f, "  %-12s %s", op->impls[i].name, op->impls[i].help);
-        if (op->impls[i].tunables) fprintf(f, " [tunables: %s]", op->impls[i].tunables);
-        fprintf(f, "\n");
-    }
+    print_impls(f, op, "  ");
     int ntun = 0;
     for (int i = 0; i < op->nparams; i++) ntun += op->params[i].tunable;
     if (ntun)
@@ -299,11 +315,7 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
         kb_cases_free(plan.cases, plan.ncases);
         return usage_error(NULL, "%s", err);
     }
-    kb_plan_seed(&plan);
-    kb_run_info info = {full_argc, full_argv, op->name, 0};
-    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
-    kb_cases_free(plan.cases, plan.ncases);
-    return run_rc;
+    return run_and_free(&plan, full_argc, full_argv, op->name, 0, cli.dry_run);
 }
 
 static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
@@ -354,11 +366,7 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
         return usage_error(NULL, "%s", err);
     }
     apply_flag_settings(&cli, &plan.opts);
-    kb_plan_seed(&plan);
-    kb_run_info info = {full_argc, full_argv, name, 0};
-    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
-    kb_cases_free(plan.cases, plan.ncases);
-    return run_rc;
+    return run_and_free(&plan, full_argc, full_argv, name, 0, cli.dry_run);
 }
 
 static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
@@ -402,11 +410,7 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
             }
         }
     }
-    kb_plan_seed(&plan);
-    kb_run_info info = {full_argc, full_argv, "check", 1};
-    int run_rc = cli.dry_run ? kb_dry_run(&plan, &info, stdout) : kb_run_plan(&plan, &info);
-    kb_cases_free(plan.cases, plan.ncases);
-    return run_rc;
+    return run_and_free(&plan, full_argc, full_argv, "check", 1, cli.dry_run);
 }
 
 static int cmd_list(int argc, char **argv)
@@ -437,12 +441,7 @@ static int cmd_list(int argc, char **argv)
                    bounds);
         }
         printf("  implementations:\n");
-        for (int k = 0; k < kb_op_nimpls(op); k++) {
-            const kb_impl *im = kb_op_impl(op, k);
-            printf("    %-12s %s%s", im->name, im->help, k == 0 ? " (baseline)" : "");
-            if (im->tunables) printf(" [tunables: %s]", im->tunables);
-            printf("\n");
-        }
+        print_impls(stdout, op, "    ");
         if (op->ntensors) { /* what an external implementation is given (include/kbench_plugin.h) */
             printf("  tensors (for plugins):\n");
             kb_op_print_tensors(stdout, op);
@@ -485,8 +484,9 @@ static int cmd_device(int argc, char **argv)
 
 static int cmd_plugin(int argc, char **argv)
 {
-    if (argc == 0 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
-        FILE *f = argc ? stdout : stderr;
+    if (argc == 0) return usage_error("plugin", "want a subcommand: plugin info LIB.so (see: %s plugin --help)", prog);
+    if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+        FILE *f = stdout;
         fprintf(f,
                 "usage: %s plugin info LIB.so\n\n"
                 "Your own kernel as an implementation of a kbench op: a shared library that\n"
@@ -509,7 +509,7 @@ static int cmd_plugin(int argc, char **argv)
                 "(exit 3) with the plugin, implementation and case named, and the rows before it\n"
                 "stay in the CSV and JSON.\n",
                 prog, prog, prog, prog);
-        return argc ? KB_EXIT_OK : KB_EXIT_USAGE;
+        return KB_EXIT_OK;
     }
     if (strcmp(argv[0], "info")) return usage_error("plugin", "unknown subcommand '%s' (plugin info LIB.so)", argv[0]);
     if (argc != 2) return usage_error("plugin", "plugin info takes one library path");

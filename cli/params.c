@@ -42,14 +42,19 @@ size_t kb_escape_controls(const char *in, char *out, size_t n)
 
 /* Messages are one line: what the user typed is echoed with its newlines and
  * escape sequences spelled out (\n, \x1b). */
+void kb_verrf(char *err, size_t n, const char *fmt, va_list ap)
+{
+    char raw[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    kb_escape_controls(raw, err, n);
+}
+
 void kb_errf(char *err, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char raw[2048];
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    kb_verrf(err, n, fmt, ap);
     va_end(ap);
-    kb_escape_controls(raw, err, n);
 }
 
 int kb_param_index(const kb_op *op, const char *name)

@@ -49,7 +49,7 @@ const kb_impl *kb_op_impl(const kb_op *op, int k)
     return NULL;
 }
 
-static int valid_name(const char *s)
+int kb_plugin_name_ok(const char *s)
 {
     if (!*s || strlen(s) >= 64) return 0;
     for (; *s; s++)
@@ -140,11 +140,8 @@ static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, k
         return KB_NA;
     }
     if (rc) {
-        snprintf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s) prepare: %.150s", r->impl->name, pi->lib->path,
-                 why[0] ? why : "failed");
-        char esc[sizeof kb_last_error];
-        kb_escape_controls(kb_last_error, esc, sizeof esc);
-        memcpy(kb_last_error, esc, sizeof esc);
+        kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s) prepare: %.150s", r->impl->name, pi->lib->path,
+                why[0] ? why : "failed");
         return rc > 0 ? rc : (int)KB_INVALID_VALUE;
     }
     return 0;
@@ -179,9 +176,16 @@ static void plugin_release(const kb_case *c, kb_state *st, kb_impl_run *r)
 const char *kb_plugin_path(const kb_impl *impl) { return impl->plugin ? of(impl)->lib->path : NULL; }
 
 /* ---- loading -------------------------------------------------------------- */
+static int builtin_clash(const char *path, const char *name, const kb_op *op, char *err, size_t n)
+{
+    kb_errf(err, n, "%s: '%s' is a built-in implementation of %s: name the plugin otherwise (NAME=%s)", path, name,
+            op->name, path);
+    return -1;
+}
+
 /* Checks a library's table against kbench without registering anything:
  * 0, or -1 with one line in err. */
-static int check_table(const char *path, const kbp_table *t, const char *alias, char *err, size_t n)
+static int check_table(const char *path, const kbp_table *t, int builtin_names, char *err, size_t n)
 {
     if (!t) return kb_errf(err, n, "%s: kbench_plugin() returned NULL", path), -1;
     if (t->abi != KBP_ABI_VERSION)
@@ -194,22 +198,23 @@ static int check_table(const char *path, const kbp_table *t, const char *alias, 
     for (int i = 0; i < t->nimpls; i++) {
         const kbp_impl *p = &t->impls[i];
         const char *nm = p->name ? p->name : "(null)";
-        if (!p->name || !valid_name(p->name))
+        if (!p->name || !kb_plugin_name_ok(p->name))
             return kb_errf(err, n, "%s: implementation %d: bad name '%s' (letters, digits, '_', '-', '.')", path, i, nm), -1;
         const kb_op *op = p->op ? kb_find_op(p->op) : NULL;
-        if (!op)
-            return kb_errf(err, n, "%s: implementation '%s': unknown op '%s' (kbench has: rope, layernorm, rmsnorm, mlp)",
-                           path, nm, p->op ? p->op : "(null)"),
+        if (!op) {
+            char ops[256] = "";
+            for (int k = 0; k < kb_nops; k++)
+                snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", k ? ", " : "", kb_ops[k]->name);
+            return kb_errf(err, n, "%s: implementation '%s': unknown op '%s' (kbench has: %s)", path, nm,
+                           p->op ? p->op : "(null)", ops),
                    -1;
+        }
         if (!p->launch) return kb_errf(err, n, "%s: implementation '%s' (%s) has no launch", path, nm, p->op), -1;
         for (int j = 0; j < i; j++)
             if (!strcmp(t->impls[j].name, p->name) && !strcmp(t->impls[j].op, p->op))
                 return kb_errf(err, n, "%s: two implementations of %s named '%s'", path, p->op, nm), -1;
-        for (int k = 0; k < op->nimpls; k++)
-            if (!strcmp(op->impls[k].name, alias ? alias : p->name))
-                return kb_errf(err, n, "%s: '%s' is a built-in implementation of %s: name the plugin otherwise (NAME=%s)",
-                               path, alias ? alias : p->name, op->name, path),
-                       -1;
+        for (int k = 0; builtin_names && k < op->nimpls; k++) /* loading checks the names it gives (find_impl) */
+            if (!strcmp(op->impls[k].name, p->name)) return builtin_clash(path, p->name, op, err, n);
     }
     return 0;
 }
@@ -241,7 +246,7 @@ static void *open_lib(const char *path, const kbp_table **tab, char *err, size_t
 
 int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
 {
-    if (alias && !valid_name(alias))
+    if (alias && !kb_plugin_name_ok(alias))
         return kb_errf(err, n, "plugin name '%s': letters, digits, '_', '-', '.' only", alias), -1;
     for (int i = 0; i < nlibs; i++) /* the same again (flags and the sweep file): once */
         if (!strcmp(libs[i].path, path) && !strcmp(libs[i].alias, alias ? alias : "")) return 0;
@@ -249,7 +254,7 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
     const kbp_table *t = NULL;
     void *dl = open_lib(path, &t, err, n);
     if (!dl) return -1;
-    if (check_table(path, t, alias, err, n)) {
+    if (check_table(path, t, 0, err, n)) {
         dlclose(dl);
         return -1;
     }
@@ -272,9 +277,10 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         if (clash || npimpls == MAX_PIMPLS) {
             npimpls = first; /* nothing of this library stays */
             dlclose(dl);
+            if (clash && !clash->plugin) return builtin_clash(path, name, op, err, n);
             if (clash)
-                return kb_errf(err, n, "%s: %s already has an implementation '%s'%s%s", path, op->name, name,
-                               clash->plugin ? " from " : "", clash->plugin ? kb_plugin_path(clash) : ""),
+                return kb_errf(err, n, "%s: %s already has an implementation '%s' from %s", path, op->name, name,
+                               kb_plugin_path(clash)),
                        -1;
             return kb_errf(err, n, "more than %d plugin implementations", MAX_PIMPLS), -1;
         }
@@ -294,7 +300,6 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         pi->impl.release = plugin_release;
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;
-        pi->impl.plugin_path = L->path;
     }
     nlibs++;
     return 0;
@@ -318,7 +323,8 @@ int kb_plugin_load_list(const char *list, char *err, size_t n)
         size_t l = strcspn(s, ",");
         char spec[1100];
         snprintf(spec, sizeof spec, "%.*s", (int)(l < sizeof spec - 1 ? l : sizeof spec - 1), s);
-        if (spec[0] && kb_plugin_load_spec(spec, err, n)) return -1;
+        if (!spec[0]) return kb_errf(err, n, "plugins: an empty entry in '%s' (NAME=PATH,...)", list), -1;
+        if (kb_plugin_load_spec(spec, err, n)) return -1;
         s += l + (s[l] == ',');
     }
     return 0;
@@ -358,7 +364,7 @@ int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
     const kbp_table *t = NULL;
     void *dl = open_lib(path, &t, err, n);
     if (!dl) return -1;
-    if (check_table(path, t, NULL, err, n)) {
+    if (check_table(path, t, 1, err, n)) {
         dlclose(dl);
         return -1;
     }

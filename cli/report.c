@@ -66,13 +66,13 @@ static int param_cols(const kb_op *const *ops, int nops, const char **cols)
     return n;
 }
 
-static void csv_str(FILE *f, const char *s)
+void kb_csv_str(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
+    if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
     fputc('"', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
     }
     fputc('"', f);
 }
@@ -117,7 +117,7 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     fputs(c->op->name, f);
     case_param(c, "pass", v, sizeof v);
     fprintf(f, ",%s,", v);
-    csv_str(f, r->impl);
+    kb_csv_str(f, r->impl);
     case_param(c, "dtype", v, sizeof v);
     fprintf(f, ",%s", v);
     case_param(c, "layout", v, sizeof v);
@@ -125,7 +125,7 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     for (int i = 0; i < n; i++) {
         case_param(c, cols[i], v, sizeof v);
         fputc(',', f);
-        csv_str(f, v);
+        kb_csv_str(f, v);
     }
     int timed = r->st.samples > 0;
     if (timed) {
@@ -145,14 +145,14 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     num(f, r->cublas_shape_tflops, "%.2f");
     num(f, r->pct_of_cublas_shape, "%.2f");
     fputc(',', f);
-    csv_str(f, r->note);
+    kb_csv_str(f, r->note);
     if (r->verified >= 0) fprintf(f, ",%.3e,%.3e", r->rel_err, r->max_abs_err);
     else fputs(",,", f);
     fprintf(f, ",%s", verdict(r->verified));
     num(f, (double)r->verified_rows, "%.0f");
     num(f, r->speedup, "%.3f");
     fputc(',', f);
-    csv_str(f, r->kernel);
+    kb_csv_str(f, r->kernel);
     const kb_cond *k = &r->cond;
     if (k->n > 0) {
         char names[256];
@@ -164,15 +164,15 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
         num(f, k->power_max_w, "%.1f");
         num(f, k->temp_max_c, "%.0f");
         fputc(',', f);
-        csv_str(f, kb_throttle_names(k->reasons, names, sizeof names));
+        kb_csv_str(f, kb_throttle_names(k->reasons, names, sizeof names));
         fprintf(f, ",%d", k->throttled ? 1 : 0);
     } else {
         fputs(",,,,,,,,,", f);
     }
     fputc(',', f);
-    csv_str(f, r->error);
+    kb_csv_str(f, r->error);
     fputc(',', f);
-    csv_str(f, r->reason);
+    kb_csv_str(f, r->reason);
     fputc('\n', f);
 }
 
@@ -308,16 +308,6 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
         if (ensure_dir_of(json, err, errlen)) goto fail;
         snprintf(r->json_path, sizeof r->json_path, "%s", json);
         snprintf(r->json_tmp, sizeof r->json_tmp, "%s.tmp", json);
-        struct stat sb;
-        int special = stat(json, &sb) == 0 && !S_ISREG(sb.st_mode);
-        const char *target = special ? json : r->json_tmp; /* what json_write will open */
-        FILE *probe = fopen(target, "w");
-        if (!probe) {
-            snprintf(err, errlen, "cannot write %s: %s", target, strerror(errno));
-            goto fail;
-        }
-        fclose(probe);
-        if (!special) remove(target);
         r->root = cJSON_CreateObject();
         cJSON *k = cJSON_AddObjectToObject(r->root, "kbench");
         cJSON_AddStringToObject(k, "version", KB_VERSION);

@@ -2,6 +2,8 @@
  * implementation verify (poisoned outputs) and time; one row each. */
 #include "harness.h"
 
+#include "../kernels/kernels.h"
+
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <signal.h>
@@ -394,7 +396,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     char csv[1100], json[1100];
     output_paths(plan, info, csv, json, sizeof csv);
     if (!info->check_mode) {
-        const char *by = "";
+        int by = -1;
         int e = kb_copy_gbps(timer, (double)(1u << 29), (double)(1u << 29), o, &dev.copy_gbps, &by);
         if (e) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
@@ -404,7 +406,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_device_clocks(&dev);
         if (!o->quiet)
             printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median, %s)\n", dev.name, dev.sm_count,
-                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps, by);
+                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps, by >= 0 ? kb_copy_candidate_name(by) : "-");
         /* the GEMM ceilings the plan's cases compare with, before any case allocates */
         int tried[KB_NGEMM] = {0};
         for (int i = 0; i < plan->ncases; i++) {
@@ -466,8 +468,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             copy = 0;
         }
         /* the row's second reference: cuBLAS alone on the case's own GEMMs */
-        int mnk[4][3]; /* kernels.h's KB_GEMM_BENCH_SHAPES */
-        int nshapes = op->gemm_shapes && !info->check_mode ? op->gemm_shapes(c, mnk, 4) : 0;
+        int mnk[KB_GEMM_BENCH_SHAPES][3];
+        int nshapes = op->gemm_shapes && !info->check_mode ? op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
         if (nshapes > 0 && !fatal && kb_gemm_shapes_tflops(timer, gk, (const int(*)[3])mnk, nshapes, o, &shape_tf)) {
             fatal = kb_cuda_sticky(cudaGetLastError());
             if (fatal) exit_code = KB_EXIT_CUDA;
@@ -481,6 +483,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         if (!setup_rc && !o->no_verify) op->reference(c, &st);
         double base_ms = 0;
+        char label[1024];
+        kb_case_label(c, label, sizeof label);
         for (int ii = 0; ii < kb_op_nimpls(op) && !fatal && !lost && !kb_stop_signal; ii++) {
             const kb_impl *impl = kb_op_impl(op, ii);
             if (!impl_selected(o->impl, impl->name)) continue;
@@ -496,8 +500,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             row.cublas_shape_tflops = shape_tf;
             row.timing = o->timing;
             kb_last_error[0] = 0;
-            char label[1024], nv[1200];
-            kb_case_label(c, label, sizeof label);
+            char nv[1200];
             if (setup_rc) {
                 snprintf(row.error, sizeof row.error, "%s", setup_err);
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
@@ -614,11 +617,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     else if (fatal)
         fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
     if (kb_stop_signal) {
-        char where[2300] = "";
-        if (csv[0] || json[0])
-            snprintf(where, sizeof where, " in %s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
-        fprintf(stderr, "kbench: stopped by %s; %d finished row%s kept%s\n",
-                kb_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", nrows, nrows == 1 ? "" : "s", where);
+        fprintf(stderr, "kbench: stopped by %s; %d finished row%s kept%s%s\n", kb_stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
+                nrows, nrows == 1 ? "" : "s", watch.files[0] ? " in " : "", watch.files);
         exit_code = 128 + kb_stop_signal;
     }
     if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", npass, nfail, nna);
@@ -651,7 +651,7 @@ int kb_device_copy_report(kb_device *d)
     static const double sizes[] = {16.0 * (1 << 20), 256.0 * (1 << 20), 1024.0 * (1 << 20)};
     static const int ratio[] = {1, 2, 3};
     int nc = kb_copy_ncandidates();
-    double rates[9][64];
+    double rates[9][KB_COPY_MAX_CAND];
     printf("copy          GB/s (bytes read + written), median, L2 flushed; columns: MiB moved, read:write\n");
     printf("  %-22s", "candidate");
     for (int i = 0; i < 3; i++)
@@ -660,7 +660,7 @@ int kb_device_copy_report(kb_device *d)
     fflush(stdout);
     for (int i = 0; i < 9; i++) {
         double total = sizes[i / 3], w = total / (1 + ratio[i % 3]);
-        if (nc > 64 || kb_copy_rates(t, total - w, w, &o, rates[i], 1)) {
+        if (kb_copy_rates(t, total - w, w, &o, rates[i], 1)) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
             kb_timer_destroy(t);
             return KB_EXIT_CUDA;
@@ -675,7 +675,8 @@ int kb_device_copy_report(kb_device *d)
         printf("\n");
     }
     printf("  (+ a candidate of the rows' copy ceiling; * the best at that size and ratio)\n");
-    d->copy_gbps = rates[6][kb_best_rate(rates[6], nc) < 0 ? 0 : kb_best_rate(rates[6], nc)];
+    int best = kb_best_rate(rates[6], nc); /* 1 GiB, 1:1 */
+    d->copy_gbps = best < 0 ? 0 : rates[6][best];
     printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed, best of n = 2048 to 16384:\n");
     for (int k = 0; k < KB_NGEMM; k++) {
         fflush(stdout);

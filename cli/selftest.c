@@ -90,11 +90,9 @@ int kb_selftest(const kb_opts *base)
     /* copy: the ceiling at 1 GiB moved, against its best candidate timed by
      * the host clock (no events, no flush: 1 GiB does not fit in L2) */
     double half = (double)(1u << 29), gbps = 0;
-    const char *by = "";
-    if (kb_copy_gbps(t, half, half, base, &gbps, &by)) return cuda_error(t);
     int cand = -1;
-    for (int i = 0; i < kb_copy_ncandidates(); i++)
-        if (!strcmp(kb_copy_candidate_name(i), by)) cand = i;
+    if (kb_copy_gbps(t, half, half, base, &gbps, &cand)) return cuda_error(t);
+    const char *by = cand >= 0 ? kb_copy_candidate_name(cand) : "none";
     double wall_gbps = 0;
     if (cand >= 0 && kb_copy_wall_gbps(t, cand, half, half, 100, &wall_gbps)) return cuda_error(t);
     double dev_pct = NAN;

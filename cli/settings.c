@@ -28,7 +28,8 @@ const kb_setting kb_settings[] = {
     {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
     {"timing", KB_S_STR, F(timing), "events", 0, 0,
      "events: CUDA events around each launch; graph: the launches replayed from a CUDA graph "
-     "(no CPU launch overhead inside a sample; the L2 flush is a node before each)"},
+     "(no CPU launch overhead inside a sample; the L2 flush is a node before each)",
+     "events,graph"},
     {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
     {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,
      "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
@@ -52,8 +53,15 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
                                 name, text);
                         return -1;
                     }
-            if (!strcmp(name, "timing") && strcmp(text, "events") && strcmp(text, "graph")) {
-                kb_errf(err, errlen, "%s: expected events or graph, got '%s'", name, text);
+            if (s->choices && !kb_list_has(s->choices, text)) { /* "a,b,c": expected a, b or c */
+                char alts[160] = "";
+                for (const char *q = s->choices; *q;) {
+                    size_t l = strcspn(q, ","), used = strlen(alts);
+                    const char *next = q + l + (q[l] == ',');
+                    snprintf(alts + used, sizeof alts - used, "%s%.*s", used ? (*next ? ", " : " or ") : "", (int)l, q);
+                    q = next;
+                }
+                kb_errf(err, errlen, "%s: expected %s, got '%s'", name, alts, text);
                 return -1;
             }
             strcpy(p, text);

@@ -17,7 +17,7 @@ static int fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(kb_last_error, sizeof kb_last_error, fmt, ap);
+    kb_verrf(kb_last_error, sizeof kb_last_error, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -107,20 +107,20 @@ int kb_plugin_tensor(kbp_tensor *t, const kb_case *c, const kb_tensor_decl *d, v
 
 /* one of st's buffers as the tensor of its name */
 static int from_buf(const kb_case *c, const kb_buf *b, int output,
-                    int (*shape)(const kb_case *, const char *, int, int64_t *), kbp_tensor *t)
+                    int (*shape)(const kb_case *, const char *, int64_t *), kbp_tensor *t)
 {
     const char *op = c->op->name;
     if (!b->name) return fail("%s: a%s buffer has no name", op, output ? "n output" : "n input");
     const kb_tensor_decl *d = kb_tensor_decl_find(c, b->name, output);
     if (!d) return fail("%s: %s %s is not among the op's tensors for this case", op, output ? "output" : "input", b->name);
     int64_t dims[KBP_MAX_DIMS] = {0};
-    int nd = shape(c, b->name, output, dims);
+    int nd = shape(c, b->name, dims);
     if (nd <= 0) return fail("%s: %s %s has no shape", op, output ? "output" : "input", b->name);
     return kb_plugin_tensor(t, c, d, b->dev, b->dtype, 0, b->n, nd, dims);
 }
 
 int kb_plugin_tensors_from_state(const kb_case *c, const kb_state *st,
-                                 int (*shape)(const kb_case *c, const char *name, int output, int64_t *dims),
+                                 int (*shape)(const kb_case *c, const char *name, int64_t *dims),
                                  kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
 {
     *nin = *nout = 0;
@@ -163,6 +163,13 @@ int kb_plugin_tensors_check(const kb_case *c, const kbp_tensor *in, int nin, con
                             t[i].name ? t[i].name : "(unnamed)");
     }
     return 0;
+}
+
+int kb_plugin_tensors_finish(const kb_case *c, const kbp_tensor *in, int *nin, const kbp_tensor *out, int *nout)
+{
+    if (!kb_plugin_tensors_check(c, in, *nin, out, *nout)) return 0;
+    *nin = *nout = 0; /* nothing half-made for the caller */
+    return -1;
 }
 
 /* ---- kbench list OP ------------------------------------------------------- */

@@ -603,6 +603,8 @@ cli_plugins() {
     usage_error "a missing plugin library" layernorm --impl mine="$T/nope.so" --dry-run -- "$T/nope.so: no such file"
     usage_error "plugin info of a missing library" plugin info "$T/nope.so" -- "no such file"
     usage_error "plugin: an unknown subcommand" plugin load "$P/noop.so" -- "unknown subcommand 'load'"
+    usage_error "plugin without a subcommand: one line" plugin -- "want a subcommand: plugin info LIB.so"
+    usage_error "--plugin with an empty entry" layernorm --plugin , --dry-run -- "plugins: an empty entry in ','"
 
     run plugin info "$P/noop.so"
     expect_rc 0
@@ -674,6 +676,9 @@ cli_compare_fifo() {
     expect_err_has '\x1b'
     grep -q $'\x1b' "$T/err" && bad "a raw ESC on stderr"
     done_test "compare escapes control characters in its messages"
+    usage_error "compare --impl of a name in neither file lists theirs, each once" compare \
+        "$root/tests/data/compare/base.json" "$root/tests/data/compare/new.json" --impl zz \
+        -- "no implementation 'zz' in either file (they have: naive, opt, cublas, fused)"
 }
 
 cli_run_all() {

@@ -416,9 +416,8 @@ static const kb_tensor_decl tensors[] = {
      "rows, but every row must be written"},
 };
 
-static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+static int tensor_shape(const kb_case *c, const char *name, int64_t *d)
 {
-    (void)output;
     long T = I(c, P_TOKENS), H = I(c, P_HIDDEN), In = I(c, P_INTER);
     if (!strcmp(name, "x") || !strcmp(name, "y")) d[0] = T, d[1] = H;
     else if (!strcmp(name, "G") || !strcmp(name, "U")) d[0] = In, d[1] = H;
@@ -429,12 +428,8 @@ static int tensor_shape(const kb_case *c, const char *name, int output, int64_t 
 
 static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
 {
-    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout) ||
-        kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
-        *nin = *nout = 0;
-        return -1;
-    }
-    return 0;
+    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout)) return -1;
+    return kb_plugin_tensors_finish(c, in, nin, out, nout);
 }
 
 /* small and odd shapes, sizes that are no multiple of any tile; tf32 only with fp32 */

@@ -476,9 +476,8 @@ static const kb_tensor_decl rms_tensors[] = {
      "bits; float atomics: flag the implementation KBP_NONDETERMINISTIC)"},
 };
 
-static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+static int tensor_shape(const kb_case *c, const char *name, int64_t *d)
 {
-    (void)output;
     static const char *const matrix[] = {"x", "dy", "y", "dx"}, *const per_row[] = {"mean", "rstd"},
                              *const per_col[] = {"gamma", "beta", "dgamma", "dbeta"};
     for (int i = 0; i < 4; i++)
@@ -501,12 +500,8 @@ static int tensor_shape(const kb_case *c, const char *name, int output, int64_t 
 
 static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
 {
-    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout) ||
-        kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
-        *nin = *nout = 0;
-        return -1;
-    }
-    return 0;
+    if (kb_plugin_tensors_from_state(c, st, tensor_shape, in, nin, out, nout)) return -1;
+    return kb_plugin_tensors_finish(c, in, nin, out, nout);
 }
 
 /* small and odd shapes (not multiples of the vector width or the block), in

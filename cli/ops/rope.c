@@ -269,9 +269,8 @@ static const kb_tensor_decl tensors[] = {
 };
 
 /* the shape of tensor name in case c (its dimensions' count; 0: none) */
-static int tensor_shape(const kb_case *c, const char *name, int output, int64_t *d)
+static int tensor_shape(const kb_case *c, const char *name, int64_t *d)
 {
-    (void)output;
     long pos, r = rows(c, &pos), heads = I(c, P_HEADS), dim = I(c, P_DIM);
     if (!strcmp(name, "angles")) {
         d[0] = pos;
@@ -300,11 +299,7 @@ int kb_rope_plugin_tensors(const kb_case *c, const kb_state *st, const int *cu_s
         }
         ++*nin;
     }
-    if (kb_plugin_tensors_check(c, in, *nin, out, *nout)) {
-        *nin = *nout = 0;
-        return -1;
-    }
-    return 0;
+    return kb_plugin_tensors_finish(c, in, nin, out, nout);
 }
 
 /* after setup: thd's cu_seqlens is setup's device copy (st->priv) */

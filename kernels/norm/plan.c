@@ -2,6 +2,7 @@
  * kb_norm_rules with the measurement behind it (H100 SXM unless a row says
  * otherwise; "% of copy": of the size-matched device copy, rows 4096). */
 #include "plan.h"
+#include "../../include/kb_dtype.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,7 +143,6 @@ static long pow2ceil(long n)
     while (p < n) p <<= 1;
     return p;
 }
-static int esize(int dtype) { return dtype == 0 ? 4 : 2; }
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
 static int sm90(const kb_devattr *d) { return d->cc_major == 9 && d->cc_minor == 0; }
 static int tune(const kb_norm_tune *t, int which)
@@ -164,7 +164,7 @@ static size_t wr_smem(const kb_norm_plan *p, const kb_norm_shape *s)
 static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, kb_norm_plan *p, char *why,
                    size_t n)
 {
-    const int es = esize(s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), stages_t = tune(t, 1);
+    const int es = (int)kb_dtype_size((kb_dtype)s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), stages_t = tune(t, 1);
     if (s->unaligned) return say(why, n, "a tensor is not 16-byte aligned");
     if (s->cols % w) return say(why, n, "cols*%d bytes not a multiple of 16", es);
     if (!bwd && stages_t > 0) return say(why, n, "stages=%d: the warp_row forward stages nothing", stages_t);
@@ -228,7 +228,7 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
 
 static size_t bulk_smem(const kb_norm_plan *p, const kb_norm_shape *s)
 {
-    const size_t es = (size_t)esize(s->dtype);
+    const size_t es = kb_dtype_size((kb_dtype)s->dtype);
     size_t m = (size_t)p->stages * (s->backward ? 2 : 1) * (size_t)(p->block / p->tpr) * (size_t)s->cols * es +
                (p->gsm ? (size_t)s->cols * es : 0);
     if (s->backward) {
@@ -244,7 +244,7 @@ static size_t bulk_smem(const kb_norm_plan *p, const kb_norm_shape *s)
 static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, int by_rule, kb_norm_plan *p,
                      char *why, size_t n)
 {
-    const int es = esize(s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), slots = tune(t, 2);
+    const int es = (int)kb_dtype_size((kb_dtype)s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), slots = tune(t, 2);
     if (!sm90(d)) return say(why, n, "bulk copies need sm_90 (this device: %d.%d)", d->cc_major, d->cc_minor);
     if (s->unaligned) return say(why, n, "a tensor is not 16-byte aligned");
     if (s->cols % w) return say(why, n, "cols*%d bytes not a multiple of 16", es);
@@ -266,12 +266,7 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
         if (nv > maxnv)
             return say(why, n, "a row of %ld vectors needs %ld a thread of 1024 threads; at most %ld", nvec, nv, maxnv);
     }
-    if (by_rule && !bwd) {
-        long minb = -1;
-        for (int i = 0; i < kb_norm_nrules; i++) /* the forward's "try" row for bulk: its least row bytes */
-            if (!strcmp(kb_norm_rules[i].key, "try") && kb_norm_rules[i].value == KB_NORM_BULK && kb_norm_rules[i].pass == 0)
-                minb = kb_norm_rules[i].lo;
-        if (row_bytes < minb) return say(why, n, "opt: forward rows under %ld bytes", minb);
+    if (by_rule && !bwd) { /* (the "try" row that led here already holds the row's least bytes) */
         if (100 * nvec < (long)rule("bulk.fwd_use", s, 0) * tpr * nv)
             return say(why, n, "opt: more than a quarter of the row's threads would idle");
     }
@@ -315,7 +310,7 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
 static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan *p, char *why, size_t n)
 {
     (void)d;
-    const int es = esize(s->dtype), wv = 16 / es;
+    const int es = (int)kb_dtype_size((kb_dtype)s->dtype), wv = 16 / es;
     memset(p, 0, sizeof *p);
     p->variant = KB_NORM_BLOCK;
     p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
@@ -360,7 +355,7 @@ int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, 
         break;
     case KB_NORM_AUTO:
         for (int i = 0; i < kb_norm_nrules; i++) {
-            const int v = rule_at("try", s->backward, s->dtype, s->cols * esize(s->dtype), i, &i);
+            const int v = rule_at("try", s->backward, s->dtype, s->cols * (int)kb_dtype_size((kb_dtype)s->dtype), i, &i);
             if (i < 0) break;
             char tmp[160];
             rc = v == KB_NORM_WARP_ROW ? plan_wr(s, d, t, p, tmp, sizeof tmp)

@@ -11,17 +11,17 @@
  *  - several small groups a block up to KB_ROPE_TABLE table entries (32 KiB):
  *    bshd (8 KiB groups) 56 -> 64-70 when blocks took one group each. */
 #include "plan.h"
+#include "../../include/kb_dtype.h"
 
 #include <stdint.h>
 #include <stdio.h>
 
-static size_t elem_bytes(int dtype) { return dtype == 0 ? 4 : 2; }
 
 int kb_rope_plan_make(const kb_rope_args *a, kb_rope_plan *p)
 {
     *p = (kb_rope_plan){0};
     if (a->rot < 2 || a->rot % 2 || a->rot > a->dim || a->heads <= 0 || a->dtype < 0 || a->dtype > 2) return -1;
-    const size_t es = elem_bytes(a->dtype);
+    const size_t es = kb_dtype_size((kb_dtype)a->dtype);
     const int maxv = (int)(16 / es);
     for (int v = maxv; v >= 1; v /= 2)
         if (a->dim % v == 0 && a->rot % (2 * v) == 0 && (uintptr_t)a->in % (v * es) == 0 &&

@@ -1,0 +1,22 @@
+/* kbench compare's pieces (compare_read.c, compare.c, compare_main.c): what
+ * they share and nothing else sees. */
+#ifndef KB_COMPARE_INT_H
+#define KB_COMPARE_INT_H
+#include "kbench.h"
+
+struct cJSON;
+
+/* a growable string */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} sbuf;
+void sb_put(sbuf *b, const char *s, size_t n);
+void sb_str(sbuf *b, const char *s);
+char *sb_take(sbuf *b); /* the text ("" when nothing was put) */
+
+/* a parameter's value as the sweep tables print it */
+void kb_cmp_value_text(sbuf *b, const struct cJSON *v);
+/* a row with a median to compare */
+int kb_cmp_timed(const kb_cmp_row *r);
+#endif

@@ -1,0 +1,389 @@
+/* kbench compare: the table, the CSV and the subcommand (kb_compare_main). */
+#include "kbench.h"
+#include "compare_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- output --------------------------------------------------------------- */
+static void p_text(char *buf, size_t n, double p);
+
+/* Why a verdict is what it is, where that is not obvious; "" otherwise. */
+static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (p->verdict == KB_CMP_FAILED) {
+        snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
+    } else if (p->verdict == KB_CMP_NA) {
+        if (!p->base->ok && !p->cur->ok) snprintf(buf, n, "failed in both");
+        else if (!p->cur->ok) snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
+        else if (!kb_cmp_timed(p->base)) snprintf(buf, n, "%s", p->base->ok ? "not timed in base" : "failed in base");
+        else snprintf(buf, n, "not timed in new");
+    } else if (p->rule == KB_CMP_RULE_MANN_WHITNEY) {
+        char pv[32];
+        p_text(pv, sizeof pv, p->p_value);
+        if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
+            snprintf(buf, n, "p=%s, change under %g%%", pv, p->bound_pct);
+        else snprintf(buf, n, "p=%s", pv);
+    } else if (p->rule == KB_CMP_RULE_THRESHOLD) {
+        if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+        if (p->base->nsamples || p->cur->nsamples) { /* why the samples kept were not tested */
+            size_t l = strlen(buf);
+            snprintf(buf + l, n - l, "%ssamples: base %d, new %d (the test needs %d each)", l ? "; " : "",
+                     p->base->nsamples, p->cur->nsamples, KB_CMP_MIN_SAMPLES);
+        }
+    }
+    if (p->kernel_differs) { /* the same case, not the same kernel: said on the row */
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%skernel %s -> %s", l ? "; " : "", p->base->kernel, p->cur->kernel);
+    }
+    for (char *s = buf; *s; s++)
+        if (*s == '\n' || *s == '\r') *s = ' ';
+}
+
+static void p_text(char *buf, size_t n, double p)
+{
+    if (p > 0 || !isfinite(p)) snprintf(buf, n, "%.2g", p);
+    else snprintf(buf, n, "<1e-300"); /* below what a double holds */
+}
+
+static void ms_text(char *buf, size_t n, const kb_cmp_row *r)
+{
+    if (r && kb_cmp_timed(r)) snprintf(buf, n, "%.4f", r->median_ms);
+    else snprintf(buf, n, "-");
+}
+
+static void print_pair(FILE *f, const kb_cmp_pair *p, int wop, int wlab, double threshold_pct)
+{
+    char bm[32], nm[32], sp[32] = "-", note[512];
+    ms_text(bm, sizeof bm, p->base);
+    ms_text(nm, sizeof nm, p->cur);
+    if (isfinite(p->speedup)) snprintf(sp, sizeof sp, "%.2fx", p->speedup);
+    pair_note(p, threshold_pct, note, sizeof note);
+    fprintf(f, "%-*s  %-*s  %-10s %10s %10s %8s  %-7s  %-*s%s%s\n", wop, p->base->op, wlab, p->base->label, p->base->impl,
+            bm, nm, sp, kb_cmp_verdict_name(p->verdict), note[0] ? 12 : 0, kb_cmp_rule_name(p->rule),
+            note[0] ? "  " : "", note);
+}
+
+static void describe(FILE *f, const char *tag, const kb_cmp_file *file)
+{
+    fprintf(f, "%-4s %s: kbench %s", tag, file->name, file->version[0] ? file->version : "?");
+    if (file->git[0]) fprintf(f, " (%s)", file->git);
+    fprintf(f, ", %s", file->device[0] ? file->device : "device unknown");
+    if (file->started[0]) fprintf(f, ", %s", file->started);
+    fprintf(f, ", %d rows\n", file->nrows);
+}
+
+void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,
+                  double threshold_pct, int quiet)
+{
+    int wop = 2, wlab = 4;
+    for (int i = 0; i < r->npairs; i++) {
+        const kb_cmp_row *row = r->pairs[i].base ? r->pairs[i].base : r->pairs[i].cur;
+        int lop = (int)strlen(row->op), llab = (int)strlen(row->label);
+        if (lop > wop) wop = lop;
+        if (llab > wlab) wlab = llab;
+    }
+    if (wlab > 120) wlab = 120; /* a long seqlens list: its own line overflows */
+    if (!quiet) {
+        describe(f, "base", base);
+        describe(f, "new", cur);
+        fprintf(f, "a case is slower or faster beyond %g%% (or beyond the two rows' noise added, if larger)\n",
+                threshold_pct);
+        if (r->by_mann_whitney)
+            fprintf(f,
+                    "or, where both rows hold %d samples or more (rule mann-whitney): by a Mann-Whitney U test at "
+                    "p < %g,\nand only when the medians differ by %g%% or more\n",
+                    KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, r->min_effect_pct);
+    }
+    int header = 0;
+    for (int i = 0; i < r->npairs; i++) {
+        const kb_cmp_pair *p = &r->pairs[i];
+        if (!p->base || !p->cur) continue;
+        if (quiet && p->verdict != KB_CMP_SLOWER && p->verdict != KB_CMP_FAILED) continue;
+        if (!header) {
+            fprintf(f, "\n%-*s  %-*s  %-10s %10s %10s %8s  %-7s  %s\n", wop, "op", wlab, "case", "impl", "base_ms",
+                    "new_ms", "speedup", "verdict", "rule");
+            header = 1;
+        }
+        print_pair(f, p, wop, wlab, threshold_pct);
+    }
+    if (!quiet)
+        for (int side = 0; side < 2; side++) {
+            int cnt = side ? r->only_new : r->only_base;
+            if (!cnt) continue;
+            fprintf(f, "\nonly in %s (%d):\n", side ? "new" : "base", cnt);
+            for (int i = 0; i < r->npairs; i++) {
+                const kb_cmp_pair *p = &r->pairs[i];
+                if (p->verdict != (side ? KB_CMP_ONLY_NEW : KB_CMP_ONLY_BASE)) continue;
+                const kb_cmp_row *row = side ? p->cur : p->base;
+                fprintf(f, "  %-*s  %-*s  %s\n", wop, row->op, wlab, row->label, row->impl);
+            }
+        }
+    if (!quiet || header) fputc('\n', f);
+    fprintf(f, "compare: %d cases, %d faster, %d slower, %d same, %d only in base, %d only in new", r->cases, r->faster,
+            r->slower, r->same, r->only_base, r->only_new);
+    if (r->failed) fprintf(f, ", %d FAILED", r->failed);
+    if (r->na) fprintf(f, ", %d n/a", r->na);
+    if (r->kernel_differs) fprintf(f, ", %d ran another kernel", r->kernel_differs);
+    fprintf(f, "; by rule: %d threshold, %d mann-whitney\n", r->by_threshold, r->by_mann_whitney);
+}
+
+static void csv_num(FILE *f, double v, const char *fmt)
+{
+    fputc(',', f);
+    if (isfinite(v)) fprintf(f, fmt, v);
+}
+
+int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
+    /* parameter columns: the union over every row, in order of appearance */
+    const char **cols = malloc(sizeof *cols * 64);
+    int ncols = 0, capcols = 64;
+    if (!cols) abort();
+    for (int i = 0; i < r->npairs; i++)
+        for (int s = 0; s < 2; s++) {
+            const kb_cmp_row *row = s ? r->pairs[i].cur : r->pairs[i].base;
+            if (!row) continue;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, row->params) {
+                const char *nm = e->string ? e->string : "";
+                int seen = 0;
+                for (int k = 0; k < ncols && !seen; k++) seen = !strcmp(cols[k], nm);
+                if (seen) continue;
+                if (ncols == capcols) {
+                    capcols *= 2;
+                    const char **c2 = realloc(cols, sizeof *cols * (size_t)capcols);
+                    if (!c2) abort();
+                    cols = c2;
+                }
+                cols[ncols++] = nm;
+            }
+        }
+    fputs("op,impl", f);
+    for (int k = 0; k < ncols; k++) {
+        fputc(',', f);
+        kb_csv_str(f, cols[k]);
+    }
+    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note\n",
+          f);
+    for (int i = 0; i < r->npairs; i++) {
+        const kb_cmp_pair *p = &r->pairs[i];
+        const kb_cmp_row *row = p->base ? p->base : p->cur;
+        kb_csv_str(f, row->op);
+        fputc(',', f);
+        kb_csv_str(f, row->impl);
+        for (int k = 0; k < ncols; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row->params, cols[k]);
+            fputc(',', f);
+            if (!v) continue;
+            sbuf b = {0};
+            kb_cmp_value_text(&b, v);
+            kb_csv_str(f, sb_take(&b));
+            free(b.s);
+        }
+        csv_num(f, p->base && kb_cmp_timed(p->base) ? p->base->median_ms : NAN, "%.6f");
+        csv_num(f, p->cur && kb_cmp_timed(p->cur) ? p->cur->median_ms : NAN, "%.6f");
+        csv_num(f, p->base ? p->base->noise_pct : NAN, "%.3f");
+        csv_num(f, p->cur ? p->cur->noise_pct : NAN, "%.3f");
+        csv_num(f, p->speedup, "%.4f");
+        csv_num(f, p->base && p->cur ? p->bound_pct : NAN, "%.3f");
+        fputc(',', f);
+        kb_csv_str(f, kb_cmp_verdict_name(p->verdict));
+        fputc(',', f);
+        if (p->rule != KB_CMP_RULE_NONE) kb_csv_str(f, kb_cmp_rule_name(p->rule));
+        csv_num(f, p->p_value, "%.4g");
+        char note[512] = "";
+        if (p->base && p->cur) pair_note(p, threshold_pct, note, sizeof note);
+        fputc(',', f);
+        kb_csv_str(f, note);
+        fputc('\n', f);
+    }
+    free(cols);
+    if (fclose(f)) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
+    return 0;
+}
+
+/* ---- the subcommand ------------------------------------------------------- */
+static void print_help(FILE *f)
+{
+    fprintf(f,
+            "usage: kbench compare BASE.json NEW.json [--threshold PCT] [--min-effect PCT] [--impl LIST]\n"
+            "                      [--csv FILE] [--quiet]\n\n"
+            "Compares two result files written by kbench (--json FILE, or DIR/NAME.json of --out-dir)\n"
+            "case by case and exits 4 if NEW regressed anywhere. Needs no GPU.\n\n"
+            "Matching: a row of NEW matches the row of BASE with the same op, implementation and\n"
+            "every parameter of the case (the row's \"params\": pass, dtype, layout, shapes, ...; in\n"
+            "any order). A case in one file only is listed under 'only in base' or 'only in new'\n"
+            "(not an error); a case that appears more than once pairs up in order of appearance.\n\n"
+            "Verdicts (speedup = base median / new median). Rule 'threshold', by median:\n"
+            "  faster   base/new > 1 + PCT/100\n"
+            "  slower   new/base > 1 + PCT/100: a regression\n"
+            "  same     neither\n"
+            "  FAILED   the new row failed verification or has an error where the base row passed:\n"
+            "           a regression\n"
+            "  n/a      nothing to compare: not timed in one file, or failed in base (and in new)\n"
+            "Noise: where both rows carry noise_pct (stddev/mean, %%), PCT is raised to the sum of\n"
+            "the two rows' noise when that is larger, so a difference within the measurements' own\n"
+            "scatter is 'same', never a regression (the line says 'noise N%%').\n"
+            "Rule 'mann-whitney': where both rows hold their samples (\"samples_ms\", kept by\n"
+            "--save-samples), %d or more each, a two-sided Mann-Whitney U test on them (normal\n"
+            "approximation, tie- and continuity-corrected) decides instead: slower when p < %g and\n"
+            "new median > base median * (1 + E/100), faster the other way round, else same\n"
+            "(E: --min-effect). Clocks drift by about 1%% from run to run, so a smaller change is\n"
+            "not called even when the test finds it significant. Rows without samples, or with\n"
+            "fewer, use the threshold rule; each line says which rule decided it.\n"
+            "Files from different devices (name) or kbench versions are compared all the same,\n"
+            "with a note on stderr.\n\n"
+            "Options:\n"
+            "  --threshold PCT        the change in median that counts, in %% [5] (rule threshold)\n"
+            "  --min-effect PCT       the smallest change in median that the mann-whitney rule\n"
+            "                         calls, in %% [%g]: run-to-run drift of clocks is of this order\n"
+            "  --impl LIST            only these implementations (comma list: naive,opt)\n"
+            "  --csv FILE             also write the comparison to FILE, one row per case (only-in\n"
+            "                         cases included): op, impl, parameters, both medians and noise,\n"
+            "                         speedup, threshold_pct (the change that counts: under\n"
+            "                         mann-whitney the minimum effect), verdict, rule, p_value, note\n"
+            "  --quiet                print only the regressions and the summary line\n"
+            "  -h, --help             this help\n\n"
+            "Output: a line per matched case (op, case, impl, base_ms, new_ms, speedup, verdict, rule,\n"
+            "note: p=P under mann-whitney), the cases in one file only, and\n"
+            "  compare: N cases, N faster, N slower, N same, N only in base, N only in new; by rule:\n"
+            "  N threshold, N mann-whitney\n"
+            "(N cases: those in both files; ', N FAILED' and ', N n/a' follow the counts when there\n"
+            "are any; FAILED and n/a come from no rule).\n\n"
+            "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
+            "file that is missing, not JSON or not a kbench result file.\n\n"
+            "Examples:\n"
+            "  kbench compare results/main/rope.json results/rope.json\n"
+            "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n",
+            KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_EFFECT_PCT);
+}
+
+/* one line: what the user typed is echoed with its control characters escaped */
+static int usage(const char *fmt, ...)
+{
+    char line[KB_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    kb_verrf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench compare: %s\n", line);
+    return KB_EXIT_USAGE;
+}
+
+enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET };
+
+/* a percentage >= 0 (a trailing % allowed); -1 if it is not one */
+static int parse_pct(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%') end++;
+    if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e6) return -1;
+    *out = v;
+    return 0;
+}
+
+int kb_compare_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"min-effect", required_argument, NULL, O_MIN_EFFECT},
+        {"impl", required_argument, NULL, O_IMPL},
+        {"csv", required_argument, NULL, O_CSV},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "help"};
+    const int ncands = (int)(sizeof cands / sizeof *cands);
+    double threshold = 5, min_effect = KB_CMP_MIN_EFFECT_PCT;
+    const char *impls = "", *csv = NULL;
+    int quiet = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *bad = argv[optind - 1];
+        switch (c) {
+        case 'h': print_help(stdout); return KB_EXIT_OK;
+        case O_THRESHOLD:
+            if (parse_pct(optarg, &threshold)) return usage("--threshold: expected a percentage >= 0, got '%s'", optarg);
+            break;
+        case O_MIN_EFFECT:
+            if (parse_pct(optarg, &min_effect))
+                return usage("--min-effect: expected a percentage >= 0, got '%s'", optarg);
+            break;
+        case O_IMPL:
+            if (!*optarg) {
+                fprintf(stderr, "kbench compare: --impl: an empty list (leave --impl out to compare every implementation)\n");
+                return KB_EXIT_USAGE;
+            }
+            impls = optarg;
+            break;
+        case O_CSV: csv = optarg; break;
+        case O_QUIET: quiet = 1; break;
+        case ':': return usage("option '%s' needs a value (see: kbench compare --help)", bad);
+        default:
+            if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
+                return usage("unknown option '-%c' (see: kbench compare --help)", optopt);
+            if (bad[0] == '-' && bad[1] == '-') {
+                char word[128];
+                snprintf(word, sizeof word, "%s", bad + 2);
+                word[strcspn(word, "=")] = 0;
+                for (int i = 0; i < ncands; i++)
+                    if (!strcmp(word, cands[i])) return usage("option '--%s' takes no value", word);
+                const char *near = kb_nearest(word, cands, ncands);
+                if (near) return usage("unknown option '--%s' (did you mean --%s?)", word, near);
+                return usage("unknown option '--%s' (see: kbench compare --help)", word);
+            }
+
+            return usage("unknown option '%s' (see: kbench compare --help)", bad);
+        }
+    }
+    int npos = argc - optind;
+    if (npos != 2)
+        return usage("want two result files, BASE.json and NEW.json (got %d; see: kbench compare --help)", npos);
+    const char *bpath = argv[optind], *npath = argv[optind + 1];
+
+    char err[KB_ERRLEN];
+    kb_cmp_file base, cur;
+    if (kb_cmp_load(bpath, &base, err, sizeof err)) return usage("%s", err);
+    if (kb_cmp_load(npath, &cur, err, sizeof err)) {
+        kb_cmp_free(&base);
+        return usage("%s", err);
+    }
+    kb_cmp_result res;
+    int rc = KB_EXIT_USAGE;
+    if (kb_cmp_match_effect(&base, &cur, impls, threshold, min_effect, &res, err, sizeof err)) {
+        usage("%s", err);
+        goto out_files;
+    }
+    if (csv && kb_cmp_write_csv(csv, &res, threshold, err, sizeof err)) {
+        usage("%s", err);
+        goto out;
+    }
+    if (base.device[0] && cur.device[0] && strcmp(base.device, cur.device))
+        fprintf(stderr, "kbench compare: note: different devices: base %s, new %s\n", base.device, cur.device);
+    if (base.version[0] && cur.version[0] && strcmp(base.version, cur.version))
+        fprintf(stderr, "kbench compare: note: different kbench versions: base %s, new %s\n", base.version, cur.version);
+    if (res.cases == 0 && res.only_base && res.only_new)
+        fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
+    kb_cmp_print(stdout, &base, &cur, &res, threshold, quiet);
+    rc = kb_cmp_regressions(&res) ? KB_EXIT_REGRESSION : KB_EXIT_OK;
+out:
+    kb_cmp_result_free(&res);
+out_files:
+    kb_cmp_free(&base);
+    kb_cmp_free(&cur);
+    return rc;
+}
