@@ -4,7 +4,7 @@
 #   check      kbench check with every example plugin (must pass)
 #   faulty     the faulty plugins: off_by_one (exit 1), oob (exit 3, named),
 #              hang (the watchdog, exit 3; --timeout 2 so it takes ~65 s)
-#   sanitize   compute-sanitizer memcheck over check with the examples
+#   sanitize   compute-sanitizer memcheck over each example's small odd shapes
 #   time       configs/layernorm.json (bf16, fp16) with naive,opt,example,
 #              twice, compared
 set -uo pipefail
@@ -30,8 +30,18 @@ for step in "$@"; do
             tr '\r' '\n' < "$out/f-$impl.txt" | grep -v '^\[' | grep . | tail -n 3
         done ;;
     sanitize)
-        timeout 500 compute-sanitizer --tool memcheck --error-exitcode 9 $K check layernorm --impl "$LN" > "$out/san.txt" 2>&1
-        echo "memcheck layernorm example: exit $? $(grep -m1 'ERROR SUMMARY' "$out/san.txt") $(tail -n 1 "$out/san.txt")" ;;
+        # small odd shapes of every example, each dtype and pass (a whole
+        # check under memcheck takes longer than a device call)
+        small="--quiet --min-time 0 --min-samples 1 --warmup 0 --csv /dev/null --json /dev/null"
+        san() { # name kbench-arguments...
+            local name=$1
+            shift
+            timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $K "$@" $small > "$out/san-$name.txt" 2>&1
+            echo "memcheck $name: exit $? $(grep -m1 'ERROR SUMMARY' "$out/san-$name.txt")"
+        }
+        san layernorm layernorm --impl "naive,$LN" --rows 7,300 --cols 8,200,1000,3000,5120 --dtype fp32,fp16,bf16 --pass fwd,bwd
+        san rope rope --impl "naive,$RO" --style gptj --layout sbhd,bshd,thd --seq 7,33 --batch 3 --heads 3 --dim 8,72 --rotary-dim 0,4 --dtype fp32,fp16,bf16 --pass fwd,bwd
+        san mlp mlp --impl "naive,$ML" --tokens 5,130 --hidden 72,264 --inter 136 --dtype fp32,fp16,bf16 ;;
     time)
         for r in 1 2; do
             timeout 280 $K sweep configs/layernorm.json --set dtype=bf16,fp16 --impl "naive,opt,$LN" --quiet --csv "$out/t$r.csv" --json "$out/t$r.json"

@@ -49,7 +49,7 @@ for step in "$@"; do
         echo "exit $?, $(( $(date +%s) - s )) s"
         shares "$out/$step.csv" ;;
     samples)
-        for r in 1 2; do timeout 200 $K sweep configs/rope.json --impl opt --save-samples --quiet --csv /dev/null --json "$out/s$r.json"; done
+        for r in 1 2; do timeout 200 $K sweep configs/rope.json --impl opt --min-time 0.1 --save-samples --quiet --csv /dev/null --json "$out/s$r.json"; done
         $K compare "$out/s1.json" "$out/s2.json" > "$out/samples-compare.txt"; echo "compare exit $?"; tail -n 1 "$out/samples-compare.txt" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
     esac
