@@ -113,17 +113,29 @@ double kb_mann_whitney_p(const double *a, int na, const double *b, int nb)
     return p > 1 ? 1 : p;
 }
 
+/* a change under the event timer's resolution is not called, by either rule */
+static kb_cmp_verdict resolve(const kb_cmp_row *base, const kb_cmp_row *cur, kb_cmp_pair *out)
+{
+    if ((out->verdict == KB_CMP_FASTER || out->verdict == KB_CMP_SLOWER) &&
+        fabs(cur->median_ms - base->median_ms) < KB_CMP_MIN_DELTA_MS) {
+        out->verdict = KB_CMP_SAME;
+        out->under_resolution = 1;
+    }
+    return out->verdict;
+}
+
 kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, double threshold_pct,
                              double min_effect_pct, kb_cmp_pair *out)
 {
     out->verdict = kb_cmp_judge(base, cur, threshold_pct, &out->speedup, &out->bound_pct);
     out->p_value = NAN;
     out->rule = KB_CMP_RULE_NONE;
+    out->under_resolution = 0;
     if (out->verdict == KB_CMP_FAILED || out->verdict == KB_CMP_NA) return out->verdict;
     if (base->nsamples < KB_CMP_MIN_SAMPLES || cur->nsamples < KB_CMP_MIN_SAMPLES || !base->samples_ms ||
         !cur->samples_ms) {
         out->rule = KB_CMP_RULE_THRESHOLD;
-        return out->verdict;
+        return resolve(base, cur, out);
     }
     /* a difference must be both real (the test) and large enough to matter
      * (the medians, as printed, apart by min_effect_pct at least) */
@@ -135,7 +147,7 @@ kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, doub
     if (significant && cur->median_ms > base->median_ms * lim) out->verdict = KB_CMP_SLOWER;
     else if (significant && base->median_ms > cur->median_ms * lim) out->verdict = KB_CMP_FASTER;
     else out->verdict = KB_CMP_SAME;
-    return out->verdict;
+    return resolve(base, cur, out);
 }
 
 /* ---- matching ------------------------------------------------------------- */

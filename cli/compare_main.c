@@ -28,11 +28,14 @@ static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, siz
     } else if (p->rule == KB_CMP_RULE_MANN_WHITNEY) {
         char pv[32];
         p_text(pv, sizeof pv, p->p_value);
-        if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
+        if (p->under_resolution) /* real and over the minimum effect, but under the timer's resolution */
+            snprintf(buf, n, "p=%s, change under %g us", pv, KB_CMP_MIN_DELTA_MS * 1e3);
+        else if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
             snprintf(buf, n, "p=%s, change under %g%%", pv, p->bound_pct);
         else snprintf(buf, n, "p=%s", pv);
     } else if (p->rule == KB_CMP_RULE_THRESHOLD) {
-        if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+        if (p->under_resolution) snprintf(buf, n, "change under %g us", KB_CMP_MIN_DELTA_MS * 1e3);
+        else if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
         if (p->base->nsamples || p->cur->nsamples) { /* why the samples kept were not tested */
             size_t l = strlen(buf);
             snprintf(buf + l, n - l, "%ssamples: base %d, new %d (the test needs %d each)", l ? "; " : "",
@@ -101,6 +104,8 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
                     "or, where both rows hold %d samples or more (rule mann-whitney): by a Mann-Whitney U test at "
                     "p < %g,\nand only when the medians differ by %g%% or more\n",
                     KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, r->min_effect_pct);
+        fprintf(f, "medians less than %g us apart are the same (the event timer's resolution)\n",
+                KB_CMP_MIN_DELTA_MS * 1e3);
     }
     int header = 0;
     for (int i = 0; i < r->npairs; i++) {
@@ -241,6 +246,9 @@ static void print_help(FILE *f)
             "(E: --min-effect). Clocks drift by about 1%% from run to run, so a smaller change is\n"
             "not called even when the test finds it significant. Rows without samples, or with\n"
             "fewer, use the threshold rule; each line says which rule decided it.\n"
+            "Under both rules, medians less than %g us apart are 'same' (the line says 'change under\n"
+            "%g us'): the CUDA event timer's resolution. Two runs of one build move the medians of\n"
+            "kernels of a few microseconds by up to about that much.\n"
             "Files from different devices (name) or kbench versions are compared all the same,\n"
             "with a note on stderr.\n\n"
             "Options:\n"
@@ -265,7 +273,8 @@ static void print_help(FILE *f)
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
             "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n",
-            KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_EFFECT_PCT);
+            KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_DELTA_MS * 1e3, KB_CMP_MIN_DELTA_MS * 1e3,
+            KB_CMP_MIN_EFFECT_PCT);
 }
 
 /* one line: what the user typed is echoed with its control characters escaped */

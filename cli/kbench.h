@@ -538,6 +538,11 @@ void kb_cmp_free(kb_cmp_file *f);
 #define KB_CMP_MIN_SAMPLES 10       /* both rows this many samples or more: the Mann-Whitney rule */
 #define KB_CMP_ALPHA 0.001          /* its significance level (two-sided) */
 #define KB_CMP_MIN_EFFECT_PCT 1.0   /* the default --min-effect: the smallest change of median it calls */
+/* The smallest change of median either rule calls, in ms: the resolution of
+ * cudaEventElapsedTime ("around 0.5 microseconds", the CUDA Runtime API). Two
+ * runs of the same build moved the medians of 8-50 us RoPE rows by up to
+ * 0.42 us (1-3%, p < 1e-90 on thousands of samples; H100, 2026-11-25). */
+#define KB_CMP_MIN_DELTA_MS 0.0005
 
 typedef enum { KB_CMP_SAME, KB_CMP_FASTER, KB_CMP_SLOWER, KB_CMP_FAILED, KB_CMP_NA, KB_CMP_ONLY_BASE, KB_CMP_ONLY_NEW } kb_cmp_verdict;
 /* Which rule decided a verdict: none (FAILED, n/a, only in one file), the
@@ -558,6 +563,7 @@ typedef struct {
     kb_cmp_rule rule;
     double p_value;     /* the Mann-Whitney rule's two-sided p; NAN under the others */
     int kernel_differs; /* both files say what ran, and it differs */
+    int under_resolution; /* the rule called it, but the medians are under KB_CMP_MIN_DELTA_MS apart: same */
 } kb_cmp_pair;
 
 /* The two-sided p-value of the Mann-Whitney U test of a against b: normal
@@ -571,7 +577,8 @@ double kb_mann_whitney_p(const double *a, int na, const double *b, int nb);
  * kb_cmp_judge. Both rows with KB_CMP_MIN_SAMPLES samples or more: the
  * Mann-Whitney rule: slower when p < KB_CMP_ALPHA and new median > base median
  * * (1 + min_effect_pct/100), faster the other way round, else same. Otherwise
- * kb_cmp_judge's threshold rule, unchanged. */
+ * kb_cmp_judge's threshold rule. Under either, medians less than
+ * KB_CMP_MIN_DELTA_MS apart are same (under_resolution set). */
 kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, double threshold_pct,
                              double min_effect_pct, kb_cmp_pair *out);
 

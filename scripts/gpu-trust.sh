@@ -9,6 +9,10 @@
 #                ceiling over its rows and every note
 #     layernorm, mlp   configs/layernorm.json, configs/mlp.json, the same
 #     samples    configs/rope.json twice with --save-samples, compared (same)
+#     slowed     a copy of this tree whose RoPE opt launcher runs its kernel
+#                twice (a deliberately slowed build: a test of compare, never
+#                committed), the same sweep, compared with samples' first run
+#                (slower)
 set -uo pipefail
 out=${OUT:-results}/trust
 mkdir -p "$out"
@@ -51,6 +55,19 @@ for step in "$@"; do
     samples)
         for r in 1 2; do timeout 200 $K sweep configs/rope.json --impl opt --min-time 0.1 --save-samples --quiet --csv /dev/null --json "$out/s$r.json"; done
         $K compare "$out/s1.json" "$out/s2.json" > "$out/samples-compare.txt"; echo "compare exit $?"; tail -n 1 "$out/samples-compare.txt" ;;
+    slowed)
+        rm -rf .slow && mkdir -p .slow && git ls-files -z | xargs -0 tar -c | tar -x -C .slow
+        python3 - .slow/kernels/rope/opt.cu <<'PY'
+import sys
+p = sys.argv[1]; s = open(p).read()
+k = "k<<<(unsigned)p->blocks, THREADS, p->smem, s>>>((const T *)a->in, (T *)a->out, *a, p->groups, p->rpg, p->gpb,"
+i = s.index(k); j = s.index(";", i) + 1
+assert s.count(k) == 1
+open(p, "w").write(s[:j] + "\n    " + s[i:j] + " // slowed: launched twice" + s[j:])
+PY
+        (cd .slow && make -j"$(nproc)" kbench > build.log 2>&1) || { tail .slow/build.log; exit 1; }
+        timeout 200 .slow/kbench sweep configs/rope.json --impl opt --min-time 0.1 --save-samples --quiet --csv /dev/null --json "$out/slow.json"
+        $K compare "$out/s1.json" "$out/slow.json" > "$out/slow-compare.txt"; echo "compare exit $? (4: slower)"; tail -n 1 "$out/slow-compare.txt" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
     esac
 done

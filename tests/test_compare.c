@@ -729,6 +729,47 @@ static void test_decide_synthetic(void **state)
     }
 }
 
+/* Medians less than KB_CMP_MIN_DELTA_MS (0.5 us) apart are same under both
+ * rules, however significant: the event timer's resolution. */
+static void test_decide_resolution(void **state)
+{
+    (void)state;
+    kb_cmp_pair p;
+    rng g = {99, 0, 0};
+    /* a 10 us kernel 3% slower (0.3 us), 0.5% noise, 200 samples each: the
+     * test sees it, the change is over the minimum effect, under the resolution */
+    kb_cmp_row b = sample_row(&g, 200, 0.010, 0.005), n = sample_row(&g, 200, 0.0103, 0.005);
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+    assert_true(p.p_value < KB_CMP_ALPHA);
+    assert_true(n.median_ms > b.median_ms * 1.01);
+    assert_int_equal(p.under_resolution, 1);
+    assert_int_equal(decide(&n, &b, 1, &p), KB_CMP_SAME); /* nor faster */
+    assert_int_equal(p.under_resolution, 1);
+    free(n.samples_ms);
+    /* 10% slower (1 us): called */
+    n = sample_row(&g, 200, 0.011, 0.005);
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SLOWER);
+    assert_int_equal(p.under_resolution, 0);
+    free(n.samples_ms);
+    free(b.samples_ms);
+    /* the threshold rule: 4.0 -> 4.4 us (10%, over 5%) is same, 4.0 -> 4.6 us slower */
+    b = mkrow(0.0040, NAN, 1);
+    n = mkrow(0.0044, NAN, 1);
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SAME);
+    assert_int_equal(p.rule, KB_CMP_RULE_THRESHOLD);
+    assert_int_equal(p.under_resolution, 1);
+    n.median_ms = 0.0046;
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_SLOWER);
+    assert_int_equal(p.under_resolution, 0);
+    assert_int_equal(decide(&n, &b, 1, &p), KB_CMP_FASTER);
+    /* a failed row is FAILED whatever the medians */
+    n.median_ms = 0.0040;
+    n.ok = 0;
+    assert_int_equal(decide(&b, &n, 1, &p), KB_CMP_FAILED);
+    assert_int_equal(p.under_resolution, 0);
+}
+
 static void test_decide_fallback(void **state)
 {
     (void)state;
@@ -999,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_mann_whitney_p),
         cmocka_unit_test(test_decide_synthetic),
         cmocka_unit_test(test_decide_fallback),
+        cmocka_unit_test(test_decide_resolution),
         cmocka_unit_test(test_samples_files),
         cmocka_unit_test(test_samples_errors),
     };
