@@ -80,6 +80,15 @@ int kb_best_rate(const double *rates, int n)
     return best;
 }
 
+int kb_gemm_rungs(const double *rates, int n, int *idx)
+{
+    int best = kb_best_rate(rates, n), k = 0;
+    if (best < 0) return 0;
+    for (int i = best - 1; i <= best + 1; i++)
+        if (i >= 0 && i < n && isfinite(rates[i]) && rates[i] > 0) idx[k++] = i;
+    return k;
+}
+
 const char *kb_row_note(double pct_of_copy, double pct_of_gemm, double bytes, size_t l2_bytes, int hot)
 {
     if (pct_of_copy > 100 && (hot || (l2_bytes && bytes <= (double)l2_bytes))) return "l2";
@@ -176,7 +185,7 @@ struct kb_timer {
     int ncopies;
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
-    int gemm_n[KB_NGEMM];
+    int gemm_n[KB_NGEMM], gemm_layout[KB_NGEMM];
     /* cuBLAS on rows' own GEMM shapes, measured so far */
     struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
     int nshapes;
@@ -510,6 +519,12 @@ const char *kb_gemm_key_name(kb_gemm_key k)
     return k >= 0 && k < KB_NGEMM ? names[k] : "none";
 }
 
+const char *kb_gemm_layout_name(int layout)
+{
+    static const char *const names[KB_GEMM_NLAYOUTS] = {"TN", "NN", "NT"};
+    return layout >= 0 && layout < KB_GEMM_NLAYOUTS ? names[layout] : "?";
+}
+
 static int gemm_fn(void *ctx, void *stream) { return kb_gemm_bench_run(ctx, stream); }
 
 static void gemm_type(kb_gemm_key k, int *dtype, int *tf32)
@@ -533,39 +548,67 @@ static int gemm_rate(kb_timer *t, kb_gemm_bench *g, const kb_opts *o, const char
     return rc;
 }
 
+/* One rung: an n^3 GEMM in a layout, timed; cudaErrorMemoryAllocation when
+ * it does not fit (nothing printed, nothing left allocated). */
+static int gemm_rung(kb_timer *t, kb_gemm_key k, const kb_opts *o, int dtype, int tf32, int n, int layout, double *tf)
+{
+    kb_gemm_bench g;
+    *tf = 0;
+    int rc = kb_gemm_bench_create_layout(&g, dtype, tf32, n, layout);
+    if (rc) return rc;
+    char label[128];
+    snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name(k), n, kb_gemm_layout_name(layout));
+    return gemm_rate(t, &g, o, label, tf);
+}
+
 /* The GEMM ceiling of key k: the best rate of a square cuBLAS GEMM over a
  * ladder of sizes (smaller ones can run at higher clocks than the largest,
- * which draw the most power), each L2 flushed, median. Cached per key for the
- * timer's life; a size that does not fit is left out (0: none fitted). */
-int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size)
+ * which draw the most power), each L2 flushed, median: every size in the
+ * TN layout, then the other layouts at the best size and its neighbours
+ * (cuBLAS picks other kernels for them: torch.mm's NN beat TN by 2% at 4096^3
+ * bf16 on an H100). Cached per key for the timer's life; a size that does not
+ * fit is left out (0: none fitted). */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout)
 {
     *tflops = 0;
     if (size) *size = 0;
+    if (layout) *layout = KB_GEMM_TN;
     if (k < 0 || k >= KB_NGEMM) return 0;
-    if (t->gemm[k] > 0) {
-        *tflops = t->gemm[k];
-        if (size) *size = t->gemm_n[k];
-        return 0;
-    }
-    static const int ladder[] = {2048, 3072, 4096, 6144, 8192, 12288, 16384};
-    int dtype, tf32;
-    gemm_type(k, &dtype, &tf32);
-    for (int i = 0; i < (int)(sizeof ladder / sizeof ladder[0]) && !kb_stop_signal; i++) {
-        kb_gemm_bench g;
-        int rc = kb_gemm_bench_create(&g, dtype, tf32, ladder[i]);
-        if (rc == (int)cudaErrorMemoryAllocation) break; /* no room for this size or larger */
-        if (rc) return rc;
-        char label[128];
-        double tf = 0;
-        snprintf(label, sizeof label, "gemm %s n=%d", kb_gemm_key_name(k), ladder[i]);
-        if ((rc = gemm_rate(t, &g, o, label, &tf))) return rc;
-        if (tf > t->gemm[k]) {
-            t->gemm[k] = tf;
-            t->gemm_n[k] = ladder[i];
+    if (t->gemm[k] <= 0) {
+        static const int ladder[] = {2048, 3072, 4096, 6144, 8192, 12288, 16384};
+        enum { NL = (int)(sizeof ladder / sizeof ladder[0]) };
+        double tn[NL] = {0};
+        int dtype, tf32, idx[3];
+        gemm_type(k, &dtype, &tf32);
+        for (int i = 0; i < NL && !kb_stop_signal; i++) {
+            int rc = gemm_rung(t, k, o, dtype, tf32, ladder[i], KB_GEMM_TN, &tn[i]);
+            if (rc == (int)cudaErrorMemoryAllocation) break; /* no room for this size or larger */
+            if (rc) return rc;
+        }
+        int nr = kb_gemm_rungs(tn, NL, idx);
+        for (int j = 0; j < nr; j++) {
+            int i = idx[j];
+            if (tn[i] > t->gemm[k]) {
+                t->gemm[k] = tn[i];
+                t->gemm_n[k] = ladder[i];
+                t->gemm_layout[k] = KB_GEMM_TN;
+            }
+            for (int l = KB_GEMM_NN; l < KB_GEMM_NLAYOUTS && !kb_stop_signal; l++) {
+                double tf = 0;
+                int rc = gemm_rung(t, k, o, dtype, tf32, ladder[i], l, &tf);
+                if (rc == (int)cudaErrorMemoryAllocation) continue;
+                if (rc) return rc;
+                if (tf > t->gemm[k]) {
+                    t->gemm[k] = tf;
+                    t->gemm_n[k] = ladder[i];
+                    t->gemm_layout[k] = l;
+                }
+            }
         }
     }
     *tflops = t->gemm[k];
     if (size) *size = t->gemm_n[k];
+    if (layout) *layout = t->gemm_layout[k];
     return 0;
 }
 

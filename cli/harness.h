@@ -54,9 +54,9 @@ int kb_selftest(const kb_opts *o);
 int kb_selftest_judge(double measured, double expected, double limit_pct, double *dev_pct);
 const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' names */
 /* Dense GEMM ceiling for key k: the best square cuBLAS GEMM over a ladder of
- * sizes (median each), cached; 0 TFLOP/s when none fits in the free memory.
- * size: n of the best n^3 GEMM. */
-int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size);
+ * sizes and operand layouts (median each), cached; 0 TFLOP/s when none fits in
+ * the free memory. size, layout: n and kb_gemm_layout of the best n^3 GEMM. */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout);
 /* cuBLAS alone on n GEMMs (M x N x K, row-major, of key k's type) in sequence,
  * L2 flushed before each sequence, median: their FLOPs over the time; cached;
  * 0 when they do not fit beside the case. */

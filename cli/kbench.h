@@ -161,6 +161,8 @@ typedef enum { KB_MEMORY_BOUND, KB_COMPUTE_BOUND } kb_bound;
  * type (tf32: fp32 data on TF32 tensor cores), measured once per run on demand. */
 typedef enum { KB_GEMM_NONE = -1, KB_GEMM_FP32 = 0, KB_GEMM_FP16, KB_GEMM_BF16, KB_GEMM_TF32, KB_NGEMM } kb_gemm_key;
 const char *kb_gemm_key_name(kb_gemm_key k); /* "fp32", "fp16", "bf16", "tf32" */
+/* a GEMM ceiling's operand layout (kernels.h's kb_gemm_layout): "TN", "NN", "NT" */
+const char *kb_gemm_layout_name(int layout);
 
 /* A tensor an op hands to external implementations (plugins), under its
  * own name: for `kbench list OP`, `kbench plugin info` and the plugin ABI
@@ -407,6 +409,7 @@ typedef struct {
     double copy_gbps; /* measured, 1 GiB */
     double gemm_tflops[KB_NGEMM]; /* measured GEMM ceilings by kb_gemm_key; 0: not measured */
     int gemm_n[KB_NGEMM];         /* the square size each was measured at */
+    int gemm_layout[KB_NGEMM];    /* and its operand layout (kb_gemm_layout) */
     kb_gpu_info nvml;             /* UUID, persistence, power limit, ECC, clocks; nvml.ok == 0: no NVML */
 } kb_device;
 
@@ -449,6 +452,10 @@ typedef struct {
 void kb_stats_compute(const double *ms, int n, kb_stats *st);
 /* The index of the best (largest finite, positive) rate; -1: none. */
 int kb_best_rate(const double *rates, int n);
+/* The GEMM ceiling's ladder: after every size in one layout (rates, 0 where a
+ * size did not fit), the sizes the other layouts are tried at: the best and
+ * its measured neighbours, into idx (3 at most); how many. */
+int kb_gemm_rungs(const double *rates, int n, int *idx);
 /* A row's share of a ceiling above 100% says why: "l2" when its bytes fit in
  * the L2 (or under --hot, where they stay there), "ceiling?" otherwise (the
  * ceiling is beaten: it is not one); "" when no share is above 100. */

@@ -350,12 +350,17 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             } else {
                 cJSON_AddStringToObject(d, "nvml", nv->why[0] ? nv->why : "not available");
             }
-            cJSON *g = NULL, *gn = NULL; /* the GEMM ceilings measured in this run */
+            cJSON *g = NULL, *gn = NULL, *gl = NULL; /* the GEMM ceilings measured in this run */
             for (int k = 0; k < KB_NGEMM; k++) {
                 if (!(dev->gemm_tflops[k] > 0)) continue;
-                if (!g) { g = cJSON_AddObjectToObject(d, "gemm_tflops"); gn = cJSON_AddObjectToObject(d, "gemm_size"); }
+                if (!g) {
+                    g = cJSON_AddObjectToObject(d, "gemm_tflops");
+                    gn = cJSON_AddObjectToObject(d, "gemm_size");
+                    gl = cJSON_AddObjectToObject(d, "gemm_layout");
+                }
                 cJSON_AddNumberToObject(g, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_tflops[k]);
                 cJSON_AddNumberToObject(gn, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_n[k]);
+                cJSON_AddStringToObject(gl, kb_gemm_key_name((kb_gemm_key)k), kb_gemm_layout_name(dev->gemm_layout[k]));
             }
         }
         r->results = cJSON_AddArrayToObject(r->root, "results");

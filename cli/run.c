@@ -414,7 +414,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
             if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
             tried[k] = 1;
-            e = kb_gemm_tflops(timer, k, o, &dev.gemm_tflops[k], &dev.gemm_n[k]);
+            e = kb_gemm_tflops(timer, k, o, &dev.gemm_tflops[k], &dev.gemm_n[k], &dev.gemm_layout[k]);
             if (e) {
                 fprintf(stderr, "kbench: GEMM ceiling %s: %s\n", kb_gemm_key_name(k), kb_last_error);
                 kb_timer_destroy(timer);
@@ -422,8 +422,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             if (!o->quiet) {
                 if (dev.gemm_tflops[k] > 0)
-                    printf("GEMM %s %.1f TFLOP/s (cuBLAS %d^3, median)\n", kb_gemm_key_name(k), dev.gemm_tflops[k],
-                           dev.gemm_n[k]);
+                    printf("GEMM %s %.1f TFLOP/s (cuBLAS %d^3 %s, median)\n", kb_gemm_key_name(k), dev.gemm_tflops[k],
+                           dev.gemm_n[k], kb_gemm_layout_name(dev.gemm_layout[k]));
                 else
                     printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
             }
@@ -677,18 +677,19 @@ int kb_device_copy_report(kb_device *d)
     printf("  (+ a candidate of the rows' copy ceiling; * the best at that size and ratio)\n");
     int best = kb_best_rate(rates[6], nc); /* 1 GiB, 1:1 */
     d->copy_gbps = best < 0 ? 0 : rates[6][best];
-    printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed, best of n = 2048 to 16384:\n");
+    printf("GEMM          dense cuBLAS n^3, fp32 accumulation, median, L2 flushed, best of n = 2048 to 16384\n"
+           "              (cuBLAS layout TN; NN and NT at the best n and its neighbours):\n");
     for (int k = 0; k < KB_NGEMM; k++) {
         fflush(stdout);
-        if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k])) {
+        if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k], &d->gemm_layout[k])) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
             kb_timer_destroy(t);
             return KB_EXIT_CUDA;
         }
         if (d->gemm_tflops[k] <= 0) printf("              %-4s: not enough free memory\n", kb_gemm_key_name((kb_gemm_key)k));
         else
-            printf("              %-4s: %7.1f TFLOP/s (%d^3)\n", kb_gemm_key_name((kb_gemm_key)k), d->gemm_tflops[k],
-                   d->gemm_n[k]);
+            printf("              %-4s: %7.1f TFLOP/s (%d^3 %s)\n", kb_gemm_key_name((kb_gemm_key)k), d->gemm_tflops[k],
+                   d->gemm_n[k], kb_gemm_layout_name(d->gemm_layout[k]));
     }
     kb_timer_destroy(t);
     return KB_EXIT_OK;

@@ -122,20 +122,42 @@ extern "C" int kb_cublas_init(void)
     return 0;
 }
 
+namespace {
+int gemm_types(int dtype, int tf32, cudaDataType_t *t, cublasComputeType_t *ct)
+{
+    *ct = CUBLAS_COMPUTE_32F;
+    switch (dtype) {
+    case 0: *t = CUDA_R_32F; if (tf32) *ct = CUBLAS_COMPUTE_32F_FAST_TF32; return 0;
+    case 1: *t = CUDA_R_16F; return 0;
+    case 2: *t = CUDA_R_16BF; return 0;
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+// c [n, n] = op(a) op(b), column-major, every leading dimension n
+int gemm_square(const kb_gemm_bench *g, cudaStream_t stream)
+{
+    cudaDataType_t t;
+    cublasComputeType_t ct;
+    int n = g->n, rc = gemm_types(g->dtype, g->tf32, &t, &ct);
+    if (rc || (rc = bind(stream))) return rc;
+    cublasOperation_t oa = g->layout == KB_GEMM_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t ob = g->layout == KB_GEMM_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const float one = 1.0f, zero = 0.0f;
+    CK_CUBLAS(cublasGemmEx(handle, oa, ob, n, n, n, &one, g->b, t, n, g->a, t, n, &zero, g->c, t, n, ct,
+                           CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+} // namespace
+
 extern "C" int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32,
                                 void *stream)
 {
     if (M <= 0 || N <= 0 || K <= 0) return (int)cudaErrorInvalidValue;
     cudaDataType_t t;
-    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
-    switch (dtype) {
-    case 0: t = CUDA_R_32F; if (tf32) ct = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-    case 1: t = CUDA_R_16F; break;
-    case 2: t = CUDA_R_16BF; break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    int rc = bind((cudaStream_t)stream);
-    if (rc) return rc;
+    cublasComputeType_t ct;
+    int rc = gemm_types(dtype, tf32, &t, &ct);
+    if (rc || (rc = bind((cudaStream_t)stream))) return rc;
     const float one = 1.0f, zero = 0.0f;
     // Column-major, cuBLAS sees y^T [N, M] = w [N, K] (w^T stored: OP_T) * x^T [K, M].
     CK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, t, K, x, t, K, &zero, y, t, N, ct,
@@ -187,14 +209,23 @@ extern "C" int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32
     return rc;
 }
 
+extern "C" int kb_gemm_bench_create_layout(kb_gemm_bench *g, int dtype, int tf32, int n, int layout)
+{
+    if (layout < 0 || layout >= KB_GEMM_NLAYOUTS) return (int)cudaErrorInvalidValue;
+    const int sq[1][3] = {{n, n, n}};
+    int rc = kb_gemm_bench_create_shapes(g, dtype, tf32, sq, 1);
+    g->layout = layout;
+    return rc;
+}
+
 extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n)
 {
-    const int sq[1][3] = {{n, n, n}};
-    return kb_gemm_bench_create_shapes(g, dtype, tf32, sq, 1);
+    return kb_gemm_bench_create_layout(g, dtype, tf32, n, KB_GEMM_TN);
 }
 
 extern "C" int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream)
 {
+    if (g->layout != KB_GEMM_TN) return gemm_square(g, (cudaStream_t)stream); /* one square GEMM */
     for (int i = 0; i < g->nshapes; i++) {
         int rc = kb_linear_cublas(g->a, g->b, g->c, g->mnk[i][0], g->mnk[i][1], g->mnk[i][2], g->dtype, g->tf32, stream);
         if (rc) return rc;

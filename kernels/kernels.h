@@ -99,12 +99,18 @@ int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K,
  * returns cudaErrorMemoryAllocation, with nothing left allocated, when they
  * do not fit. */
 #define KB_GEMM_BENCH_SHAPES 4
+/* The operand layout of a square ceiling GEMM, as cuBLAS's (opA, opB) on
+ * column-major data: TN is nn.Linear's y = x w^T (kb_linear_cublas), NN is
+ * torch.mm(a, b) on row-major tensors, NT the third. cuBLAS picks other
+ * kernels for each, so the ceiling tries them all. */
+typedef enum { KB_GEMM_TN, KB_GEMM_NN, KB_GEMM_NT, KB_GEMM_NLAYOUTS } kb_gemm_layout;
 typedef struct {
     void *a, *b, *c;
-    int n, dtype, tf32;
+    int n, dtype, tf32, layout;
     int nshapes, mnk[KB_GEMM_BENCH_SHAPES][3];
 } kb_gemm_bench;
-int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n);
+int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n); /* layout TN */
+int kb_gemm_bench_create_layout(kb_gemm_bench *g, int dtype, int tf32, int n, int layout);
 int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
 double kb_gemm_bench_flops(const kb_gemm_bench *g); /* 2 M N K summed */

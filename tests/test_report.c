@@ -18,6 +18,7 @@
 
 #include "kbench.h"
 #include "harness.h"
+#include "../kernels/kernels.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -741,6 +742,34 @@ static void test_compare(void **state)
 }
 
 
+/* the GEMM ladder's second pass: the other layouts at the best size and its
+ * measured neighbours */
+static void test_gemm_rungs(void **state)
+{
+    (void)state;
+    int idx[3] = {-1, -1, -1};
+    const double mid[] = {600, 750, 740, 700, 690};
+    assert_int_equal(kb_gemm_rungs(mid, 5, idx), 3);
+    assert_int_equal(idx[0], 0);
+    assert_int_equal(idx[1], 1);
+    assert_int_equal(idx[2], 2);
+    const double first[] = {760, 750, 740};
+    assert_int_equal(kb_gemm_rungs(first, 3, idx), 2);
+    assert_int_equal(idx[0], 0);
+    assert_int_equal(idx[1], 1);
+    const double last[] = {600, 700, 0, 0}; /* the larger sizes did not fit */
+    assert_int_equal(kb_gemm_rungs(last, 4, idx), 2);
+    assert_int_equal(idx[0], 0);
+    assert_int_equal(idx[1], 1);
+    const double gap[] = {NAN, 500, 0, 700, 650};
+    assert_int_equal(kb_gemm_rungs(gap, 5, idx), 2); /* the unmeasured neighbour is skipped */
+    assert_int_equal(idx[0], 3);
+    assert_int_equal(idx[1], 4);
+    const double none[] = {0, 0};
+    assert_int_equal(kb_gemm_rungs(none, 2, idx), 0);
+    assert_int_equal(kb_gemm_rungs(none, 0, idx), 0);
+}
+
 /* the device object carries the GEMM ceilings that were measured, by key */
 static void test_json_device_gemm(void **state)
 {
@@ -758,6 +787,7 @@ static void test_json_device_gemm(void **state)
         if (pass == 1) {
             d.gemm_tflops[KB_GEMM_BF16] = 774.5;
             d.gemm_n[KB_GEMM_BF16] = 8192;
+            d.gemm_layout[KB_GEMM_BF16] = KB_GEMM_NN;
             d.gemm_tflops[KB_GEMM_TF32] = 400;
             d.gemm_n[KB_GEMM_TF32] = 4096;
         }
@@ -770,10 +800,16 @@ static void test_json_device_gemm(void **state)
         assert_string_equal(jstr(dev, "name"), "Test GPU");
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(dev, "gemm_tflops");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(dev, "gemm_size");
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(dev, "gemm_layout");
         if (pass == 0) {
             assert_null(g); /* none measured: no object */
             assert_null(n);
+            assert_null(l);
         } else {
+            assert_true(cJSON_IsObject(l));
+            assert_int_equal(cJSON_GetArraySize(l), 2);
+            assert_string_equal(jstr(l, "bf16"), "NN");
+            assert_string_equal(jstr(l, "tf32"), "TN");
             assert_true(cJSON_IsObject(g) && cJSON_IsObject(n));
             assert_int_equal(cJSON_GetArraySize(g), 2);
             assert_true(cJSON_GetObjectItemCaseSensitive(g, "bf16")->valuedouble == 774.5);
@@ -784,6 +820,10 @@ static void test_json_device_gemm(void **state)
         }
         cJSON_Delete(j);
     }
+    assert_string_equal(kb_gemm_layout_name(KB_GEMM_TN), "TN");
+    assert_string_equal(kb_gemm_layout_name(KB_GEMM_NN), "NN");
+    assert_string_equal(kb_gemm_layout_name(KB_GEMM_NT), "NT");
+    assert_string_equal(kb_gemm_layout_name(KB_GEMM_NLAYOUTS), "?");
     assert_string_equal(kb_gemm_key_name(KB_GEMM_FP32), "fp32");
     assert_string_equal(kb_gemm_key_name(KB_GEMM_FP16), "fp16");
     assert_string_equal(kb_gemm_key_name(KB_GEMM_BF16), "bf16");
@@ -870,6 +910,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_rows),
         cmocka_unit_test(test_json_device_gemm),
+        cmocka_unit_test(test_gemm_rungs),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
