@@ -589,6 +589,45 @@ static void test_report_open_errors(void **state)
 
 /* ---- statistics and comparison ------------------------------------------ */
 
+/* When sampling may stop on a noisy row: the median's 95% interval */
+static void test_median_known(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    double *v = malloc(sizeof *v * N);
+    kb_stats st;
+    uint64_t z = 12345;
+    /* a 4.4 us kernel in 32 ns steps, 6% noise and a tail: known at 1000 samples */
+    for (int i = 0; i < N; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(z >> 11) / 9007199254740992.0;
+        double t = 0.0044 * (1 + 0.06 * (u - 0.5) * 3.4) + (i % 50 == 0 ? 0.004 : 0);
+        v[i] = floor(t / 0.000032) * 0.000032;
+    }
+    kb_stats_compute(v, 1000, &st);
+    assert_true(st.noise_pct > 5); /* noisy: --max-noise 1 would not stop it */
+    assert_true(kb_median_known(&st));
+    kb_stats_compute(v, KB_MEDIAN_CI_MIN - 1, &st); /* too few samples to judge */
+    assert_false(kb_median_known(&st));
+    /* 1 to 2 ms spread evenly: 200 samples leave the median +-5% open; 20000 pin it */
+    for (int i = 0; i < N; i++) v[i] = 1 + (double)((i * 7919) % N) / N;
+    kb_stats_compute(v, 200, &st);
+    assert_false(kb_median_known(&st));
+    assert_true((st.med_hi - st.med_lo) / 2 > 0.005 * st.median);
+    kb_stats_compute(v, N, &st);
+    assert_true(kb_median_known(&st));
+    assert_true(st.med_lo < st.median && st.median < st.med_hi);
+    /* a 2 us kernel between two 32 ns steps: +-16 ns is over 0.5% but under 0.1 us */
+    for (int i = 0; i < 200; i++) v[i] = i % 2 ? 0.002 : 0.002032;
+    kb_stats_compute(v, 200, &st);
+    assert_true(st.med_hi - st.med_lo > 0.005 * 2 * st.median);
+    assert_true(kb_median_known(&st));
+    /* nothing timed */
+    kb_stats_compute(NULL, 0, &st);
+    assert_false(kb_median_known(&st));
+    free(v);
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -614,6 +653,8 @@ static void test_stats(void **state)
     kb_stats_compute(many, 101, &st);
     assert_true(st.median == 50 && st.min == 0 && st.max == 100 && st.mean == 50);
     assert_true(st.p25 == 25 && st.p75 == 75);
+    /* the median's 95% interval: ranks floor(50.5 - 9.85) = 40 and ceil(61.35) = 62 */
+    assert_true(st.med_lo == 39 && st.med_hi == 61);
     double five[] = {10, 50, 20, 40, 30};
     kb_stats_compute(five, 5, &st);
     assert_true(st.p25 == 20 && st.p75 == 40 && st.median == 30);
@@ -622,6 +663,7 @@ static void test_stats(void **state)
     kb_stats_compute(one, 1, &st);
     assert_true(st.median == 0.7 && st.stddev == 0 && st.noise_pct == 0 && st.samples == 1);
     assert_true(st.p25 == 0.7 && st.p75 == 0.7);
+    assert_true(st.med_lo == 0.7 && st.med_hi == 0.7); /* clamped to the samples */
     double same[] = {2, 2, 2, 2};
     kb_stats_compute(same, 4, &st);
     assert_true(st.stddev == 0 && st.noise_pct == 0);
@@ -911,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_compare_rows),
         cmocka_unit_test(test_json_device_gemm),
         cmocka_unit_test(test_gemm_rungs),
+        cmocka_unit_test(test_median_known),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
