@@ -107,7 +107,7 @@ run:
 	scripts/plot.sh results/default.csv
 
 test:
-	@scripts/deps.sh build test
+	@scripts/deps.sh build test plot
 	$(MAKE) kbench $(TESTS) test-plugins examples
 	KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
 
@@ -119,7 +119,7 @@ check: kbench
 # objects are built as usual (their device code is not instrumented).
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan:
-	@scripts/deps.sh build test
+	@scripts/deps.sh build test plot
 	$(MAKE) BUILD=build-asan KBENCH_BIN=build-asan/kbench CFLAGS="$(ASAN_FLAGS)" \
 	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
 	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%) test-plugins examples

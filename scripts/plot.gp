@@ -1,5 +1,6 @@
-# One kbench plot: GB/s per series against the swept parameter (mode 'line')
-# or one bar per series (mode 'bar', when nothing is swept).
+# One kbench plot: GB/s (or TFLOP/s, for an op with a GEMM ceiling) per series
+# against the swept parameter (mode 'line') or one bar per series (mode 'bar',
+# when nothing is swept).
 # scripts/plot.sh sets, through gnuplot -e:
 #   out          the PNG to write
 #   ttl, sub     the title and its second line (the fixed parameters)
@@ -7,15 +8,18 @@
 #   xlab         the x axis label (the swept parameter)
 #   logx         1 for a log2 x axis
 #   xlo, xhi     the x range
-#   xt           comma-separated x tics ('' for automatic)
-#   ymax         the largest GB/s or copy GB/s plotted
+#   xt           comma-separated x tics ('' for automatic); xrot 1: upright
+#   ylab         the y axis: 'GB/s' or 'TFLOP/s'
+#   ymax         the largest value or ceiling plotted
+#   clabel       the size-matched ceiling's name (copy, or cuBLAS on the shapes)
+#   ngm          flat GEMM ceilings, then gm<i> (TFLOP/s) and gl<i> (legend)
 #   n            the number of series, then for each series i = 1..n
 #                (variables f1, t1, k1, c1, f2, ...; read via value()):
-#   f<i>         its data file: x gbps copy_gbps ('?' when missing)
+#   f<i>         its data file: x value ceiling ('?' when missing)
 #   t<i>         its name; k<i> its legend entry ('' for none)
 #   c<i>         its colour (1-based index into colors below)
-#   nc           the number of copy-ceiling lines (mode 'line'), then for each
-#   cf<i>, cl<i> its data file (x copy_gbps) and legend entry
+#   nc           the number of size-matched ceiling lines (mode 'line'), then
+#   cf<i>, cl<i> its data file (x ceiling) and legend entry
 
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 1000,600 font 'sans,10'
@@ -36,9 +40,13 @@ ki(i) = value(sprintf('k%d', i))
 cfi(i) = value(sprintf('cf%d', i))
 cli(i) = value(sprintf('cl%d', i))
 ccol(i) = (i == 1 ? 'black' : '#666666')
+gmi(i) = value(sprintf('gm%d', i))
+gli(i) = value(sprintf('gl%d', i))
+flat = ''
+if (ngm > 0) { flat = ", for [i=1:ngm] gmi(i) with lines dt 3 lw 2 lc rgb '#444444' title gli(i)" }
 
 set title (sub eq '' ? ttl : ttl . "\n" . sub)
-set ylabel 'GB/s'
+set ylabel ylab
 set yrange [0:*]
 set grid ytics
 set border 3
@@ -58,11 +66,12 @@ if (mode eq 'line') {
     if (logx) { set logscale x 2 }
     set xrange [xlo:xhi]
     if (xt ne '') { eval sprintf('set xtics (%s)', xt) }
+    if (xrot) { set xtics rotate by 90 right }
     cmd = "plot for [i=1:n] fi(i) using 1:2 with linespoints lw 2 pt pt(i) ps 1.2 lc rgb col(i) title ki(i)"
     if (nc > 0) {
         cmd = cmd . ", for [i=1:nc] cfi(i) using 1:2 with linespoints dt i + 1 lw 2 pt 7 ps 0.5 lc rgb ccol(i) title cli(i)"
     }
-    eval cmd
+    eval cmd . flat
 } else {
     set xrange [xlo:xhi]
     tlen = 0
@@ -73,11 +82,9 @@ if (mode eq 'line') {
     set style fill solid 0.85 noborder
     set offsets 0, 0, graph 0.08, 0
     # (labels: an empty string rather than NaN, which crashes gnuplot 5.4.4)
-    plot for [i=1:n] fi(i) using (i):2 with boxes lc rgb col(i) title ki(i), \
-         for [i=1:n] fi(i) using (i):2:($2 >= 0.12 * ymax ? sprintf('%.0f', $2) : '') \
-             with labels offset 0,-0.9 tc rgb 'white' notitle, \
-         for [i=1:n] fi(i) using (i):2:($2 < 0.12 * ymax ? sprintf('%.0f', $2) : '') \
-             with labels offset 0,0.8 notitle, \
-         for [i=1:n] fi(i) using (i - 0.42):3:(0.84):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' \
-             title (i == 1 ? 'copy (size-matched)' : '')
+    c = "plot for [i=1:n] fi(i) using (i):2 with boxes lc rgb col(i) title ki(i)"
+    c = c . ", for [i=1:n] fi(i) using (i):2:($2 >= 0.12 * ymax ? sprintf('%.3g', $2) : '') with labels offset 0,-0.9 tc rgb 'white' notitle"
+    c = c . ", for [i=1:n] fi(i) using (i):2:($2 < 0.12 * ymax ? sprintf('%.3g', $2) : '') with labels offset 0,0.8 notitle"
+    c = c . ", for [i=1:n] fi(i) using (i - 0.42):3:(0.84):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' title (i == 1 ? clabel : '')"
+    eval c . flat
 }

@@ -1,10 +1,15 @@
 #!/bin/sh
-# PNG plots of GB/s from a kbench CSV, one per (op, pass):
+# PNG plots from a kbench CSV: one per (op, pass), and a roofline:
 #
 #   scripts/plot.sh results/X.csv [OUTDIR]
 #
-# writes OUTDIR/X-<op>-<pass>.png (OUTDIR: the CSV's directory by default)
-# and prints each path. In each (op, pass) group the x axis is the numeric
+# writes OUTDIR/X-<op>-<pass>.png and OUTDIR/X-roofline.png (OUTDIR: the
+# CSV's directory by default) and prints each path. A group whose rows carry
+# gemm_tflops (an op with a GEMM ceiling: the MLP) is drawn in TFLOP/s with
+# its GEMM ceilings (flat) and cuBLAS on its shapes (cublas_shape_tflops) as
+# the size-matched line; the others in GB/s with the copy ceiling. A group of
+# more than 8 series is split by dtype, then by the other varying parameters
+# (X-<op>-<pass>-<dtype>[-<param><value>].png). In each (op, pass) group the x axis is the numeric
 # parameter with the most distinct values (the first such column on a tie);
 # one line per impl x dtype x any other parameter that varies; the dashed
 # lines are the size-matched copy bandwidth (copy_gbps) of the cases: one per
@@ -95,12 +100,44 @@ function ispow2(x) {
     return x == 1
 }
 function fmt(x) { return (x == int(x) && x < 1e15 && x > -1e15) ? sprintf("%d", x) : sprintf("%.6g", x) }
+# the x axis of group g: the numeric parameter with the most distinct values
+# (0: none has two); dall_[c]: distinct values of column c (4: the dtype)
+function axis_of(g, dall_,    seen, dnon, nonnum, r, c, v, best, axis) {
+    split("", dall_)
+    for (r = 1; r <= nr; r++) {
+        if (rg[r] != g) continue
+        for (c = 4; c <= p1; c++) {
+            v = rv[r, c]
+            if (!((c, v) in seen)) { seen[c, v] = 1; dall_[c]++; if (v != "" && c >= p0) dnon[c]++ }
+            if (v != "" && !isnum(v)) nonnum[c] = 1
+        }
+    }
+    axis = 0; best = 0
+    for (c = p0; c <= p1; c++)
+        if (dnon[c] > best && !(c in nonnum)) { best = dnon[c]; axis = c }
+    return best >= 2 ? axis : 0
+}
+# the most series (impl x the varying columns not faceted) in one facet of g
+# when the columns fc[1..k] are faceted (nv varying columns in vc)
+function series_max(g, fc, k, vc, nv,    r, j, fk, sk, cnt, seen, m) {
+    m = 0
+    for (r = 1; r <= nr; r++) {
+        if (rg[r] != g) continue
+        fk = ""
+        for (j = 1; j <= k; j++) fk = fk SUBSEP rv[r, fc[j]]
+        sk = rimpl[r]
+        for (j = k + 1; j <= nv; j++) sk = sk SUBSEP rv[r, vc[j]]
+        if (!((fk, sk) in seen)) { seen[fk, sk] = 1; if (++cnt[fk] > m) m = cnt[fk] }
+    }
+    return m
+}
 
 { sub(/\r$/, "") }
 NR == 1 {
     nh = csvsplit($0, hdr)
     for (i = 1; i <= nh; i++) col[hdr[i]] = i
     imed = col["median_ms"]; igb = col["gbps"]; icp = col["copy_gbps"]
+    itf = col["tflops"]; igm = col["gemm_tflops"]; ics = col["cublas_shape_tflops"]
     if (!imed || !igb || !icp || imed < 6) {
         print prog ": not a kbench CSV (header columns)" > "/dev/stderr"; bad = 1; exit 2
     }
@@ -117,14 +154,48 @@ NR == 1 {
     nr++
     rg[nr] = gid[k]; rimpl[nr] = f[3]; rdt[nr] = f[4]
     for (c = p0; c <= p1; c++) rv[nr, c] = f[c]
+    rv[nr, 4] = f[4]   # the dtype, a facet like the parameters
     rgb[nr] = f[igb] + 0
     rcp[nr] = (icp <= n && isnum(f[icp])) ? f[icp] + 0 : ""
+    # an op whose descriptor names a GEMM ceiling has gemm_tflops: drawn in TFLOP/s
+    rgm[nr] = (igm && isnum(f[igm]) && f[igm] > 0) ? f[igm] + 0 : ""
+    rtf[nr] = (itf && isnum(f[itf])) ? f[itf] + 0 : ""
+    rcs[nr] = (ics && isnum(f[ics]) && f[ics] > 0) ? f[ics] + 0 : ""
 }
 END {
     if (bad) exit 2
     if (nskip) printf "%s: %s: left out %d row(s) without GB/s (failed or untimed)\n", prog, FILENAME, nskip > "/dev/stderr"
+    # Facets: a group of more than MAXS series is split by dtype, then by the
+    # other varying parameters in order, until no chart has more than MAXS
+    MAXS = 8; ng2 = 0
+    for (g = 1; g <= ng; g++) {
+        ax = axis_of(g, dall); nvc = 0
+        split("", vc)
+        for (c = 4; c <= p1; c++) if (c != ax && dall[c] > 1) vc[++nvc] = c
+        k = 0
+        while (k < nvc && series_max(g, vc, k, vc, nvc) > MAXS) k++
+        split("", fid)
+        for (r = 1; r <= nr; r++) {
+            if (rg[r] != g) continue
+            fk = ""; fl = ""; fs = ""
+            for (j = 1; j <= k; j++) {
+                v = rv[r, vc[j]]
+                fk = fk SUBSEP v
+                fl = fl (fl == "" ? "" : ", ") (vc[j] == 4 ? v : hdr[vc[j]] "=" v)
+                fs = fs "-" (vc[j] == 4 ? v : hdr[vc[j]] v)
+            }
+            if (!(fk in fid)) { fid[fk] = ++ng2; gop2[ng2] = gop[g]; gpass2[ng2] = gpass[g]; gfl[ng2] = fl; gfs[ng2] = fs }
+            rg2[r] = fid[fk]
+        }
+    }
+    for (r = 1; r <= nr; r++) rg[r] = rg2[r]
+    for (g = 1; g <= ng2; g++) { gop[g] = gop2[g]; gpass[g] = gpass2[g] }
+    ng = ng2
     nplot = 0
     for (g = 1; g <= ng; g++) {
+        # the metric: TFLOP/s against the GEMM ceilings where the rows carry one
+        tfl = 0
+        for (r = 1; r <= nr; r++) if (rg[r] == g && rgm[r] != "" && rtf[r] != "") tfl = 1
         # distinct values per column: dall counts empty as a value, dnum only numbers
         split("", seen); split("", dall); split("", dnon); split("", nonnum); split("", one)
         for (r = 1; r <= nr; r++) {
@@ -173,12 +244,14 @@ END {
                 else skey[ns] = sprintf("%06d %06d %06d", vrank[vk], drank[rdt[r]], irank[rimpl[r]])
             }
             s = sid[sk]; m = ++np[s]
-            # the copy ceiling depends on the case, not the impl: one per dtype x varying parameters
+            # the size-matched ceiling (copy; cuBLAS on the shapes of the row) depends on
+            # the case, not the impl: one per dtype x varying parameters
             ck = rdt[r] SUBSEP vk
-            if (!(ck in cid)) { cid[ck] = ++ncg; clab[ncg] = "copy" (rdt[r] == "" ? "" : " " rdt[r]) vl }
+            if (!(ck in cid)) { cid[ck] = ++ncg; clab[ncg] = (tfl ? "cuBLAS on these shapes" : "copy") (rdt[r] == "" ? "" : " " rdt[r]) vl }
             scg[s] = cid[ck]
             px[s, m] = mode == "line" ? rv[r, axis] + 0 : 0
-            py[s, m] = rgb[r]; pc[s, m] = rcp[r]
+            py[s, m] = tfl ? rtf[r] : rgb[r]; pc[s, m] = tfl ? rcs[r] : rcp[r]
+            if (tfl && rgm[r] != "" && !((g, rdt[r]) in gmv)) { gmv[g, rdt[r]] = rgm[r]; gmd[g, ++ngm[g]] = rdt[r] }
         }
         if (nleft) printf "%s: %s %s: left out %d row(s) with no %s\n", prog, gop[g], gpass[g], nleft, hdr[axis] > "/dev/stderr"
         if (ns == 0) continue
@@ -231,8 +304,15 @@ END {
                 }
                 if (!wrote) continue
                 close(file); nc++
-                args = args sprintf("cf%d=%s; cl%d=%s; ", nc, q(file), nc, q(ncg == 1 ? "copy (size-matched)" : clab[k] " (size-matched)"))
+                args = args sprintf("cf%d=%s; cl%d=%s; ", nc, q(file), nc, q(ncg == 1 ? (tfl ? "cuBLAS on these shapes" : "copy (size-matched)") : clab[k] (tfl ? "" : " (size-matched)")))
             }
+        # the GEMM ceilings, flat: one per dtype
+        for (j = 1; j <= ngm[g]; j++) {
+            v = gmv[g, gmd[g, j]]
+            if (v > ymax) ymax = v
+            args = args sprintf("gm%d=%.10g; gl%d=%s; ", j, v, j, q("GEMM ceiling " gmd[g, j] " " sprintf("%.0f", v) " TFLOP/s"))
+        }
+        args = args sprintf("ngm=%d; ylab=%s; clabel=%s; ", ngm[g] + 0, q(tfl ? "TFLOP/s" : "GB/s"), q(tfl ? "cuBLAS on these shapes" : "copy (size-matched)"))
         logx = 0; xmin = xs[1]; xmax = xs[nx]; xt = ""
         if (mode == "line") {
             p2 = 1
@@ -241,11 +321,18 @@ END {
             if (logx) { lo = xmin / 1.25; hi = xmax * 1.25 }
             else { lo = xmin - (xmax - xmin) * 0.05; hi = xmax + (xmax - xmin) * 0.05 }
             if (nx <= 12) for (a = 1; a <= nx; a++) xt = xt (a > 1 ? ", " : "") fmt(xs[a])
+            # tic labels closer than their width (about 7 px a character over an
+            # axis of about 650 px) are turned upright
+            for (a = 2; a <= nx && !xrot; a++) {
+                gap = logx ? (log(xs[a]) - log(xs[a - 1])) / (log(hi) - log(lo)) : (xs[a] - xs[a - 1]) / (hi - lo)
+                if (gap * 650 < 7 * (length(fmt(xs[a])) + length(fmt(xs[a - 1]))) / 2 + 6) xrot = 1
+            }
         } else { lo = 0.4; hi = ns + 0.6 }
-        ttl = "kbench " gop[g] (gpass[g] == "" ? "" : " " gpass[g]) ": GB/s " (mode == "line" ? "vs " hdr[axis] : "per impl")
-        out = outdir "/" base "-" fname(gop[g]) (gpass[g] == "" ? "" : "-" fname(gpass[g])) ".png"
-        args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.10g; xhi=%.10g; xt=%s; ymax=%.10g; nc=%d",
-                            ns, q(mode), q(out), q(ttl), q(sub_t), q(mode == "line" ? hdr[axis] : ""), logx, lo, hi, q(xt), ymax, nc)
+        ttl = "kbench " gop[g] (gpass[g] == "" ? "" : " " gpass[g]) (gfl[g] == "" ? "" : " (" gfl[g] ")") ": " (tfl ? "TFLOP/s " : "GB/s ") (mode == "line" ? "vs " hdr[axis] : "per impl")
+        out = outdir "/" base "-" fname(gop[g]) (gpass[g] == "" ? "" : "-" fname(gpass[g])) fname(gfs[g]) ".png"
+        args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.10g; xhi=%.10g; xt=%s; xrot=%d; ymax=%.10g; nc=%d",
+                            ns, q(mode), q(out), q(ttl), q(sub_t), q(mode == "line" ? hdr[axis] : ""), logx, lo, hi, q(xt), xrot, ymax, nc)
+        xrot = 0
         print args > (tmp "/g" g ".args"); close(tmp "/g" g ".args")
         print g "\t" out > (tmp "/manifest")
         nplot++
@@ -254,20 +341,124 @@ END {
 }
 ' "$csv" || exit 2
 
-if [ ! -s "$tmp/manifest" ]; then
+# The roofline: every row with flops, bytes and TFLOP/s a point at
+# (flops / bytes, tflops); the roofs are the largest copy_gbps of the rows
+# (sloped) and each dtype's gemm_tflops (flat). $tmp/roof.args for
+# roofline.gp; $tmp/roofs.txt says where the roofs were put (one line each:
+# "copy GBPS", "gemm DTYPE TFLOPS").
+awk -v tmp="$tmp" -v out="$outdir/$base-roofline.png" -v base="$base" '
+function csvsplit(s, a,    n, i, c, f, q, len) {
+    if (index(s, "\"") == 0) return split(s, a, ",")
+    n = 0; f = ""; q = 0; len = length(s)
+    for (i = 1; i <= len; i++) {
+        c = substr(s, i, 1)
+        if (q) {
+            if (c == "\"") {
+                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
+                else q = 0
+            } else f = f c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { a[++n] = f; f = "" }
+        else f = f c
+    }
+    a[++n] = f
+    return n
+}
+function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+{ sub(/\r$/, "") }
+NR == 1 {
+    nh = csvsplit($0, hdr)
+    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    ifl = col["flops"]; iby = col["bytes"]; itf = col["tflops"]; icp = col["copy_gbps"]; igm = col["gemm_tflops"]
+    if (!ifl || !iby || !itf) exit
+    next
+}
+{
+    n = csvsplit($0, f)
+    if (f[1] == "op" && f[2] == "pass") next
+    if (icp && isnum(f[icp]) && f[icp] + 0 > copy) copy = f[icp] + 0
+    if (igm && isnum(f[igm]) && f[igm] + 0 > 0) {
+        if (!(f[4] in gemm)) { gd[++ngd] = f[4]; gemm[f[4]] = 0 }
+        if (f[igm] + 0 > gemm[f[4]]) gemm[f[4]] = f[igm] + 0
+    }
+    if (!isnum(f[ifl]) || !isnum(f[iby]) || !isnum(f[itf]) || f[ifl] <= 0 || f[iby] <= 0 || f[itf] <= 0) next
+    nr++
+    rop[nr] = f[1]; rimpl[nr] = f[3]; rdt[nr] = f[4]; rpass[nr] = f[2]
+    rx[nr] = f[ifl] / f[iby]; ry[nr] = f[itf] + 0
+}
+END {
+    if (!nr) exit
+    xlo = rx[1]; xhi = rx[1]; ylo = ry[1]; yhi = ry[1]
+    for (r = 1; r <= nr; r++) {
+        if (!(rimpl[r] in ic)) { ic[rimpl[r]] = ++ni; iname[ni] = rimpl[r] }
+        if (!(rop[r] in oc)) { oc[rop[r]] = ++nop; oname[nop] = rop[r] }
+        k = rop[r] SUBSEP rimpl[r]
+        if (!(k in sid)) { sid[k] = ++ns; sc[ns] = ic[rimpl[r]]; sp[ns] = oc[rop[r]] }
+        print rx[r], ry[r] > (tmp "/roof_s" sid[k] ".dat")
+        if (rx[r] < xlo) xlo = rx[r]; if (rx[r] > xhi) xhi = rx[r]
+        if (ry[r] < ylo) ylo = ry[r]; if (ry[r] > yhi) yhi = ry[r]
+        # the share of the roof above the point: the lower of the two
+        att = copy > 0 ? rx[r] * copy / 1000 : 0
+        kind = "copy"
+        if ((rdt[r] in gemm) && (att == 0 || gemm[rdt[r]] < att)) { att = gemm[rdt[r]]; kind = rdt[r] " GEMM" }
+        if (att > 0 && (!(rop[r] in bestf) || ry[r] / att > bestf[rop[r]])) {
+            bestf[rop[r]] = ry[r] / att; bestr[rop[r]] = r; bestk[rop[r]] = kind
+        }
+    }
+    for (s = 1; s <= ns; s++) close(tmp "/roof_s" s ".dat")
+    print "copy", copy > (tmp "/roofs.txt")
+    for (i = 1; i <= ngd; i++) {
+        print "gemm", gd[i], gemm[gd[i]] > (tmp "/roofs.txt")
+        if (gemm[gd[i]] > yhi) yhi = gemm[gd[i]]
+        if (copy > 0 && gemm[gd[i]] * 1000 / copy > xhi) xhi = gemm[gd[i]] * 1000 / copy
+    }
+    close(tmp "/roofs.txt")
+    if (!ngd && copy > 0 && xhi * copy / 1000 > yhi) yhi = xhi * copy / 1000
+    # the best row of each op: its share next to the point, what it is in the key
+    nl = 0
+    for (o = 1; o <= nop; o++) {
+        if (!(oname[o] in bestr)) continue
+        r = bestr[oname[o]]
+        printf "%.10g %.10g \"%.0f%%\"\n", rx[r], ry[r], 100 * bestf[oname[o]] > (tmp "/roof_labels.dat")
+        bl[++nl] = sprintf("%s: %s %s%s, %.0f%% of the %s roof", oname[o], rimpl[r], rdt[r], rpass[r] == "" ? "" : " " rpass[r], 100 * bestf[oname[o]], bestk[oname[o]])
+    }
+    if (nl) close(tmp "/roof_labels.dat")
+    else print "1e-300 1e-300 \"\"" > (tmp "/roof_labels.dat")
+    args = sprintf("out=%s; ttl=%s; sub=%s; xlo=%.6g; xhi=%.6g; ylo=%.6g; yhi=%.6g; copy=%.10g; lf=%s; n=%d; ng=%d; ni=%d; nop=%d; nb=%d; ",
+                   q(out), q("kbench " base ": roofline"), q(copy > 0 ? "" : "no copy ceiling in this file"),
+                   xlo / 2, xhi * 2, ylo / 2, yhi * 3, copy, q(tmp "/roof_labels.dat"), ns, ngd, ni, nop, nl)
+    for (i = 1; i <= nl; i++) args = args sprintf("bl%d=%s; ", i, q(bl[i]))
+    for (s = 1; s <= ns; s++) args = args sprintf("f%d=%s; c%d=%d; p%d=%d; ", s, q(tmp "/roof_s" s ".dat"), s, sc[s], s, sp[s])
+    for (i = 1; i <= ngd; i++) args = args sprintf("gv%d=%.10g; gl%d=%s; ", i, gemm[gd[i]], i, q(gd[i] " GEMM " sprintf("%.0f", gemm[gd[i]]) " TFLOP/s"))
+    for (i = 1; i <= ni; i++) args = args sprintf("in%d=%s; ic%d=%d; ", i, q(iname[i]), i, i)
+    for (i = 1; i <= nop; i++) args = args sprintf("on%d=%s; op%d=%d; ", i, q(oname[i]), i, i)
+    print args > (tmp "/roof.args")
+}
+' "$csv"
+
+if [ ! -s "$tmp/manifest" ] && [ ! -s "$tmp/roof.args" ]; then
     echo "$prog: $csv: nothing to plot (no rows with GB/s)"
     exit 0
 fi
 
 status=0
 tab=$(printf '\t')
-while IFS=$tab read -r g png; do
-    if gnuplot -e "$(cat "$tmp/g$g.args")" "$gp" 2>"$tmp/err"; then
-        echo "$png"
+# gnuplot's warnings count as failures: a plot that warned is not the one asked for
+draw() { # args-file script png
+    if gnuplot -e "$(cat "$1")" "$2" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then
+        echo "$3"
     else
-        echo "$prog: gnuplot failed for $png:" >&2
+        echo "$prog: gnuplot failed for $3:" >&2
         cat "$tmp/err" >&2
         status=1
     fi
-done <"$tmp/manifest"
+}
+if [ -s "$tmp/manifest" ]; then
+    while IFS=$tab read -r g png; do draw "$tmp/g$g.args" "$gp" "$png"; done <"$tmp/manifest"
+fi
+if [ -s "$tmp/roof.args" ]; then
+    [ -f "$here/roofline.gp" ] || { echo "$prog: $here/roofline.gp is missing" >&2; exit 1; }
+    draw "$tmp/roof.args" "$here/roofline.gp" "$outdir/$base-roofline.png"
+fi
 exit $status

@@ -46,4 +46,71 @@ plot_tests() {
     nser=$(ls "$T"/plotdata/g1_s*.dat 2>/dev/null | wc -l)
     [ "$nser" -eq 4 ] || bad "$nser series, want 4 (opt and naive x fp16 and fp32)"
     done_test "plot.sh: one copy ceiling per dtype, PNG written"
+
+    # the roofline: its roofs where the CSV puts them (the largest copy_gbps, each
+    # dtype's gemm_tflops), one point per row, the best row of each op labelled
+    plot_mlp_fixture "$T/roof.csv"
+    rm -rf "$T/roofdata"
+    KBENCH_PLOT_DATA=$T/roofdata scripts/plot.sh "$T/roof.csv" "$T/png" >"$T/out" 2>"$T/err"
+    rc=$?
+    expect_rc 0
+    expect_stderr_lines 0
+    [ -s "$T/png/roof-roofline.png" ] || bad "no roofline PNG"
+    out=$(sort "$T/roofdata/roofs.txt" | tr '\n' ' ')
+    [ "$out" = "copy 2500 gemm bf16 700 gemm fp16 650 " ] || bad "roofs: '$out', want copy 2500, gemm bf16 700 and fp16 650"
+    out=$(cat "$T"/roofdata/roof_s*.dat | wc -l)
+    [ "$out" -eq 8 ] || bad "$out roofline points, want 8 (one per row)"
+    # layernorm opt: 2 flops / 1 byte at 2 TFLOP/s under a roof of 2 x 2500 GB/s = 5: 40%
+    grep -q '^2 2 "40%"$' "$T/roofdata/roof_labels.dat" || bad "layernorm's best label: $(cat "$T/roofdata/roof_labels.dat")"
+    # the MLP's best: fused fp16, 600 TFLOP/s under the fp16 GEMM roof of 650, 92%
+    # (fused bf16: 630 under 700, 90%)
+    grep -q '^2100 600 "92%"$' "$T/roofdata/roof_labels.dat" || bad "mlp's best label: $(cat "$T/roofdata/roof_labels.dat")"
+    done_test "plot.sh: the roofline's roofs are the CSV's copy and GEMM ceilings, a point per row"
+
+    # an op with a GEMM ceiling is drawn in TFLOP/s with its ceilings; the norms in GB/s
+    g=$(grep -l "mlp" "$T"/roofdata/g*.args | head -n 1)
+    grep -q "ylab='TFLOP/s'" "$g" || bad "the MLP's plot is not in TFLOP/s: $(cat "$g")"
+    grep -q "gm1=700" "$g" && grep -q "gm2=650" "$g" || bad "the MLP's plot lacks its GEMM ceilings: $(cat "$g")"
+    grep -q "clabel='cuBLAS on these shapes'" "$g" || bad "the MLP's plot lacks cuBLAS on its shapes: $(cat "$g")"
+    g=$(grep -l "layernorm" "$T"/roofdata/g*.args | head -n 1)
+    grep -q "ylab='GB/s'" "$g" && grep -q "ngm=0" "$g" || bad "the LayerNorm plot is not in GB/s: $(cat "$g")"
+    done_test "plot.sh: the MLP (a GEMM ceiling) in TFLOP/s, the norms in GB/s"
+
+    # more than 8 series on one chart: one chart per dtype
+    plot_many_fixture "$T/many.csv"
+    scripts/plot.sh "$T/many.csv" "$T/png" >"$T/out" 2>"$T/err"
+    rc=$?
+    expect_rc 0
+    for dt in fp32 fp16 bf16; do
+        [ -s "$T/png/many-rope-fwd-$dt.png" ] || bad "no chart for $dt: $(cat "$T/out")"
+    done
+    [ ! -e "$T/png/many-rope-fwd.png" ] || bad "the 12 series were also drawn on one chart"
+    done_test "plot.sh: more than 8 series split into one chart per dtype"
+}
+
+# layernorm fwd (GB/s) and the MLP (TFLOP/s, with GEMM ceilings) in one CSV
+plot_mlp_fixture() {
+    local f=$1
+    echo "op,pass,impl,dtype,layout,rows,cols,tokens,median_ms,gbps,pct_of_copy,copy_gbps,flops,bytes,tflops,gemm_tflops,cublas_shape_tflops" >"$f"
+    cat >>"$f" <<'CSV'
+layernorm,fwd,opt,fp16,,4096,1024,,0.01,2000,80,2500,2000000,1000000,2,,
+layernorm,fwd,naive,fp16,,4096,1024,,0.1,200,8,2500,2000000,1000000,0.2,,
+layernorm,fwd,opt,fp16,,4096,2048,,0.02,1900,80,2400,4000000,2000000,1.9,,
+layernorm,fwd,naive,fp16,,4096,2048,,0.2,190,8,2400,4000000,2000000,0.19,,
+mlp,,fused,bf16,,,,2048,0.2,300,10,2400,126000000000,60000000,630,700,600
+mlp,,cublas,bf16,,,,2048,0.25,240,8,2400,126000000000,60000000,504,700,600
+mlp,,fused,fp16,,,,2048,0.21,285,10,2400,126000000000,60000000,600,650,590
+mlp,,cublas,fp16,,,,2048,0.26,230,8,2400,126000000000,60000000,485,650,590
+CSV
+}
+
+# rope fwd: 4 impls x 3 dtypes over seq = 12 series
+plot_many_fixture() {
+    local f=$1 i d s
+    echo "op,pass,impl,dtype,layout,seq,median_ms,gbps,pct_of_copy,copy_gbps" >"$f"
+    for i in naive opt a b; do
+        for d in fp32 fp16 bf16; do
+            for s in 512 1024; do echo "rope,fwd,$i,$d,sbhd,$s,0.1,1000,50,2000" >>"$f"; done
+        done
+    done
 }
