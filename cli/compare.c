@@ -204,6 +204,13 @@ static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const ch
     return 0;
 }
 
+/* what a file says of its run: "kbench VERSION (GIT), DEVICE, STARTED" */
+static void run_text(char *buf, size_t n, const kb_cmp_file *f)
+{
+    snprintf(buf, n, "kbench %s%s%s%s, %s%s%s", f->version[0] ? f->version : "?", f->git[0] ? " (" : "", f->git,
+             f->git[0] ? ")" : "", f->device[0] ? f->device : "device unknown", f->started[0] ? ", " : "", f->started);
+}
+
 int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
                  kb_cmp_result *res, char *err, size_t errlen)
 {
@@ -215,6 +222,8 @@ int kb_cmp_match_effect(const kb_cmp_file *base, const kb_cmp_file *cur, const c
 {
     memset(res, 0, sizeof *res);
     res->min_effect_pct = min_effect_pct;
+    run_text(res->base_run, sizeof res->base_run, base);
+    run_text(res->new_run, sizeof res->new_run, cur);
     if (check_impls(base, cur, impls, err, errlen)) return -1;
     res->pairs = calloc((size_t)(base->nrows + cur->nrows + 1), sizeof *res->pairs);
     int *order = malloc(sizeof *order * (size_t)(cur->nrows + 1));

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- output --------------------------------------------------------------- */
 static void p_text(char *buf, size_t n, double p);
@@ -178,7 +180,8 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
         fputc(',', f);
         kb_csv_str(f, cols[k]);
     }
-    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note\n",
+    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note,"
+          "base_run,new_run\n",
           f);
     for (int i = 0; i < r->npairs; i++) {
         const kb_cmp_pair *p = &r->pairs[i];
@@ -210,6 +213,10 @@ int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_
         if (p->base && p->cur) pair_note(p, threshold_pct, note, sizeof note);
         fputc(',', f);
         kb_csv_str(f, note);
+        fputc(',', f);
+        kb_csv_str(f, r->base_run);
+        fputc(',', f);
+        kb_csv_str(f, r->new_run);
         fputc('\n', f);
     }
     free(cols);
@@ -222,7 +229,7 @@ static void print_help(FILE *f)
 {
     fprintf(f,
             "usage: kbench compare BASE.json NEW.json [--threshold PCT] [--min-effect PCT] [--impl LIST]\n"
-            "                      [--csv FILE] [--quiet]\n\n"
+            "                      [--csv FILE] [--plot FILE.png] [--quiet]\n\n"
             "Compares two result files written by kbench (--json FILE, or DIR/NAME.json of --out-dir)\n"
             "case by case and exits 4 if NEW regressed anywhere. Needs no GPU.\n\n"
             "Matching: a row of NEW matches the row of BASE with the same op, implementation and\n"
@@ -260,6 +267,9 @@ static void print_help(FILE *f)
             "                         cases included): op, impl, parameters, both medians and noise,\n"
             "                         speedup, threshold_pct (the change that counts: under\n"
             "                         mann-whitney the minimum effect), verdict, rule, p_value, note\n"
+            "  --plot FILE.png        also draw the comparison (scripts/plot.sh, gnuplot): a bar per\n"
+            "                         case, its speedup from 1, sorted, regressions in red, the band\n"
+            "                         its rule calls same behind it; the two runs in the title\n"
             "  --quiet                print only the regressions and the summary line\n"
             "  -h, --help             this help\n\n"
             "Output: a line per matched case (op, case, impl, base_ms, new_ms, speedup, verdict, rule,\n"
@@ -269,10 +279,12 @@ static void print_help(FILE *f)
             "(N cases: those in both files; ', N FAILED' and ', N n/a' follow the counts when there\n"
             "are any; FAILED and n/a come from no rule).\n\n"
             "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
-            "file that is missing, not JSON or not a kbench result file.\n\n"
+            "file that is missing, not JSON or not a kbench result file, 1 the --plot chart could\n"
+            "not be drawn (gnuplot missing or failing; the comparison is printed all the same).\n\n"
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
-            "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n",
+            "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n"
+            "  kbench compare base.json new.json --plot results/compare.png\n",
             KB_CMP_MIN_SAMPLES, KB_CMP_ALPHA, KB_CMP_MIN_DELTA_MS * 1e3, KB_CMP_MIN_DELTA_MS * 1e3,
             KB_CMP_MIN_EFFECT_PCT);
 }
@@ -289,7 +301,47 @@ static int usage(const char *fmt, ...)
     return KB_EXIT_USAGE;
 }
 
-enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET };
+enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET, O_PLOT };
+
+/* scripts/plot.sh beside the kbench executable (the tree it was built in):
+ * 0 with its path, or -1 with why not */
+static int find_plot_script(char *path, size_t n, char *err, size_t errlen)
+{
+    char exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) { kb_errf(err, errlen, "--plot: cannot find the kbench executable (/proc/self/exe)"); return -1; }
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(path, n, "%s/scripts/plot.sh", exe);
+    if (access(path, X_OK)) {
+        kb_errf(err, errlen, "--plot: %s: %s (the chart is drawn by scripts/plot.sh of kbench's tree)", path,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* scripts/plot.sh CSV PNG: 0, or -1 with err */
+static int run_plot(const char *script, const char *csv, const char *png, char *err, size_t errlen)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) { kb_errf(err, errlen, "--plot: fork: %s", strerror(errno)); return -1; }
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout)) _exit(127); /* plot.sh prints the PNG's path; compare says it */
+        execl(script, script, csv, png, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) { kb_errf(err, errlen, "--plot: waitpid: %s", strerror(errno)); return -1; }
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        kb_errf(err, errlen, "--plot: %s failed (exit %d) drawing %s", script, WIFEXITED(st) ? WEXITSTATUS(st) : -1, png);
+        return -1;
+    }
+    return 0;
+}
 
 /* a percentage >= 0 (a trailing % allowed); -1 if it is not one */
 static int parse_pct(const char *s, double *out)
@@ -311,13 +363,14 @@ int kb_compare_main(int argc, char **argv)
         {"impl", required_argument, NULL, O_IMPL},
         {"csv", required_argument, NULL, O_CSV},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"plot", required_argument, NULL, O_PLOT},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "help"};
+    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "plot", "help"};
     const int ncands = (int)(sizeof cands / sizeof *cands);
     double threshold = 5, min_effect = KB_CMP_MIN_EFFECT_PCT;
-    const char *impls = "", *csv = NULL;
+    const char *impls = "", *csv = NULL, *plot = NULL;
     int quiet = 0, c;
     opterr = 0;
     optind = 1;
@@ -341,6 +394,11 @@ int kb_compare_main(int argc, char **argv)
             break;
         case O_CSV: csv = optarg; break;
         case O_QUIET: quiet = 1; break;
+        case O_PLOT:
+            if (strlen(optarg) < 5 || strcmp(optarg + strlen(optarg) - 4, ".png"))
+                return usage("--plot: expected a .png file, got '%s'", optarg);
+            plot = optarg;
+            break;
         case ':': return usage("option '%s' needs a value (see: kbench compare --help)", bad);
         default:
             if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
@@ -364,7 +422,8 @@ int kb_compare_main(int argc, char **argv)
         return usage("want two result files, BASE.json and NEW.json (got %d; see: kbench compare --help)", npos);
     const char *bpath = argv[optind], *npath = argv[optind + 1];
 
-    char err[KB_ERRLEN];
+    char err[KB_ERRLEN], script[4200];
+    if (plot && find_plot_script(script, sizeof script, err, sizeof err)) return usage("%s", err);
     kb_cmp_file base, cur;
     if (kb_cmp_load(bpath, &base, err, sizeof err)) return usage("%s", err);
     if (kb_cmp_load(npath, &cur, err, sizeof err)) {
@@ -389,6 +448,28 @@ int kb_compare_main(int argc, char **argv)
         fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
     kb_cmp_print(stdout, &base, &cur, &res, threshold, quiet);
     rc = kb_cmp_regressions(&res) ? KB_EXIT_REGRESSION : KB_EXIT_OK;
+    if (plot) { /* the chart from the CSV: --csv's, or one of its own */
+        char tmpcsv[] = "/tmp/kbench-compare-XXXXXX.csv";
+        const char *src = csv;
+        if (!src) {
+            int fd = mkstemps(tmpcsv, 4);
+            if (fd < 0 || (close(fd), kb_cmp_write_csv(tmpcsv, &res, threshold, err, sizeof err))) {
+                if (fd < 0) kb_errf(err, sizeof err, "--plot: a temporary CSV: %s", strerror(errno));
+                fprintf(stderr, "kbench compare: %s\n", err);
+                if (fd >= 0) unlink(tmpcsv);
+                rc = KB_EXIT_VERIFY;
+                goto out;
+            }
+            src = tmpcsv;
+        }
+        if (run_plot(script, src, plot, err, sizeof err)) {
+            fprintf(stderr, "kbench compare: %s\n", err);
+            rc = KB_EXIT_VERIFY;
+        } else if (!quiet) {
+            printf("wrote %s\n", plot);
+        }
+        if (!csv) unlink(tmpcsv);
+    }
 out:
     kb_cmp_result_free(&res);
 out_files:

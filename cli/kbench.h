@@ -607,6 +607,7 @@ typedef struct {
     int kernel_differs; /* matched cases whose kernels differ */
     int by_threshold, by_mann_whitney; /* faster/slower/same verdicts each rule decided */
     double min_effect_pct; /* the Mann-Whitney rule's minimum effect it was matched with */
+    char base_run[512], new_run[512]; /* "kbench VERSION (GIT), DEVICE, STARTED" of each file */
 } kb_cmp_result;
 
 /* Match cur's rows to base's (impls: comma list, "" = all); -1 with err when a

@@ -32,6 +32,114 @@ csv=$1
 [ -f "$csv" ] && [ -r "$csv" ] || die2 "$csv: not a readable file"
 
 header=$(head -n 1 "$csv" | tr -d '\r')
+here=$(cd "$(dirname "$0")" && pwd)
+
+# kbench compare's CSV (--csv): the speedup chart, OUTDIR/X-speedup.png, or
+# the file itself when the second argument ends in .png
+case $header in
+op,impl,*,speedup,threshold_pct,verdict,*)
+    command -v gnuplot >/dev/null 2>&1 || { echo "$prog: gnuplot not found; install it (Debian: apt-get install gnuplot-nox, or run scripts/deps.sh)" >&2; exit 1; }
+    case ${2:-} in
+    *.png) png=$2 ;;
+    *) d=${2:-$(dirname "$csv")}; b=$(basename "$csv"); png=$d/${b%.csv}-speedup.png ;;
+    esac
+    mkdir -p "$(dirname "$png")" || exit 1
+    if [ -n "${KBENCH_PLOT_DATA:-}" ]; then tmp=$KBENCH_PLOT_DATA; mkdir -p "$tmp" || exit 1
+    else tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1; trap 'rm -rf "$tmp"' EXIT; fi
+    awk -v tmp="$tmp" -v out="$png" '
+function csvsplit(s, a,    n, i, c, f, q, len) {
+    if (index(s, "\"") == 0) return split(s, a, ",")
+    n = 0; f = ""; q = 0; len = length(s)
+    for (i = 1; i <= len; i++) {
+        c = substr(s, i, 1)
+        if (q) {
+            if (c == "\"") {
+                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
+                else q = 0
+            } else f = f c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { a[++n] = f; f = "" }
+        else f = f c
+    }
+    a[++n] = f
+    return n
+}
+function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+{ sub(/\r$/, "") }
+NR == 1 {
+    nh = csvsplit($0, hdr)
+    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    isp = col["speedup"]; ith = col["threshold_pct"]; ive = col["verdict"]; ibm = col["base_median_ms"]
+    ibr = col["base_run"]; inr = col["new_run"]
+    next
+}
+{
+    n = csvsplit($0, f)
+    if (!isnum(f[isp]) || f[isp] <= 0) next   # only in one file, or n/a
+    nr++
+    sp[nr] = f[isp] + 0; th[nr] = isnum(f[ith]) ? f[ith] / 100 : 0; ve[nr] = f[ive]
+    bm[nr] = isnum(f[ibm]) ? f[ibm] + 0 : 0
+    for (c = 1; c < ibm; c++) { v[nr, c] = f[c]; if (!((c, f[c]) in seen)) { seen[c, f[c]] = 1; nd[c]++ } }
+    if (ibr) brun = f[ibr]; if (inr) nrun = f[inr]
+    cnt[ve[nr]]++
+}
+END {
+    if (!nr) { print "none" > (tmp "/speedup.args"); exit }
+    # many cases: those the rules called, and say so
+    keep = nr > 200
+    for (r = 1; r <= nr; r++) ord[r] = r
+    for (i = 2; i <= nr; i++) {          # by speedup, slowest first
+        t = ord[i]
+        for (j = i - 1; j >= 1 && sp[ord[j]] > sp[t]; j--) ord[j + 1] = ord[j]
+        ord[j + 1] = t
+    }
+    m = 0; xlo = 1; xhi = 1
+    for (i = 1; i <= nr; i++) {
+        r = ord[i]
+        if (keep && ve[r] == "same") continue
+        # the label: what differs between cases (op and impl where they vary); a
+        # word alone where it names itself (fwd, bf16, thd, neox), else name=value
+        lab = ""
+        for (c = 1; c < ibm; c++) {
+            if (v[r, c] == "" || nd[c] < 2) continue
+            lab = lab (lab == "" ? "" : " ") (isnum(v[r, c]) ? hdr[c] "=" v[r, c] : v[r, c])
+        }
+        if (lab == "") lab = v[r, 1] " " v[r, 2]
+        gsub(/"/, "\047", lab)
+        # the band the rules call same: the threshold (or minimum effect), and
+        # never less than the 0.5 us floor of compare (the resolution of the event timer)
+        b = th[r]; if (bm[r] > 0 && 0.0005 / bm[r] > b) b = 0.0005 / bm[r]
+        lo = 1 / (1 + b); hi = 1 + b
+        colr = ve[r] == "faster" ? 2924588 : ve[r] == "slower" ? 14034728 : ve[r] == "FAILED" ? 6950317 : 8355711
+        printf "%d %.6g %.6g %.6g %d \"%s\"\n", ++m, sp[r], lo, hi, colr, lab > (tmp "/speedup.dat")
+        if (sp[r] < xlo) xlo = sp[r]; if (lo < xlo) xlo = lo
+        if (sp[r] > xhi) xhi = sp[r]; if (hi > xhi) xhi = hi
+    }
+    if (!m) print "0 1 1 1 8355711 \"\"" > (tmp "/speedup.dat")
+    close(tmp "/speedup.dat")
+    fixed = ""
+    for (c = 1; c < ibm; c++) if (nd[c] == 1 && v[1, c] != "") fixed = fixed (fixed == "" ? "" : "  ") hdr[c] "=" v[1, c]
+    sub_t = sprintf("%d cases: %d faster, %d slower, %d same%s", nr, cnt["faster"], cnt["slower"], cnt["same"], cnt["FAILED"] ? ", " cnt["FAILED"] " FAILED" : "")
+    if (fixed != "") sub_t = sub_t "; every case: " fixed
+    if (keep) sub_t = sub_t " (the " nr - cnt["same"] " not same drawn)"
+    if (brun != "") sub_t = sub_t "\nbase: " brun
+    if (nrun != "") sub_t = sub_t "\nnew: " nrun
+    pad = (xhi - xlo) * 0.05 + 0.002
+    printf "out=%s; ttl=%s; sub=%s; df=%s; n=%d; xlo=%.6g; xhi=%.6g; h=%d", q(out), q("kbench compare: speedup per case"), q(sub_t),
+           q(tmp "/speedup.dat"), (m > 0 ? m : 1), xlo - pad, xhi + pad, 160 + 18 * (m > 0 ? m : 1) > (tmp "/speedup.args")
+}
+' "$csv" || exit 2
+    if [ "$(cat "$tmp/speedup.args")" = none ]; then echo "$prog: $csv: nothing to plot (no matched case with a speedup)"; exit 0; fi
+    if gnuplot -e "$(cat "$tmp/speedup.args")" "$here/speedup.gp" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then
+        echo "$png"; exit 0
+    fi
+    echo "$prog: gnuplot failed for $png:" >&2
+    cat "$tmp/err" >&2
+    exit 1
+    ;;
+esac
+
 case $header in
 op,pass,impl,dtype,layout,*) ;;
 *) die2 "$csv: not a kbench CSV (the header must start with op,pass,impl,dtype,layout)" ;;
@@ -43,7 +151,6 @@ for col in median_ms gbps copy_gbps; do
     esac
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
 gp=$here/plot.gp
 [ -f "$gp" ] || { echo "$prog: $gp is missing" >&2; exit 1; }
 if ! command -v gnuplot >/dev/null 2>&1; then

@@ -438,6 +438,22 @@ cli_compare() {
     expect_out_has "only in base (1):" "only in new (1):" "layernorm" "fused"
     done_test "compare: a regression exits 4 with per-case verdicts"
 
+    # --plot: the chart beside the verdicts (a bar per matched case), or a one-line refusal
+    usage_error "compare --plot: not a .png" compare "$d/base.json" "$d/new.json" --plot "$T/cmp.jpg" -- "--plot: expected a .png file"
+    if command -v gnuplot >/dev/null 2>&1; then
+        rm -f "$T/cmp.png"
+        KBENCH_PLOT_DATA=$T/cmpplot run compare "$d/base.json" "$d/new.json" --plot "$T/cmp.png"
+        expect_rc 4
+        expect_out_has "wrote $T/cmp.png"
+        [ -s "$T/cmp.png" ] || bad "no PNG at $T/cmp.png"
+        [ "$(grep -c '' "$T/cmpplot/speedup.dat")" -eq 5 ] || bad "want 5 bars (the matched cases): $(cat "$T/cmpplot/speedup.dat")"
+        grep -q '^1 0.898.* 14034728 "rope opt fwd ' "$T/cmpplot/speedup.dat" || bad "the slower case is not red: $(cat "$T/cmpplot/speedup.dat")"
+        grep -q "sub='5 cases: 1 faster, 1 slower, 3 same" "$T/cmpplot/speedup.args" || bad "subtitle: $(cat "$T/cmpplot/speedup.args")"
+        done_test "compare --plot draws a bar per matched case, the regression in red"
+    else
+        t_skip "compare --plot draws a bar per matched case (gnuplot not installed)"
+    fi
+
     run compare "$d/base.json" "$d/new.json" --threshold 15
     expect_rc 0
     summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 1 only in base, 1 only in new; by rule: 5 threshold, 0 mann-whitney"
@@ -470,7 +486,7 @@ cli_compare() {
     expect_rc 4
     if [ -s "$T/cmp.csv" ]; then
         [ "$(nlines "$T/cmp.csv")" -eq 8 ] || bad "$(nlines "$T/cmp.csv") CSV lines, want 8 (header, 5 cases, 2 in one file)"
-        head -n 1 "$T/cmp.csv" | grep -q '^op,impl,pass,dtype,.*,base_median_ms,new_median_ms,.*,speedup,threshold_pct,verdict,rule,p_value,note$' ||
+        head -n 1 "$T/cmp.csv" | grep -q '^op,impl,pass,dtype,.*,base_median_ms,new_median_ms,.*,speedup,threshold_pct,verdict,rule,p_value,note,base_run,new_run$' ||
             bad "CSV header: $(head -n 1 "$T/cmp.csv")"
         [ "$(csv_col "$T/cmp.csv" verdict | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = " 1 faster; 1 only in base; 1 only in new; 3 same; 1 slower;" ] ||
             bad "CSV verdicts: $(csv_col "$T/cmp.csv" verdict | tr '\n' ' ')"

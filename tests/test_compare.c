@@ -537,13 +537,15 @@ static void test_csv(void **state)
     char line[4096];
     assert_non_null(fgets(line, sizeof line, f));
     assert_string_equal(line, "op,impl,pass,dtype,layout,seq,base,seqlens,base_median_ms,new_median_ms,base_noise_pct,"
-                              "new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note\n");
+                              "new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note,base_run,new_run\n");
+#define RUNS ",\"kbench 0.1.0 (abc1234), H100, 2026-11-22T17:27:30Z\",\"kbench 0.2.0 (abc1234), H200, 2026-11-22T17:27:30Z\"\n"
     assert_non_null(fgets(line, sizeof line, f)); /* naive: only in base */
-    assert_string_equal(line, "rope,naive,fwd,bf16,thd,16,10000,5+7,1.000000,,0.500,,,,only in base,,,\n");
+    assert_string_equal(line, "rope,naive,fwd,bf16,thd,16,10000,5+7,1.000000,,0.500,,,,only in base,,," RUNS);
     assert_non_null(fgets(line, sizeof line, f)); /* opt: 20% slower */
-    assert_string_equal(line, "rope,opt,fwd,bf16,thd,16,10000,5+7,0.500000,0.600000,0.500,0.500,0.8333,5.000,slower,threshold,,\n");
+    assert_string_equal(line, "rope,opt,fwd,bf16,thd,16,10000,5+7,0.500000,0.600000,0.500,0.500,0.8333,5.000,slower,threshold,," RUNS);
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "rope,opt,fwd,bf16,thd,32,10000,5+7,,0.500000,,0.500,,,only in new,,,\n");
+    assert_string_equal(line, "rope,opt,fwd,bf16,thd,32,10000,5+7,,0.500000,,0.500,,,only in new,,," RUNS);
+#undef RUNS
     assert_null(fgets(line, sizeof line, f));
     fclose(f);
     unlink(path);
@@ -908,14 +910,14 @@ static void test_samples_files(void **state)
     FILE *cf = fopen(path, "r");
     char line[4096];
     assert_non_null(fgets(line, sizeof line, cf));
-    assert_non_null(strstr(line, ",speedup,threshold_pct,verdict,rule,p_value,note\n"));
+    assert_non_null(strstr(line, ",speedup,threshold_pct,verdict,rule,p_value,note,base_run,new_run\n"));
     assert_non_null(fgets(line, sizeof line, cf)); /* rope fwd naive */
-    assert_non_null(strstr(line, ",1.000,same,mann-whitney,0.3647,p=0.36\n"));
+    assert_non_null(strstr(line, ",1.000,same,mann-whitney,0.3647,p=0.36,"));
     assert_non_null(fgets(line, sizeof line, cf)); /* rope fwd opt */
-    assert_non_null(strstr(line, ",1.000,slower,mann-whitney,5.015e-17,p=5e-17\n"));
+    assert_non_null(strstr(line, ",1.000,slower,mann-whitney,5.015e-17,p=5e-17,"));
     assert_non_null(fgets(line, sizeof line, cf));
     assert_non_null(fgets(line, sizeof line, cf)); /* mlp cublas: no p-value */
-    assert_non_null(strstr(line, ",5.000,same,threshold,,\n"));
+    assert_non_null(strstr(line, ",5.000,same,threshold,,,"));
     fclose(cf);
     unlink(path);
     rmdir(dir);
