@@ -497,11 +497,17 @@ NR == 1 {
 END {
     if (!nr) exit
     xlo = rx[1]; xhi = rx[1]; ylo = ry[1]; yhi = ry[1]
+    # markers by op; by dtype when the file holds one op in several dtypes
+    for (r = 1; r <= nr; r++) {
+        if (!(rop[r] in oc)) { oc[rop[r]] = ++nop; oname[nop] = rop[r] }
+        if (!(rdt[r] in dc)) { dc[rdt[r]] = ++ndt; dname[ndt] = rdt[r] }
+    }
+    bydt = nop == 1 && ndt > 1
     for (r = 1; r <= nr; r++) {
         if (!(rimpl[r] in ic)) { ic[rimpl[r]] = ++ni; iname[ni] = rimpl[r] }
-        if (!(rop[r] in oc)) { oc[rop[r]] = ++nop; oname[nop] = rop[r] }
-        k = rop[r] SUBSEP rimpl[r]
-        if (!(k in sid)) { sid[k] = ++ns; sc[ns] = ic[rimpl[r]]; sp[ns] = oc[rop[r]] }
+        mk = bydt ? rdt[r] : rop[r]
+        k = mk SUBSEP rimpl[r]
+        if (!(k in sid)) { sid[k] = ++ns; sc[ns] = ic[rimpl[r]]; sp[ns] = bydt ? dc[rdt[r]] : oc[rop[r]] }
         print rx[r], ry[r] > (tmp "/roof_s" sid[k] ".dat")
         if (rx[r] < xlo) xlo = rx[r]; if (rx[r] > xhi) xhi = rx[r]
         if (ry[r] < ylo) ylo = ry[r]; if (ry[r] > yhi) yhi = ry[r]
@@ -534,12 +540,13 @@ END {
     else print "1e-300 1e-300 \"\"" > (tmp "/roof_labels.dat")
     args = sprintf("out=%s; ttl=%s; sub=%s; xlo=%.6g; xhi=%.6g; ylo=%.6g; yhi=%.6g; copy=%.10g; lf=%s; n=%d; ng=%d; ni=%d; nop=%d; nb=%d; ",
                    q(out), q("kbench " base ": roofline"), q(copy > 0 ? "" : "no copy ceiling in this file"),
-                   xlo / 2, xhi * 2, ylo / 2, yhi * 3, copy, q(tmp "/roof_labels.dat"), ns, ngd, ni, nop, nl)
+                   xlo / 2, xhi * 2, ylo / 2, yhi * 3, copy, q(tmp "/roof_labels.dat"), ns, ngd, ni, bydt ? ndt : nop, nl)
     for (i = 1; i <= nl; i++) args = args sprintf("bl%d=%s; ", i, q(bl[i]))
     for (s = 1; s <= ns; s++) args = args sprintf("f%d=%s; c%d=%d; p%d=%d; ", s, q(tmp "/roof_s" s ".dat"), s, sc[s], s, sp[s])
     for (i = 1; i <= ngd; i++) args = args sprintf("gv%d=%.10g; gl%d=%s; ", i, gemm[gd[i]], i, q(gd[i] " GEMM " sprintf("%.0f", gemm[gd[i]]) " TFLOP/s"))
     for (i = 1; i <= ni; i++) args = args sprintf("in%d=%s; ic%d=%d; ", i, q(iname[i]), i, i)
-    for (i = 1; i <= nop; i++) args = args sprintf("on%d=%s; op%d=%d; ", i, q(oname[i]), i, i)
+    if (bydt) for (i = 1; i <= ndt; i++) args = args sprintf("on%d=%s; op%d=%d; ", i, q(dname[i]), i, i)
+    else for (i = 1; i <= nop; i++) args = args sprintf("on%d=%s; op%d=%d; ", i, q(oname[i]), i, i)
     print args > (tmp "/roof.args")
 }
 ' "$csv"
