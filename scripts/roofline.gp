@@ -32,7 +32,10 @@ vi(s, i) = value(sprintf('%s%d', s, i))
 set title (sub eq '' ? ttl : ttl . "\n" . sub)
 set xlabel 'arithmetic intensity (FLOP per byte moved, the op''s models)'
 set ylabel 'TFLOP/s'
-set logscale xy 10
+# a range of less than two decades gets tics at powers of 2 (decades alone
+# would label one tic or none)
+set logscale x (xhi / xlo < 100 ? 2 : 10)
+set logscale y (yhi / ylo < 100 ? 2 : 10)
 set xrange [xlo:xhi]
 set yrange [ylo:yhi]
 set format x '%g'
