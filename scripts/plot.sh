@@ -24,6 +24,29 @@
 set -u
 
 prog=plot.sh
+# the awk functions every part uses: a CSV line split (quoted fields too), a
+# number test, a string as a single-quoted gnuplot literal
+lib='
+function csvsplit(s, a,    n, i, c, f, q, len) {
+    if (index(s, "\"") == 0) return split(s, a, ",")
+    n = 0; f = ""; q = 0; len = length(s)
+    for (i = 1; i <= len; i++) {
+        c = substr(s, i, 1)
+        if (q) {
+            if (c == "\"") {
+                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
+                else q = 0
+            } else f = f c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { a[++n] = f; f = "" }
+        else f = f c
+    }
+    a[++n] = f
+    return n
+}
+function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+'
 die2() { echo "$prog: $*" >&2; exit 2; }
 
 [ $# -ge 1 ] && [ $# -le 2 ] || die2 "usage: scripts/plot.sh RESULTS.csv [OUTDIR]"
@@ -46,26 +69,7 @@ op,impl,*,speedup,threshold_pct,verdict,*)
     mkdir -p "$(dirname "$png")" || exit 1
     if [ -n "${KBENCH_PLOT_DATA:-}" ]; then tmp=$KBENCH_PLOT_DATA; mkdir -p "$tmp" || exit 1
     else tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1; trap 'rm -rf "$tmp"' EXIT; fi
-    awk -v tmp="$tmp" -v out="$png" '
-function csvsplit(s, a,    n, i, c, f, q, len) {
-    if (index(s, "\"") == 0) return split(s, a, ",")
-    n = 0; f = ""; q = 0; len = length(s)
-    for (i = 1; i <= len; i++) {
-        c = substr(s, i, 1)
-        if (q) {
-            if (c == "\"") {
-                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
-                else q = 0
-            } else f = f c
-        } else if (c == "\"") q = 1
-        else if (c == ",") { a[++n] = f; f = "" }
-        else f = f c
-    }
-    a[++n] = f
-    return n
-}
-function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
-function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+    awk -v tmp="$tmp" -v out="$png" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
     nh = csvsplit($0, hdr)
@@ -179,27 +183,7 @@ trap 'exit 130' INT TERM
 # the copy ceilings ($tmp/gK_copyC.dat: x copy_gbps, C per dtype x varying
 # parameters, the mean over the rows of those cases at x), the gnuplot
 # assignments ($tmp/gK.args) and a line "K<TAB>png path" in $tmp/manifest.
-awk -v tmp="$tmp" -v outdir="$outdir" -v base="$base" -v prog="$prog" '
-function csvsplit(s, a,    n, i, c, f, q, len) {
-    if (index(s, "\"") == 0) return split(s, a, ",")
-    n = 0; f = ""; q = 0; len = length(s)
-    for (i = 1; i <= len; i++) {
-        c = substr(s, i, 1)
-        if (q) {
-            if (c == "\"") {
-                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
-                else q = 0
-            } else f = f c
-        } else if (c == "\"") q = 1
-        else if (c == ",") { a[++n] = f; f = "" }
-        else f = f c
-    }
-    a[++n] = f
-    return n
-}
-function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
-# a string for a single-quoted gnuplot literal
-function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+awk -v tmp="$tmp" -v outdir="$outdir" -v base="$base" -v prog="$prog" "$lib"'
 function fname(s) { gsub(/[^A-Za-z0-9_.+-]/, "_", s); return s }
 function ispow2(x) {
     if (x < 1 || x != int(x)) return 0
@@ -453,26 +437,7 @@ END {
 # (sloped) and each dtype's gemm_tflops (flat). $tmp/roof.args for
 # roofline.gp; $tmp/roofs.txt says where the roofs were put (one line each:
 # "copy GBPS", "gemm DTYPE TFLOPS").
-awk -v tmp="$tmp" -v out="$outdir/$base-roofline.png" -v base="$base" '
-function csvsplit(s, a,    n, i, c, f, q, len) {
-    if (index(s, "\"") == 0) return split(s, a, ",")
-    n = 0; f = ""; q = 0; len = length(s)
-    for (i = 1; i <= len; i++) {
-        c = substr(s, i, 1)
-        if (q) {
-            if (c == "\"") {
-                if (substr(s, i + 1, 1) == "\"") { f = f "\""; i++ }
-                else q = 0
-            } else f = f c
-        } else if (c == "\"") q = 1
-        else if (c == ",") { a[++n] = f; f = "" }
-        else f = f c
-    }
-    a[++n] = f
-    return n
-}
-function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
-function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
+awk -v tmp="$tmp" -v out="$outdir/$base-roofline.png" -v base="$base" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
     nh = csvsplit($0, hdr)
