@@ -8,6 +8,9 @@
 #     default    configs/default.json, timed; the largest share of each
 #                ceiling over its rows and every note
 #     layernorm, mlp   configs/layernorm.json, configs/mlp.json, the same
+#     peers      PyTorch's copy (peers.py --only copy, from $PEERS: a copy of
+#                ../shared/tools, default .peers) and torch.mm at the GEMM
+#                ladder's sizes (scripts/torch-mm.py), next to kbench device
 #     samples    configs/rope.json twice with --save-samples, compared (same)
 #     slowed     a copy of this tree whose RoPE opt launcher runs its kernel
 #                twice (a deliberately slowed build: a test of compare, never
@@ -52,6 +55,13 @@ for step in "$@"; do
         timeout 400 $K sweep configs/$step.json --quiet --csv "$out/$step.csv" --json "$out/$step.json"
         echo "exit $?, $(( $(date +%s) - s )) s"
         shares "$out/$step.csv" ;;
+    peers)
+        P=${PEERS:-.peers}
+        [ -f "$P/peers.py" ] || { echo "no $P/peers.py (copy ../shared/tools there)"; continue; }
+        timeout 120 python3 "$P/peers.py" --only copy > "$out/peers.txt" 2>&1
+        timeout 120 python3 scripts/torch-mm.py >> "$out/peers.txt" 2>&1
+        grep '^{' "$out/peers.txt" | cut -c1-160
+        grep -A6 '^GEMM' "$out/device.txt" 2>/dev/null ;;
     samples)
         for r in 1 2; do timeout 200 $K sweep configs/rope.json --impl opt --min-time 0.1 --save-samples --quiet --csv /dev/null --json "$out/s$r.json"; done
         $K compare "$out/s1.json" "$out/s2.json" > "$out/samples-compare.txt"; echo "compare exit $?"; tail -n 1 "$out/samples-compare.txt" ;;
