@@ -348,6 +348,7 @@ typedef struct {
     int save_samples;          /* every sample into the JSON (samples_ms) */
     char timing[8];            /* "events" (default) or "graph" */
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
+    char shard[32];            /* "K/N": only shard K of N of the cases (shard.c); "" all */
 } kb_opts;
 
 typedef enum { KB_S_STR, KB_S_INT, KB_S_U64, KB_S_FLOAT, KB_S_BOOL } kb_stype;
@@ -378,7 +379,28 @@ typedef struct {
      * is an error */
     int nset;
     const char *set_name[KB_MAX_SET_AXES], *set_val[KB_MAX_SET_AXES];
+    /* set by kb_plan_shard: the whole sweep's identity, size and ops, and the
+     * shard this plan holds (shard_n 0: all of it) */
+    char sweep_id[17];
+    int sweep_cases, shard_k, shard_n;
+    const struct kb_op *ops_all[32];
+    int nops_all;
 } kb_plan;
+
+/* ---- shard.c: --shard K/N ------------------------------------------------ */
+#define KB_MAX_SHARDS 4096
+/* "K/N", 0 <= K < N <= KB_MAX_SHARDS: 0, or -1 with err */
+int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen);
+/* the sweep's identity: 16 hex digits of a hash of the seed and the cases in order */
+void kb_plan_identity(const kb_plan *plan, char id[17]);
+double kb_case_cost(const kb_case *c); /* bytes + flops / 250: the shards' balance */
+/* shard_of[i] in [0, n) for each case: longest-processing-time first by
+ * kb_case_cost, ties by the case's text; the same for any order of the cases */
+void kb_shard_assign(const kb_plan *plan, int n, int *shard_of);
+/* After kb_plan_seed: records the sweep (identity, cases, ops), then keeps
+ * only shard opts.shard's cases (their index and seed unchanged). 0, or -1
+ * with err on a bad --shard. */
+int kb_plan_shard(kb_plan *plan, char *err, size_t errlen);
 
 /* Give every case its own seed from the run's seed (after flags are applied). */
 void kb_plan_seed(kb_plan *plan);
@@ -491,6 +513,9 @@ int kb_output_check(const char *path, const char *what, char *err, size_t errlen
  * left), and later rows are refused. */
 int kb_report_row(kb_report *r, const kb_row *row);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
+/* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
+ * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N". */
+void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
 int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);

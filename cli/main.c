@@ -43,6 +43,11 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, int check, int dry)
 {
     kb_plan_seed(plan);
+    char err[KB_ERRLEN];
+    if (kb_plan_shard(plan, err, sizeof err)) {
+        kb_cases_free(plan->cases, plan->ncases);
+        return usage_error(NULL, "%s", err);
+    }
     kb_run_info info = {argc, argv, name, check};
     int rc = dry ? kb_dry_run(plan, &info, stdout) : kb_run_plan(plan, &info);
     kb_cases_free(plan->cases, plan->ncases);

@@ -88,7 +88,7 @@ static const char *const stat_cols =
     "median_ms,p25_ms,p75_ms,min_ms,max_ms,mean_ms,stddev_ms,noise_pct,samples,timing,bytes,gbps,pct_of_copy,copy_gbps,"
     "flops,tflops,pct_of_gemm,gemm_tflops,cublas_shape_tflops,pct_of_cublas_shape,note,rel_err,max_abs_err,verified,"
     "verified_rows,speedup_vs_baseline,kernel,sm_mhz_min,sm_mhz_med,mem_mhz_min,mem_mhz_med,power_w_med,power_w_max,"
-    "temp_c_max,throttle_reasons,throttled,error,reason";
+    "temp_c_max,throttle_reasons,throttled,error,reason,case";
 
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops)
 {
@@ -173,7 +173,7 @@ void kb_csv_row(FILE *f, const kb_row *r, const kb_op *const *ops, int nops)
     kb_csv_str(f, r->error);
     fputc(',', f);
     kb_csv_str(f, r->reason);
-    fputc('\n', f);
+    fprintf(f, ",%d\n", r->c->index); /* the case's place in the whole sweep (kbench merge orders by it) */
 }
 
 void kb_table_header(FILE *f)
@@ -395,6 +395,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
         cJSON *o = cJSON_CreateObject();
         char v[4096];
         cJSON_AddStringToObject(o, "op", c->op->name);
+        cJSON_AddNumberToObject(o, "case", c->index);
         case_param(c, "pass", v, sizeof v);
         cJSON_AddStringToObject(o, "pass", v);
         cJSON_AddStringToObject(o, "impl", row->impl);
@@ -486,6 +487,20 @@ int kb_report_row(kb_report *r, const kb_row *row)
 }
 
 const char *kb_report_error(const kb_report *r) { return r && r->err[0] ? r->err : NULL; }
+
+void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n)
+{
+    cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
+    if (!k || !sweep_id || !sweep_id[0]) return;
+    cJSON_AddStringToObject(k, "sweep_id", sweep_id);
+    cJSON_AddNumberToObject(k, "sweep_cases", sweep_cases);
+    if (shard_n > 0) {
+        char sh[32];
+        snprintf(sh, sizeof sh, "%d/%d", shard_k, shard_n);
+        cJSON_AddStringToObject(k, "shard", sh);
+    }
+    json_write(r);
+}
 
 int kb_report_close(kb_report *r, char *err, size_t errlen)
 {

@@ -32,16 +32,20 @@ static void human_bytes(double b, char *buf, size_t n)
 /* Is impl name selected by the --impl filter (comma list)? */
 static int impl_selected(const char *filter, const char *name) { return !filter[0] || kb_list_has(filter, name); }
 
+static int plan_ops(const kb_plan *plan, const kb_op **ops);
+
 static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
 {
     const char *f = plan->opts.impl;
+    const kb_op *ops[32];
+    int nops = plan_ops(plan, ops);
     for (const char *s = f; *s;) {
         size_t l = strcspn(s, ",");
         int found = 0;
         const char *names[64];
         int nn = 0;
-        for (int c = 0; c < plan->ncases && !found; c++) {
-            const kb_op *op = plan->cases[c].op;
+        for (int c = 0; c < nops && !found; c++) {
+            const kb_op *op = ops[c];
             for (int i = 0; i < kb_op_nimpls(op); i++) {
                 const char *nm = kb_op_impl(op, i)->name;
                 if (strlen(nm) == l && !strncmp(nm, s, l)) found = 1;
@@ -61,9 +65,15 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
     return 0;
 }
 
-/* The distinct ops of a plan, in order of appearance. */
+/* The distinct ops of a plan, in order of appearance: the whole sweep's
+ * when it was sharded (kb_plan_shard), so that every shard accepts the same
+ * --impl names and writes the same CSV columns. */
 static int plan_ops(const kb_plan *plan, const kb_op **ops)
 {
+    if (plan->nops_all > 0) {
+        for (int k = 0; k < plan->nops_all; k++) ops[k] = plan->ops_all[k];
+        return plan->nops_all;
+    }
     int n = 0;
     for (int c = 0; c < plan->ncases; c++) {
         int seen = 0;
@@ -116,11 +126,14 @@ int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
         human_bytes(db, mem, sizeof mem);
         human_bytes(c->op->bytes(c), mv, sizeof mv);
         if (db > total) total = db;
-        fprintf(out, "%4d  %-6s %-70s device %10s  moves %10s\n", i + 1, c->op->name, label, mem, mv);
+        fprintf(out, "%4d  %-6s %-70s device %10s  moves %10s\n", c->index + 1, c->op->name, label, mem, mv);
     }
     char mx[32];
     human_bytes(total, mx, sizeof mx);
     fprintf(out, "%d cases; the largest needs %s of device memory (plus the L2 flush buffer)\n", plan->ncases, mx);
+    if (plan->shard_n)
+        fprintf(out, "shard %d/%d of sweep %s (%d cases in all)\n", plan->shard_k, plan->shard_n, plan->sweep_id,
+                plan->sweep_cases);
     return KB_EXIT_OK;
 }
 
@@ -436,6 +449,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_timer_destroy(timer);
         return KB_EXIT_USAGE;
     }
+    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n);
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);

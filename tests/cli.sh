@@ -139,6 +139,26 @@ cli_usage_errors() {
     usage_error "seqlens beyond seq exits 2" rope --layout thd --seq 16 --seqlens 3,17 -- "seqlens[1] = 17 exceeds seq 16"
     usage_error "bad setting value exits 2" rope --min-samples 0 -- "min_samples = 0 is out of bounds"
     usage_error "unknown --impl exits 2" rope --impl optt --dry-run -- "no implementation 'optt'" "did you mean 'opt'"
+
+    # --shard K/N: the shards' cases, together, are the sweep's, each once, in any flag order
+    usage_error "--shard 2/2 exits 2" sweep configs/ci.json --shard 2/2 --dry-run -- "--shard 2/2: K must be 0 to N-1 (1)"
+    usage_error "--shard x exits 2" sweep configs/ci.json --shard x --dry-run -- "--shard: expected K/N"
+    run sweep configs/ci.json --dry-run
+    grep -E '^ +[0-9]+  ' "$T/out" | sort -n >"$T/all.txt"
+    : >"$T/shards.txt"
+    for k in 0 1 2; do
+        run sweep --shard "$k/3" --dry-run configs/ci.json
+        expect_rc 0
+        expect_out_has "shard $k/3 of sweep "
+        grep -E '^ +[0-9]+  ' "$T/out" >>"$T/shards.txt"
+    done
+    sort -n "$T/shards.txt" | cmp -s - "$T/all.txt" || bad "the three shards' cases are not the sweep's, each once"
+    run rope --seq 512,1024,2048 --batch 1,2 --dtype fp32,bf16 --shard 1/4 --dry-run
+    a=$(grep -E '^ +[0-9]+  ' "$T/out")
+    run rope --dtype fp32,bf16 --batch 1,2 --shard 1/4 --seq 512,1024,2048 --dry-run
+    [ "$a" = "$(grep -E '^ +[0-9]+  ' "$T/out")" ] || bad "shard 1/4 depends on the order of the flags"
+    [ -n "$a" ] || bad "shard 1/4 of 12 cases is empty"
+    done_test "--shard K/N: the shards partition the sweep, whatever the order of the flags"
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
     # a unique prefix is the option; several are named as ambiguous

@@ -205,12 +205,14 @@ static void test_csv(void **state)
     for (int i = 0; i < 9; i++) assert_int_equal(col(h, nh, cond[i]), col(h, nh, "kernel") + 1 + i);
     assert_int_equal(col(h, nh, "verified_rows"), col(h, nh, "verified") + 1);
     assert_int_equal(sp, col(h, nh, "verified") + 2);
-    /* what ran, then the error and the n/a reason, last (scripts/plot.sh reads
-     * the parameters by position: nothing new goes before the statistics) */
+    /* what ran, then the error and the n/a reason, then the case's place in
+     * the sweep, last (scripts/plot.sh reads the parameters by position:
+     * nothing new goes before the statistics) */
     assert_int_equal(col(h, nh, "kernel"), sp + 1);
-    assert_int_equal(col(h, nh, "throttled"), nh - 3);
-    assert_int_equal(col(h, nh, "error"), nh - 2);
-    assert_int_equal(col(h, nh, "reason"), nh - 1);
+    assert_int_equal(col(h, nh, "throttled"), nh - 4);
+    assert_int_equal(col(h, nh, "error"), nh - 3);
+    assert_int_equal(col(h, nh, "reason"), nh - 2);
+    assert_int_equal(col(h, nh, "case"), nh - 1);
     for (int i = 0; i < nh; i++)
         for (int j = 0; j < i; j++) assert_string_not_equal(h[i], h[j]);
 
@@ -238,6 +240,7 @@ static void test_csv(void **state)
     assert_string_equal(v[col(h, nh, "seq")], "16");
     assert_string_equal(v[col(h, nh, "heads")], "8");
     assert_string_equal(v[col(h, nh, "style")], "neox");
+    assert_string_equal(v[col(h, nh, "case")], "0"); /* its place in the sweep */
     assert_true(strtod(v[col(h, nh, "base")], NULL) == 10000);
     assert_string_equal(v[col(h, nh, "seqlens")], "3+4");
     assert_true(strtod(v[col(h, nh, "median_ms")], NULL) == 0.25);
@@ -327,10 +330,16 @@ static void test_na_row(void **state)
     char err[KB_ERRLEN];
     kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(rep);
+    kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4); /* shard 2 of 4 of a 10-case sweep */
     kb_report_row(rep, &r);
     assert_int_equal(kb_report_close(rep, NULL, 0), 0);
     cJSON *j = read_json(path);
+    const cJSON *kb = cJSON_GetObjectItemCaseSensitive(j, "kbench");
+    assert_string_equal(jstr(kb, "sweep_id"), "0123456789abcdef");
+    assert_true(cJSON_GetObjectItemCaseSensitive(kb, "sweep_cases")->valuedouble == 10);
+    assert_string_equal(jstr(kb, "shard"), "2/4");
     const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "results"), 0);
+    assert_true(cJSON_GetObjectItemCaseSensitive(o, "case")->valuedouble == r.c->index);
     assert_string_equal(jstr(o, "verified"), "n/a");
     assert_string_equal(jstr(o, "reason"), "bulk copies need sm_90, this is sm_80");
     assert_null(cJSON_GetObjectItemCaseSensitive(o, "error"));

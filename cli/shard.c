@@ -1,0 +1,137 @@
+/* kbench --shard K/N: one part of a sweep, for Slurm job arrays and other
+ * schedulers that run N processes and merge their outputs (kbench merge).
+ *
+ * The sweep's identity is a hash of its expanded cases in order (op and
+ * parameters, as the tables print them) and of the seed that derives their
+ * inputs: two runs with the same identity ran the same cases on the same
+ * inputs. The shards partition the cases: each case goes to exactly one, by
+ * longest-processing-time-first over an estimate of its time (bytes moved,
+ * plus flops at 250 per byte, about an H100's balance), ties broken by the
+ * case's text, so the assignment depends only on the set of cases, never on
+ * the order of flags or the process that computes it. A case keeps its index
+ * in the whole sweep (its "case" in the outputs) and the seed derived from it,
+ * so a sharded row is the unsharded row. */
+#include "kbench.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/' || errno) goto bad;
+    const char *t = end + 1;
+    long b = strtol(t, &end, 10);
+    if (end == t || *end || errno) goto bad;
+    if (b < 1 || b > KB_MAX_SHARDS) {
+        kb_errf(err, errlen, "--shard %s: N must be 1 to %d", s, KB_MAX_SHARDS);
+        return -1;
+    }
+    if (a < 0 || a >= b) {
+        kb_errf(err, errlen, "--shard %s: K must be 0 to N-1 (%ld), shards count from 0", s, b - 1);
+        return -1;
+    }
+    *k = (int)a;
+    *n = (int)b;
+    return 0;
+bad:
+    kb_errf(err, errlen, "--shard: expected K/N (shard K of N, K from 0), got '%s'", s);
+    return -1;
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+void kb_plan_identity(const kb_plan *plan, char id[17])
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "seed=%llu\n", (unsigned long long)plan->opts.seed);
+    h = fnv(h, buf);
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        kb_case_label(c, buf, sizeof buf);
+        h = fnv(fnv(fnv(h, c->op->name), " "), buf);
+        h = fnv(h, "\n");
+    }
+    snprintf(id, 17, "%016llx", (unsigned long long)h);
+}
+
+typedef struct {
+    double cost;
+    char label[1200];
+    int i;
+} shard_item;
+
+static int by_cost(const void *a, const void *b)
+{
+    const shard_item *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    int c = strcmp(x->label, y->label);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+double kb_case_cost(const kb_case *c)
+{
+    double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
+    return b + f / 250;
+}
+
+void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
+{
+    shard_item *it = malloc(sizeof *it * (size_t)(plan->ncases + 1));
+    double load[KB_MAX_SHARDS] = {0};
+    if (!it) abort();
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        it[i].cost = kb_case_cost(c);
+        int l = snprintf(it[i].label, sizeof it[i].label, "%s ", c->op->name);
+        kb_case_label(c, it[i].label + l, sizeof it[i].label - (size_t)l);
+        it[i].i = i;
+    }
+    qsort(it, (size_t)plan->ncases, sizeof *it, by_cost);
+    for (int j = 0; j < plan->ncases; j++) {
+        int best = 0;
+        for (int s = 1; s < n; s++)
+            if (load[s] < load[best]) best = s;
+        load[best] += it[j].cost > 0 ? it[j].cost : 1;
+        shard_of[it[j].i] = best;
+    }
+    free(it);
+}
+
+int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)
+{
+    kb_plan_identity(plan, plan->sweep_id);
+    plan->sweep_cases = plan->ncases;
+    plan->shard_k = 0;
+    plan->shard_n = 0;
+    plan->nops_all = 0;
+    for (int c = 0; c < plan->ncases; c++) { /* the whole sweep's ops: every shard writes the same CSV columns */
+        int seen = 0;
+        for (int k = 0; k < plan->nops_all; k++) seen |= plan->ops_all[k] == plan->cases[c].op;
+        if (!seen && plan->nops_all < KB_COUNT(plan->ops_all)) plan->ops_all[plan->nops_all++] = plan->cases[c].op;
+    }
+    if (!plan->opts.shard[0]) return 0;
+    int k, n;
+    if (kb_shard_parse(plan->opts.shard, &k, &n, err, errlen)) return -1;
+    int *of = malloc(sizeof *of * (size_t)(plan->ncases + 1));
+    if (!of) abort();
+    kb_shard_assign(plan, n, of);
+    int m = 0;
+    for (int i = 0; i < plan->ncases; i++) {
+        if (of[i] == k) plan->cases[m++] = plan->cases[i];
+        else kb_case_free_lists(&plan->cases[i]);
+    }
+    free(of);
+    plan->ncases = m;
+    plan->shard_k = k;
+    plan->shard_n = n;
+    return 0;
+}

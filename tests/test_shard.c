@@ -1,0 +1,162 @@
+/* shard.c: --shard K/N partitions a sweep, the same way whatever the order
+ * of its cases, balanced, and the sweep's identity. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kbench.h"
+
+static void load(kb_plan *p, const char *path, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    kb_opts_default(&p->opts);
+    char err[KB_ERRLEN] = "";
+    if (kb_config_load(path, p, err, sizeof err)) fail_msg("%s: %s", path, err);
+    p->opts.seed = seed;
+    kb_plan_seed(p);
+}
+
+static void label_of(const kb_case *c, char *buf, size_t n)
+{
+    int l = snprintf(buf, n, "%s ", c->op->name);
+    kb_case_label(c, buf + l, n - (size_t)l);
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    int k = -1, n = -1;
+    char err[KB_ERRLEN];
+    assert_int_equal(kb_shard_parse("0/1", &k, &n, err, sizeof err), 0);
+    assert_true(k == 0 && n == 1);
+    assert_int_equal(kb_shard_parse("3/8", &k, &n, err, sizeof err), 0);
+    assert_true(k == 3 && n == 8);
+    const char *bad[] = {"", "1", "1/", "/2", "a/2", "1/b", "1/2/3", "2/2", "-1/2", "0/0", "0/-3", "0/99999", "1 /2"};
+    for (int i = 0; i < KB_COUNT(bad); i++) {
+        err[0] = 0;
+        if (kb_shard_parse(bad[i], &k, &n, err, sizeof err) != -1) fail_msg("accepted '%s'", bad[i]);
+        if (!strstr(err, "--shard")) fail_msg("'%s': %s", bad[i], err);
+    }
+    kb_shard_parse("2/2", &k, &n, err, sizeof err);
+    assert_non_null(strstr(err, "K must be 0 to N-1 (1)"));
+}
+
+/* every case in exactly one shard; each shard keeps its cases' index and
+ * seed; the shards' costs within one case of each other */
+static void test_partition(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 7; n += 3) {
+        kb_plan all;
+        load(&all, "configs/ci.json", 1);
+        int total = all.ncases;
+        char *seen = calloc((size_t)total, 1);
+        double load_[8] = {0}, maxcost = 0;
+        for (int i = 0; i < total; i++)
+            if (kb_case_cost(&all.cases[i]) > maxcost) maxcost = kb_case_cost(&all.cases[i]);
+        for (int k = 0; k < n; k++) {
+            kb_plan p;
+            load(&p, "configs/ci.json", 1);
+            snprintf(p.opts.shard, sizeof p.opts.shard, "%d/%d", k, n);
+            char err[KB_ERRLEN];
+            assert_int_equal(kb_plan_shard(&p, err, sizeof err), 0);
+            assert_int_equal(p.sweep_cases, total);
+            assert_true(p.shard_k == k && p.shard_n == n);
+            for (int i = 0; i < p.ncases; i++) {
+                const kb_case *c = &p.cases[i];
+                assert_true(c->index >= 0 && c->index < total);
+                if (seen[c->index]++) fail_msg("case %d in two shards", c->index);
+                assert_true(c->seed == all.cases[c->index].seed); /* the unsharded row's inputs */
+                char a[1200], b[1200];
+                label_of(c, a, sizeof a);
+                label_of(&all.cases[c->index], b, sizeof b);
+                assert_string_equal(a, b);
+                load_[k] += kb_case_cost(c);
+            }
+            kb_cases_free(p.cases, p.ncases);
+        }
+        for (int i = 0; i < total; i++)
+            if (!seen[i]) fail_msg("case %d in no shard of %d", i, n);
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < n; j++)
+                if (load_[k] > load_[j] + maxcost + 1e-9) fail_msg("%d shards: shard %d carries %g, shard %d %g", n, k, load_[k], j, load_[j]);
+        free(seen);
+        kb_cases_free(all.cases, all.ncases);
+    }
+}
+
+/* the assignment depends on the set of cases only: reversed and rotated
+ * orders put each case (by its text) in the same shard */
+static void test_order(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/ci.json", 1);
+    int n = p.ncases, *a = malloc(sizeof *a * (size_t)n), *b = malloc(sizeof *b * (size_t)n);
+    kb_shard_assign(&p, 5, a);
+    kb_case *orig = malloc(sizeof *orig * (size_t)n);
+    memcpy(orig, p.cases, sizeof *orig * (size_t)n);
+    for (int rot = 0; rot < 2; rot++) {
+        for (int i = 0; i < n; i++) p.cases[i] = rot ? orig[(i + 37) % n] : orig[n - 1 - i];
+        kb_shard_assign(&p, 5, b);
+        for (int i = 0; i < n; i++) {
+            int j = rot ? (i + 37) % n : n - 1 - i;
+            if (b[i] != a[j]) fail_msg("case %d: shard %d in order %d, %d in the sweep's", j, b[i], rot, a[j]);
+        }
+    }
+    memcpy(p.cases, orig, sizeof *orig * (size_t)n);
+    free(orig);
+    free(a);
+    free(b);
+    kb_cases_free(p.cases, p.ncases);
+}
+
+/* the identity: the same sweep and seed, the same; another seed or another
+ * case, another */
+static void test_identity(void **state)
+{
+    (void)state;
+    kb_plan p, q;
+    load(&p, "configs/ci.json", 1);
+    load(&q, "configs/ci.json", 1);
+    char a[17], b[17];
+    kb_plan_identity(&p, a);
+    kb_plan_identity(&q, b);
+    assert_int_equal(strlen(a), 16);
+    assert_string_equal(a, b);
+    q.opts.seed = 2;
+    kb_plan_identity(&q, b);
+    assert_string_not_equal(a, b);
+    q.opts.seed = 1;
+    q.ncases--; /* one case fewer */
+    kb_plan_identity(&q, b);
+    assert_string_not_equal(a, b);
+    q.ncases++;
+    /* no shard asked: the sweep is recorded, every case kept */
+    char err[KB_ERRLEN];
+    assert_int_equal(kb_plan_shard(&p, err, sizeof err), 0);
+    assert_true(p.shard_n == 0 && p.sweep_cases == p.ncases && p.nops_all == 4);
+    assert_string_equal(p.sweep_id, a);
+    snprintf(p.opts.shard, sizeof p.opts.shard, "1/x");
+    assert_int_equal(kb_plan_shard(&p, err, sizeof err), -1);
+    kb_cases_free(p.cases, p.ncases);
+    kb_cases_free(q.cases, q.ncases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_identity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
