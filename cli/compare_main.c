@@ -303,8 +303,9 @@ static int usage(const char *fmt, ...)
 
 enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET, O_PLOT };
 
-/* scripts/plot.sh beside the kbench executable (the tree it was built in):
- * 0 with its path, or -1 with why not */
+/* scripts/plot.sh of the tree the kbench executable was built in: beside it
+ * (./kbench) or one level up (a build directory's, build-asan/kbench): 0
+ * with its path, or -1 with why not */
 static int find_plot_script(char *path, size_t n, char *err, size_t errlen)
 {
     char exe[4096];
@@ -314,12 +315,12 @@ static int find_plot_script(char *path, size_t n, char *err, size_t errlen)
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
     snprintf(path, n, "%s/scripts/plot.sh", exe);
-    if (access(path, X_OK)) {
-        kb_errf(err, errlen, "--plot: %s: %s (the chart is drawn by scripts/plot.sh of kbench's tree)", path,
-                strerror(errno));
-        return -1;
-    }
-    return 0;
+    if (!access(path, X_OK)) return 0;
+    snprintf(path, n, "%s/../scripts/plot.sh", exe);
+    if (!access(path, X_OK)) return 0;
+    kb_errf(err, errlen, "--plot: no scripts/plot.sh beside %s or above it: %s (the chart is drawn by kbench's tree)",
+            exe, strerror(errno));
+    return -1;
 }
 
 /* scripts/plot.sh CSV PNG: 0, or -1 with err */

@@ -648,6 +648,7 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
                   double threshold_pct, int quiet);
 int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen);
 int kb_compare_main(int argc, char **argv); /* argv[0] = "compare"; returns the exit code */
+int kb_merge_main(int argc, char **argv);   /* merge.c: argv[0] = "merge"; returns the exit code */
 
 /* ---- main.c: the command line ------------------------------------------ */
 /* kbench ARGS: argv[0] is the program, argv[1] the command. Returns the exit

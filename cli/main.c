@@ -152,7 +152,8 @@ static void print_main_help(FILE *f)
             prog);
     for (int i = 0; i < kb_nops; i++) fprintf(f, "  %-18s %s\n", kb_ops[i]->name, kb_ops[i]->summary);
     fprintf(f,
-            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n",
+            "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n"
+            "  %-18s %s\n",
             "sweep [FILE.json]", "run a JSON sweep (no FILE: the built-in configs/default.json)",
             "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
             "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
@@ -160,6 +161,7 @@ static void print_main_help(FILE *f)
             "selftest", "the harness against known truths (a clock64 spin, the launch floor, the copy ceiling)",
             "plugin info LIB.so", "check and list your own kernel's library (include/kbench_plugin.h)",
             "compare BASE NEW", "per-case speedups between two result JSON files; exit 4 on a regression",
+            "merge PART...", "join the result files of a sweep's shards (--shard K/N) in case order",
             "help [COMMAND]", "help on a command (or: COMMAND --help)");
     fprintf(f,
             "\nExamples:\n"
@@ -576,11 +578,12 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "selftest")) return cmd_selftest(argc - 2, argv + 2);
     if (!strcmp(cmd, "plugin")) return cmd_plugin(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare")) return kb_compare_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge")) return kb_merge_main(argc - 1, argv + 1);
     const char *cands[40];
     int n = 0;
     for (int i = 0; i < kb_nops; i++) cands[n++] = kb_ops[i]->name;
-    const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "plugin", "compare", "help"};
-    for (int i = 0; i < 8; i++) cands[n++] = fixed[i];
+    const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "plugin", "compare", "merge", "help"};
+    for (int i = 0; i < KB_COUNT(fixed); i++) cands[n++] = fixed[i];
     const char *near = kb_nearest(cmd, cands, n);
     if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
     return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);

@@ -717,6 +717,85 @@ cli_compare_fifo() {
         -- "no implementation 'zz' in either file (they have: naive, opt, cublas, fused)"
 }
 
+# ---- kbench merge (no GPU) ------------------------------------------------
+
+# merge_part FILE SWEEP SHARD DEVICE CASES...: a result file of a 4-case
+# sweep's shard ("" for none) holding rows naive and opt of each case, and
+# its CSV beside it
+merge_part() {
+    local f=$1 sweep=$2 shard=$3 dev=$4 rows="" csv c sh=""
+    shift 4
+    [ -n "$shard" ] && sh=", \"shard\": \"$shard\""
+    csv="op,pass,impl,dtype,layout,seq,median_ms,gbps,pct_of_copy,copy_gbps,case"
+    for c in "$@"; do
+        rows="$rows${rows:+,}{\"op\": \"rope\", \"case\": $c, \"impl\": \"naive\", \"params\": {\"seq\": $((c * 100))}, \"median_ms\": 1},"
+        rows="$rows{\"op\": \"rope\", \"case\": $c, \"impl\": \"opt\", \"params\": {\"seq\": $((c * 100))}, \"median_ms\": 0.5}"
+        csv="$csv
+rope,fwd,naive,bf16,sbhd,$((c * 100)),1,100,10,1000,$c
+rope,fwd,opt,bf16,sbhd,$((c * 100)),0.5,200,20,1000,$c"
+    done
+    printf '{"kbench": {"version": "0.1.0", "git_commit": "abc", "sweep_id": "%s", "sweep_cases": 4%s},\n "device": {"name": "%s"},\n "results": [%s]}\n' \
+        "$sweep" "$sh" "$dev" "$rows" >"$f"
+    printf '%s\n' "$csv" >"${f%.json}.csv"
+}
+
+cli_merge() {
+    local d=$T/merge
+    mkdir -p "$d"
+    merge_part "$d/p0.json" 00000000000000aa 0/2 H100 3 0
+    merge_part "$d/p1.json" 00000000000000aa 1/2 H100 2 1
+    run merge -o "$d/all.json" --csv "$d/all.csv" "$d/p0.json" "$d/p1.json"
+    expect_rc 0
+    expect_stderr_lines 0
+    expect_out_has "merged 2 part(s): 8 rows, 4 of 4 cases"
+    out=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%d%s" % (r["case"], r["impl"][0]) for r in d["results"]), len(d["devices"]), "shard" in d["kbench"], d["kbench"]["merged_from"][1].endswith("p1.json"))' "$d/all.json")
+    [ "$out" = "0n 0o 1n 1o 2n 2o 3n 3o 2 False True" ] || bad "merged JSON: $out"
+    [ "$(cut -d, -f3,11 "$d/all.csv" | tr '\n' ' ')" = "impl,case naive,0 opt,0 naive,1 opt,1 naive,2 opt,2 naive,3 opt,3 " ] ||
+        bad "merged CSV: $(cat "$d/all.csv")"
+    done_test "merge: two shards in case order, JSON and CSV, exit 0"
+
+    run merge -o "$d/half.json" "$d/p0.json"
+    expect_rc 1
+    expect_err_has "1 of 2 shards missing: 1" "2 of 4 cases have no row: 1, 2"
+    [ -s "$d/half.json" ] || bad "no merge written"
+    done_test "merge: a missing shard and its cases are listed, exit 1, the merge written"
+
+    cp "$d/p0.json" "$d/p0again.json"
+    run merge -o "$d/dup.json" "$d/p0.json" "$d/p1.json" "$d/p0again.json"
+    expect_rc 0
+    expect_err_has "p0again.json is shard 0/2 again" "left out"
+    done_test "merge: a shard given twice is left out, said on stderr"
+
+    merge_part "$d/p1h200.json" 00000000000000aa 1/2 H200 2 1
+    run merge -o "$d/mixed.json" "$d/p0.json" "$d/p1h200.json"
+    expect_rc 0
+    expect_err_has "note:" "H200" "H100"
+    done_test "merge: parts from other GPU models are noted"
+
+    merge_part "$d/other.json" 00000000000000bb 1/2 H100 2 1
+    usage_error "merge: parts of different sweeps exit 2" merge -o "$d/x.json" "$d/p0.json" "$d/other.json" -- "are different sweeps"
+    merge_part "$d/whole.json" 00000000000000aa "" H100 0 1 2 3
+    usage_error "merge: parts of different splits exit 2" merge -o "$d/x.json" "$d/p0.json" "$d/whole.json" -- "parts of one split only"
+    echo "{" >"$d/bad.json"
+    usage_error "merge: a file that is not JSON exits 2" merge -o "$d/x.json" "$d/p0.json" "$d/bad.json" -- "bad.json: not JSON"
+    usage_error "merge: -o is required" merge "$d/p0.json" -- "-o ALL.json is required"
+    run merge -o "$d/w.json" "$d/whole.json"
+    expect_rc 0
+    done_test "merge: a whole (unsharded) run merges as itself"
+
+    # the Slurm scripts, their array simulated (SLURM_ARRAY_TASK_ID/COUNT): the
+    # merged plan of a --dry-run array is the unsharded plan
+    local sd=$T/slurm k
+    for k in 0 1 2 3; do
+        SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=4 KBENCH=$KBENCH scripts/slurm/kbench-sweep.sbatch configs/ci.json "$sd" --dry-run ||
+            bad "kbench-sweep.sbatch task $k failed"
+    done
+    KBENCH=$KBENCH scripts/slurm/kbench-merge.sbatch configs/ci.json "$sd" >"$T/out" 2>"$T/err" || bad "kbench-merge.sbatch failed: $(cat "$T/err")"
+    run sweep configs/ci.json --dry-run
+    grep -E '^ +[0-9]+  ' "$T/out" | cmp -s - "$sd/all.plan" || bad "the merged plan of 4 shards is not the sweep's"
+    done_test "slurm: a --dry-run array of 4 tasks, merged, is the unsharded plan (the array simulated)"
+}
+
 cli_run_all() {
     cli_help
     cli_list
@@ -726,6 +805,7 @@ cli_run_all() {
     cli_device
     cli_mlp
     cli_compare
+    cli_merge
     cli_cmdline
     cli_plugins
     cli_compare_fifo

@@ -1,0 +1,350 @@
+/* kbench merge -o ALL.json [--csv ALL.csv] PART.json...: the outputs of the
+ * shards of one sweep (--shard K/N, a Slurm job array) as one result file.
+ *
+ * Refused (exit 2, one line): a file that is not a kbench result file, parts
+ * of different sweeps (sweep_id), parts of different shard counts. Reported
+ * on stderr, the merge written all the same: a shard given twice (the later
+ * file left out), rows of one case and implementation twice (the later left
+ * out), parts measured on other GPU models or by other kbench versions. The
+ * exit is 1 when shards or cases are missing, else 0. Rows are written in
+ * the sweep's case order. */
+#include "kbench.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE_BYTES (512L << 20)
+
+typedef struct {
+    const char *path;
+    cJSON *root;
+    const char *sweep, *version, *git, *device;
+    int k, n; /* shard K of N; n 0: the whole sweep */
+    int cases;
+    int dropped; /* a shard given twice: this later file left out */
+} part;
+
+typedef struct {
+    const cJSON *row;
+    int cs, p, i; /* its case, part and place in the part */
+} mrow;
+
+static int usage(const char *fmt, ...)
+{
+    char line[KB_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    kb_verrf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench merge: %s\n", line);
+    return KB_EXIT_USAGE;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static int load(part *p, char *err, size_t errlen)
+{
+    char *text = NULL;
+    if (kb_read_text(p->path, "result file", MAX_FILE_BYTES, &text, err, errlen)) return -1;
+    p->root = cJSON_Parse(text);
+    free(text);
+    if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
+    const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(p->root, "results");
+    if (!cJSON_IsObject(kb) || !cJSON_IsArray(res)) {
+        kb_errf(err, errlen, "%s: not a kbench result file (no \"kbench\" object or \"results\" array)", p->path);
+        return -1;
+    }
+    p->sweep = str(kb, "sweep_id");
+    if (!p->sweep[0]) {
+        kb_errf(err, errlen, "%s: no sweep_id (written by a kbench before --shard, or not by a sweep)", p->path);
+        return -1;
+    }
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(kb, "sweep_cases");
+    p->cases = cJSON_IsNumber(nc) ? (int)nc->valuedouble : -1;
+    if (p->cases < 0 || p->cases > KB_MAX_CASES) {
+        kb_errf(err, errlen, "%s: sweep_cases missing or out of range", p->path);
+        return -1;
+    }
+    p->version = str(kb, "version");
+    p->git = str(kb, "git_commit");
+    p->device = str(cJSON_GetObjectItemCaseSensitive(p->root, "device"), "name");
+    const char *sh = str(kb, "shard");
+    p->k = 0;
+    p->n = 0;
+    if (sh[0] && kb_shard_parse(sh, &p->k, &p->n, err, errlen)) {
+        kb_errf(err, errlen, "%s: a bad \"shard\" '%s'", p->path, sh);
+        return -1;
+    }
+    const cJSON *r;
+    cJSON_ArrayForEach(r, res) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(r, "case");
+        if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble >= p->cases) {
+            kb_errf(err, errlen, "%s: a row without a case index in [0, %d)", p->path, p->cases);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int by_case(const void *a, const void *b)
+{
+    const mrow *x = a, *y = b;
+    if (x->cs != y->cs) return x->cs < y->cs ? -1 : 1;
+    if (x->p != y->p) return x->p < y->p ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* the sibling CSV of a part: X.json -> X.csv */
+static void csv_of(const char *json, char *buf, size_t n)
+{
+    size_t l = strlen(json);
+    if (l > 5 && !strcmp(json + l - 5, ".json")) snprintf(buf, n, "%.*s.csv", (int)(l - 5), json);
+    else snprintf(buf, n, "%s.csv", json);
+}
+
+typedef struct {
+    char *line;
+    int cs, p, i;
+} crow;
+
+static int by_case_csv(const void *a, const void *b)
+{
+    const crow *x = a, *y = b;
+    if (x->cs != y->cs) return x->cs < y->cs ? -1 : 1;
+    if (x->p != y->p) return x->p < y->p ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The parts' CSVs (beside their JSON), one header, rows by case. */
+static int merge_csv(const part *ps, int np, const char *out, char *err, size_t errlen)
+{
+    char *header = NULL;
+    crow *rows = NULL;
+    int nr = 0, cap = 0, rc = -1;
+    for (int p = 0; p < np; p++) {
+        if (ps[p].dropped) continue;
+        char path[1100], *text = NULL;
+        csv_of(ps[p].path, path, sizeof path);
+        if (kb_read_text(path, "CSV", MAX_FILE_BYTES, &text, err, errlen)) goto out;
+        char *save = NULL, *line = strtok_r(text, "\n", &save);
+        if (!line) { kb_errf(err, errlen, "%s: empty (no header)", path); free(text); goto out; }
+        if (!header) header = strdup(line);
+        else if (strcmp(header, line)) {
+            kb_errf(err, errlen, "%s: its columns differ from %s's", path, ps[0].path);
+            free(text);
+            goto out;
+        }
+        if (!strstr(line, ",case") || strcmp(strrchr(line, ',') + 1, "case")) {
+            kb_errf(err, errlen, "%s: no case column last (written by a kbench before --shard)", path);
+            free(text);
+            goto out;
+        }
+        int i = 0;
+        while ((line = strtok_r(NULL, "\n", &save))) {
+            char *end, *comma = strrchr(line, ',');
+            long cs = comma ? strtol(comma + 1, &end, 10) : -1;
+            if (!comma || end == comma + 1 || *end || cs < 0) {
+                kb_errf(err, errlen, "%s: a row without a case index last", path);
+                free(text);
+                goto out;
+            }
+            if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
+            rows[nr++] = (crow){strdup(line), (int)cs, p, i++};
+        }
+        free(text);
+    }
+    qsort(rows, (size_t)nr, sizeof *rows, by_case_csv);
+    FILE *f = fopen(out, "w");
+    if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
+    fprintf(f, "%s\n", header ? header : "");
+    for (int i = 0; i < nr; i++) fprintf(f, "%s\n", rows[i].line);
+    if (fclose(f)) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
+    rc = 0;
+out:
+    for (int i = 0; i < nr; i++) free(rows[i].line);
+    free(rows);
+    free(header);
+    return rc;
+}
+
+static void print_help(FILE *f)
+{
+    fprintf(f,
+            "usage: kbench merge -o ALL.json [--csv ALL.csv] PART.json...\n\n"
+            "Joins the result files of the shards of one sweep (kbench sweep FILE --shard K/N, e.g.\n"
+            "one per task of a Slurm job array) into one, rows in the sweep's case order. Needs no GPU.\n\n"
+            "Refused (exit 2): a file that is not a kbench result file or has no sweep_id, parts of\n"
+            "different sweeps (another config, flags or seed), parts of different shard counts.\n"
+            "Said on stderr, the merge written all the same:\n"
+            "  a shard given twice          the later file is left out\n"
+            "  a case and impl twice        the later row is left out\n"
+            "  missing shards, cases        listed; exit 1\n"
+            "  other GPU models, versions   noted (the JSON lists each part's device)\n\n"
+            "Options:\n"
+            "  -o, --output FILE   the merged JSON (required)\n"
+            "  --csv FILE          also the merged CSV, from each part's CSV beside its JSON\n"
+            "                      (X.json -> X.csv; the shards of a sweep write the same columns)\n"
+            "  -h, --help          this help\n\n"
+            "Exit codes: 0 complete, 1 shards or cases missing (the merge is written), 2 usage or a\n"
+            "bad part.\n\n"
+            "Example:\n"
+            "  for k in 0 1 2 3; do kbench sweep configs/mlp.json --shard $k/4 --out-dir part$k; done\n"
+            "  kbench merge -o results/mlp.json --csv results/mlp.csv part*/mlp.json\n");
+}
+
+enum { O_CSV = 1000 };
+
+int kb_merge_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"csv", required_argument, NULL, O_CSV},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *out = NULL, *csv = NULL;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': print_help(stdout); return KB_EXIT_OK;
+        case 'o': out = optarg; break;
+        case O_CSV: csv = optarg; break;
+        case ':': return usage("option '%s' needs a value (see: kbench merge --help)", argv[optind - 1]);
+        default:
+            if (optopt > 0 && optopt < 0x7f) return usage("unknown option '-%c' (see: kbench merge --help)", optopt);
+            return usage("unknown option '%s' (see: kbench merge --help)", argv[optind - 1]);
+        }
+    }
+    if (!out) return usage("-o ALL.json is required (see: kbench merge --help)");
+    int np = argc - optind;
+    if (np < 1) return usage("no part to merge (PART.json...)");
+    char err[KB_ERRLEN];
+    if (kb_output_check(out, "-o", err, sizeof err) || (csv && kb_output_check(csv, "--csv", err, sizeof err)))
+        return usage("%s", err);
+    part *ps = calloc((size_t)np, sizeof *ps);
+    if (!ps) abort();
+    int rc = KB_EXIT_USAGE;
+    mrow *rows = NULL;
+    char *seen = NULL;
+    for (int p = 0; p < np; p++) {
+        ps[p].path = argv[optind + p];
+        if (load(&ps[p], err, sizeof err)) { usage("%s", err); goto out; }
+        if (strcmp(ps[p].sweep, ps[0].sweep) || ps[p].cases != ps[0].cases) {
+            usage("%s and %s are different sweeps (sweep_id %s, %s)", ps[0].path, ps[p].path, ps[0].sweep, ps[p].sweep);
+            goto out;
+        }
+        if (ps[p].n != ps[0].n) {
+            usage("%s is shard %d/%d, %s of %d shards: parts of one split only", ps[p].path, ps[p].k, ps[p].n,
+                  ps[0].path, ps[0].n);
+            goto out;
+        }
+    }
+    int n = ps[0].n, incomplete = 0;
+    for (int p = 0; p < np; p++) { /* a shard (or the whole) given twice */
+        for (int q = 0; q < p && !ps[p].dropped; q++)
+            if (!ps[q].dropped && ps[q].k == ps[p].k) {
+                fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
+                        n ? n : 1, ps[q].path);
+                ps[p].dropped = 1;
+            }
+        if (!ps[p].dropped && (strcmp(ps[p].device, ps[0].device) || strcmp(ps[p].version, ps[0].version)))
+            fprintf(stderr, "kbench merge: note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)\n",
+                    ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
+                    ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
+    }
+    if (n) {
+        char miss[1024] = "";
+        int nm = 0;
+        for (int k = 0; k < n; k++) {
+            int have = 0;
+            for (int p = 0; p < np; p++) have |= !ps[p].dropped && ps[p].k == k;
+            if (!have && nm++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", nm > 1 ? ", " : "", k);
+        }
+        if (nm) {
+            fprintf(stderr, "kbench merge: %d of %d shards missing: %s%s\n", nm, n, miss, nm > 32 ? ", ..." : "");
+            incomplete = 1;
+        }
+    }
+    /* rows by case; a case and impl twice: the first kept */
+    int nr = 0, cap = 0, dup = 0;
+    for (int p = 0; p < np; p++) {
+        if (ps[p].dropped) continue;
+        const cJSON *r;
+        int i = 0;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ps[p].root, "results")) {
+            if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
+            rows[nr++] = (mrow){r, (int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++};
+        }
+    }
+    qsort(rows, (size_t)nr, sizeof *rows, by_case);
+    seen = calloc((size_t)ps[0].cases + 1, 1);
+    cJSON *root = cJSON_Duplicate(ps[0].root, 0); /* the first part's objects, its results replaced */
+    cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard");
+    cJSON *from = cJSON_AddArrayToObject(kb, "merged_from");
+    cJSON_AddItemToObject(root, "kbench", kb);
+    cJSON_AddItemToObject(root, "device", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "device"), 1));
+    cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+    for (int p = 0; p < np; p++) {
+        if (ps[p].dropped) continue;
+        cJSON_AddItemToArray(from, cJSON_CreateString(ps[p].path));
+        cJSON *d = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[p].root, "device"), 1);
+        if (!d) d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "file", ps[p].path);
+        if (n) {
+            char sh[32];
+            snprintf(sh, sizeof sh, "%d/%d", ps[p].k, n);
+            cJSON_AddStringToObject(d, "shard", sh);
+        }
+        cJSON_AddItemToArray(devs, d);
+    }
+    cJSON *res = cJSON_AddArrayToObject(root, "results");
+    for (int i = 0; i < nr; i++) {
+        const char *impl = str(rows[i].row, "impl");
+        int again = 0;
+        for (int j = i - 1; j >= 0 && rows[j].cs == rows[i].cs && !again; j--)
+            again = rows[j].p != rows[i].p && !strcmp(str(rows[j].row, "impl"), impl);
+        if (again) { dup++; continue; }
+        seen[rows[i].cs] = 1;
+        cJSON_AddItemToArray(res, cJSON_Duplicate(rows[i].row, 1));
+    }
+    if (dup) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
+    int missing = 0;
+    char miss[1024] = "";
+    for (int k = 0; k < ps[0].cases; k++)
+        if (!seen[k] && missing++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", missing > 1 ? ", " : "", k);
+    if (missing) {
+        fprintf(stderr, "kbench merge: %d of %d cases have no row: %s%s\n", missing, ps[0].cases, miss,
+                missing > 32 ? ", ..." : "");
+        incomplete = 1;
+    }
+    int written = cJSON_GetArraySize(res);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *f = fopen(out, "w");
+    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f)) ok = 0;
+    free(text);
+    if (!ok) { usage("-o: cannot write %s: %s", out, strerror(errno)); goto out; }
+    if (csv && merge_csv(ps, np, csv, err, sizeof err)) { usage("%s", err); goto out; }
+    printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,
+           ps[0].cases, out, csv ? " and " : "", csv ? csv : "");
+    rc = incomplete ? KB_EXIT_VERIFY : KB_EXIT_OK;
+out:
+    for (int p = 0; p < np; p++) cJSON_Delete(ps[p].root);
+    free(ps);
+    free(rows);
+    free(seen);
+    return rc;
+}
