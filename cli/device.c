@@ -4,6 +4,30 @@
 
 #include <cuda_runtime_api.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int kb_devices_count_child(void)
+{
+    int fd[2];
+    if (pipe(fd)) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { close(fd[0]); close(fd[1]); return -1; }
+    if (pid == 0) { /* CUDA initialised here, in a child that exits: the caller stays free to fork workers */
+        close(fd[0]);
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+        _exit(write(fd[1], &n, sizeof n) == (ssize_t)sizeof n ? 0 : 1);
+    }
+    close(fd[1]);
+    int n = -1;
+    if (read(fd[0], &n, sizeof n) != (ssize_t)sizeof n) n = -1;
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    return n;
+}
 
 int kb_device_open(kb_device *d)
 {

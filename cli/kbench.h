@@ -349,6 +349,7 @@ typedef struct {
     char timing[8];            /* "events" (default) or "graph" */
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
     char shard[32];            /* "K/N": only shard K of N of the cases (shard.c); "" all */
+    char devices[256];         /* "all" or "0,2,3": a worker process per GPU (devices.c); "" device 0 */
 } kb_opts;
 
 typedef enum { KB_S_STR, KB_S_INT, KB_S_U64, KB_S_FLOAT, KB_S_BOOL } kb_stype;
@@ -401,6 +402,15 @@ void kb_shard_assign(const kb_plan *plan, int n, int *shard_of);
  * only shard opts.shard's cases (their index and seed unchanged). 0, or -1
  * with err on a bad --shard. */
 int kb_plan_shard(kb_plan *plan, char *err, size_t errlen);
+
+/* ---- devices.c: --devices ------------------------------------------------ */
+#define KB_MAX_DEVICES 64
+/* "all" (count GPUs; count < 0: unknown, refused) or a list of distinct
+ * indices below count (count < 0: not checked): how many, or -1 with err */
+int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen);
+/* the order cases are handed out in: the largest (kb_case_cost) first */
+void kb_devices_queue(const kb_plan *plan, int *order);
+
 
 /* Give every case its own seed from the run's seed (after flags are applied). */
 void kb_plan_seed(kb_plan *plan);
@@ -514,8 +524,9 @@ int kb_output_check(const char *path, const char *what, char *err, size_t errlen
 int kb_report_row(kb_report *r, const kb_row *row);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
 /* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
- * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N". */
-void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n);
+ * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
+ * --devices worker (worker >= 0), "worker": its GPU. */
+void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
 int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);
@@ -529,8 +540,17 @@ typedef struct {
     char **argv;
     const char *name; /* default output base name */
     int check_mode;   /* kbench check: small cases, no timing */
+    /* --devices workers (devices.c): the next case to run (its index in the
+     * plan; -1: none left), asked each time the last one is done; NULL: the
+     * plan's cases in order. worker: the GPU this process runs on, -1 none. */
+    int (*next_case)(void *ctx);
+    void *next_ctx;
+    int worker;
 } kb_run_info;
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
+/* The plan on a worker process per GPU of opts.devices (devices.c); dry: the
+ * queue's assignment printed, no GPU touched. The exit code. */
+int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry);
 /* Expand and validate (the implementations named, the output paths) without a GPU. */
 int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out);
 int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings */
@@ -649,6 +669,14 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
 int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen);
 int kb_compare_main(int argc, char **argv); /* argv[0] = "compare"; returns the exit code */
 int kb_merge_main(int argc, char **argv);   /* merge.c: argv[0] = "merge"; returns the exit code */
+/* kbench merge's work: the parts into out (and csv, from each part's CSV
+ * beside it; NULL: none). Parts of --devices workers (kbench.worker) are
+ * complementary, their rows get "gpu" and "gpu_uuid". The exit code: 0, 1
+ * shards or cases missing, 2 a refused part (said on stderr). */
+int kb_merge_files(const char *const *paths, int np, const char *out, const char *csv, int quiet,
+                   const char *expected);
+/* (expected: the cases to look for, expected[case] != 0, the parts being one
+ * run's; NULL: every case of the sweep, the parts its shards) */
 
 /* ---- main.c: the command line ------------------------------------------ */
 /* kbench ARGS: argv[0] is the program, argv[1] the command. Returns the exit

@@ -48,8 +48,10 @@ static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, 
         kb_cases_free(plan->cases, plan->ncases);
         return usage_error(NULL, "%s", err);
     }
-    kb_run_info info = {argc, argv, name, check};
-    int rc = dry ? kb_dry_run(plan, &info, stdout) : kb_run_plan(plan, &info);
+    kb_run_info info = {argc, argv, name, check, NULL, NULL, -1};
+    int rc = plan->opts.devices[0] ? kb_run_devices(plan, &info, dry)
+             : dry                 ? kb_dry_run(plan, &info, stdout)
+                                   : kb_run_plan(plan, &info);
     kb_cases_free(plan->cases, plan->ncases);
     return rc;
 }

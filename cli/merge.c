@@ -24,6 +24,7 @@ typedef struct {
     cJSON *root;
     const char *sweep, *version, *git, *device;
     int k, n; /* shard K of N; n 0: the whole sweep */
+    int worker; /* a --devices worker's part (kbench.worker: its GPU), -1: none */
     int cases;
     int dropped; /* a shard given twice: this later file left out */
 } part;
@@ -77,6 +78,8 @@ static int load(part *p, char *err, size_t errlen)
     p->version = str(kb, "version");
     p->git = str(kb, "git_commit");
     p->device = str(cJSON_GetObjectItemCaseSensitive(p->root, "device"), "name");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(kb, "worker");
+    p->worker = cJSON_IsNumber(w) ? (int)w->valuedouble : -1;
     const char *sh = str(kb, "shard");
     p->k = 0;
     p->n = 0;
@@ -232,13 +235,20 @@ int kb_merge_main(int argc, char **argv)
     char err[KB_ERRLEN];
     if (kb_output_check(out, "-o", err, sizeof err) || (csv && kb_output_check(csv, "--csv", err, sizeof err)))
         return usage("%s", err);
+    return kb_merge_files((const char *const *)argv + optind, np, out, csv, 0, NULL);
+}
+
+int kb_merge_files(const char *const *paths, int np, const char *out, const char *csv, int quiet,
+                   const char *expected)
+{
+    char err[KB_ERRLEN];
     part *ps = calloc((size_t)np, sizeof *ps);
     if (!ps) abort();
     int rc = KB_EXIT_USAGE;
     mrow *rows = NULL;
     char *seen = NULL;
     for (int p = 0; p < np; p++) {
-        ps[p].path = argv[optind + p];
+        ps[p].path = paths[p];
         if (load(&ps[p], err, sizeof err)) { usage("%s", err); goto out; }
         if (strcmp(ps[p].sweep, ps[0].sweep) || ps[p].cases != ps[0].cases) {
             usage("%s and %s are different sweeps (sweep_id %s, %s)", ps[0].path, ps[p].path, ps[0].sweep, ps[p].sweep);
@@ -252,7 +262,7 @@ int kb_merge_main(int argc, char **argv)
     }
     int n = ps[0].n, incomplete = 0;
     for (int p = 0; p < np; p++) { /* a shard (or the whole) given twice */
-        for (int q = 0; q < p && !ps[p].dropped; q++)
+        for (int q = 0; q < p && !ps[p].dropped && !expected; q++)
             if (!ps[q].dropped && ps[q].k == ps[p].k) {
                 fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
                         n ? n : 1, ps[q].path);
@@ -263,7 +273,7 @@ int kb_merge_main(int argc, char **argv)
                     ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
                     ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
     }
-    if (n) {
+    if (n && !expected) {
         char miss[1024] = "";
         int nm = 0;
         for (int k = 0; k < n; k++) {
@@ -291,7 +301,8 @@ int kb_merge_main(int argc, char **argv)
     seen = calloc((size_t)ps[0].cases + 1, 1);
     cJSON *root = cJSON_Duplicate(ps[0].root, 0); /* the first part's objects, its results replaced */
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
-    cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard");
+    if (!expected) cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard"); /* one run's parts: still its shard */
+    cJSON_DeleteItemFromObjectCaseSensitive(kb, "worker");
     cJSON *from = cJSON_AddArrayToObject(kb, "merged_from");
     cJSON_AddItemToObject(root, "kbench", kb);
     cJSON_AddItemToObject(root, "device", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "device"), 1));
@@ -302,6 +313,7 @@ int kb_merge_main(int argc, char **argv)
         cJSON *d = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[p].root, "device"), 1);
         if (!d) d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "file", ps[p].path);
+        if (ps[p].worker >= 0) cJSON_AddNumberToObject(d, "gpu", ps[p].worker);
         if (n) {
             char sh[32];
             snprintf(sh, sizeof sh, "%d/%d", ps[p].k, n);
@@ -317,16 +329,24 @@ int kb_merge_main(int argc, char **argv)
             again = rows[j].p != rows[i].p && !strcmp(str(rows[j].row, "impl"), impl);
         if (again) { dup++; continue; }
         seen[rows[i].cs] = 1;
-        cJSON_AddItemToArray(res, cJSON_Duplicate(rows[i].row, 1));
+        cJSON *row = cJSON_Duplicate(rows[i].row, 1);
+        const part *pp = &ps[rows[i].p];
+        if (pp->worker >= 0) { /* --devices: which GPU ran it */
+            cJSON_AddNumberToObject(row, "gpu", pp->worker);
+            const char *u = str(cJSON_GetObjectItemCaseSensitive(pp->root, "device"), "uuid");
+            if (u[0]) cJSON_AddStringToObject(row, "gpu_uuid", u);
+        }
+        cJSON_AddItemToArray(res, row);
     }
     if (dup) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
     int missing = 0;
     char miss[1024] = "";
     for (int k = 0; k < ps[0].cases; k++)
-        if (!seen[k] && missing++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", missing > 1 ? ", " : "", k);
+        if (!seen[k] && (!expected || expected[k]) && missing++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", missing > 1 ? ", " : "", k);
     if (missing) {
         fprintf(stderr, "kbench merge: %d of %d cases have no row: %s%s\n", missing, ps[0].cases, miss,
                 missing > 32 ? ", ..." : "");
+        /* (case numbers from 0, as the rows' "case") */
         incomplete = 1;
     }
     int written = cJSON_GetArraySize(res);
@@ -338,8 +358,9 @@ int kb_merge_main(int argc, char **argv)
     free(text);
     if (!ok) { usage("-o: cannot write %s: %s", out, strerror(errno)); goto out; }
     if (csv && merge_csv(ps, np, csv, err, sizeof err)) { usage("%s", err); goto out; }
-    printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,
-           ps[0].cases, out, csv ? " and " : "", csv ? csv : "");
+    if (!quiet)
+        printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,
+               ps[0].cases, out, csv ? " and " : "", csv ? csv : "");
     rc = incomplete ? KB_EXIT_VERIFY : KB_EXIT_OK;
 out:
     for (int p = 0; p < np; p++) cJSON_Delete(ps[p].root);

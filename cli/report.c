@@ -488,7 +488,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
 
 const char *kb_report_error(const kb_report *r) { return r && r->err[0] ? r->err : NULL; }
 
-void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n)
+void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker)
 {
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
     if (!k || !sweep_id || !sweep_id[0]) return;
@@ -499,6 +499,7 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
         snprintf(sh, sizeof sh, "%d/%d", shard_k, shard_n);
         cJSON_AddStringToObject(k, "shard", sh);
     }
+    if (worker >= 0) cJSON_AddNumberToObject(k, "worker", worker);
     json_write(r);
 }
 

@@ -449,7 +449,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_timer_destroy(timer);
         return KB_EXIT_USAGE;
     }
-    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n);
+    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, info->worker);
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
@@ -462,7 +462,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     catch_stop(old_sig);
     double t0 = wall_s();
     void *stream = kb_timer_stream(timer);
-    for (int ci = 0; ci < plan->ncases && !fatal && !lost && !kb_stop_signal; ci++) {
+    for (int step = 0; !fatal && !lost && !kb_stop_signal; step++) {
+        int ci = info->next_case ? info->next_case(info->next_ctx) : step; /* a --devices worker: the queue's */
+        if (ci < 0 || ci >= plan->ncases) break;
         kb_case *c = &plan->cases[ci];
         const kb_op *op = c->op;
         int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */

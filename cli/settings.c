@@ -33,6 +33,9 @@ const kb_setting kb_settings[] = {
     {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
     {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,
      "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
+    {"devices", KB_S_STR, F(devices), "", 0, 0,
+     "run on several GPUs at once: all, or a list (0,2,3); a worker process per GPU, cases handed out "
+     "largest first, one CSV and JSON in case order (default: device 0 alone)"},
     {"shard", KB_S_STR, F(shard), "", 0, 0,
      "run only shard K of N of the cases (K/N, K from 0; the shards partition the sweep, "
      "balanced by bytes and flops; kbench merge joins their outputs)"},

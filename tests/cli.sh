@@ -159,6 +159,18 @@ cli_usage_errors() {
     [ "$a" = "$(grep -E '^ +[0-9]+  ' "$T/out")" ] || bad "shard 1/4 depends on the order of the flags"
     [ -n "$a" ] || bad "shard 1/4 of 12 cases is empty"
     done_test "--shard K/N: the shards partition the sweep, whatever the order of the flags"
+
+    # --devices: the queue handed out through real worker processes that touch no GPU (--dry-run)
+    run sweep configs/ci.json --devices 0,1,2 --dry-run
+    expect_rc 0
+    expect_out_has "187 cases on 3 GPUs, largest first"
+    grep -E '^gpu ' "$T/out" | awk '{print $3}' | sort -n >"$T/dev.txt"
+    seq 1 187 | cmp -s - "$T/dev.txt" || bad "the workers were not handed every case once"
+    [ "$(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort -u | tr '\n' ' ')" != "" ] || bad "no GPU took a case"
+    done_test "--devices 0,1,2 --dry-run: three workers take every case once"
+    usage_error "--devices 0,0 exits 2" sweep configs/ci.json --devices 0,0 --dry-run -- "GPU 0 twice"
+    usage_error "--devices x exits 2" sweep configs/ci.json --devices x --dry-run -- "expected all or a list"
+
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
     # a unique prefix is the option; several are named as ambiguous
@@ -314,6 +326,12 @@ cli_device() {
         expect_rc 3
         expect_stderr_lines 1
         done_test "kbench selftest exits 3 with one line on stderr (no GPU)"
+
+        run sweep configs/ci.json --devices all --dry-run
+        expect_rc 3
+        expect_stderr_lines 1
+        expect_err_has "--devices all: no CUDA device"
+        done_test "--devices all exits 3 with one line (no GPU)"
         t_skip "cli: kbench selftest passes on the GPU"
 
         t_skip "cli: kbench check passes on the GPU"

@@ -330,7 +330,7 @@ static void test_na_row(void **state)
     char err[KB_ERRLEN];
     kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(rep);
-    kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4); /* shard 2 of 4 of a 10-case sweep */
+    kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4, -1); /* shard 2 of 4 of a 10-case sweep */
     kb_report_row(rep, &r);
     assert_int_equal(kb_report_close(rep, NULL, 0), 0);
     cJSON *j = read_json(path);

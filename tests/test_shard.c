@@ -1,5 +1,6 @@
 /* shard.c: --shard K/N partitions a sweep, the same way whatever the order
- * of its cases, balanced, and the sweep's identity. */
+ * of its cases, balanced, and the sweep's identity; devices.c: --devices
+ * parsing and the queue's order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +151,50 @@ static void test_identity(void **state)
     kb_cases_free(q.cases, q.ncases);
 }
 
+static void test_devices_parse(void **state)
+{
+    (void)state;
+    int ids[KB_MAX_DEVICES];
+    char err[KB_ERRLEN];
+    assert_int_equal(kb_devices_parse("all", 4, ids, err, sizeof err), 4);
+    assert_true(ids[0] == 0 && ids[3] == 3);
+    assert_int_equal(kb_devices_parse("2,0,3", 4, ids, err, sizeof err), 3);
+    assert_true(ids[0] == 2 && ids[1] == 0 && ids[2] == 3);
+    assert_int_equal(kb_devices_parse("5", -1, ids, err, sizeof err), 1); /* not counted: not checked */
+    struct { const char *s; int count; const char *want; } bad[] = {
+        {"all", 0, "no CUDA device"},         {"all", -1, "could not be counted"},
+        {"4", 4, "GPU 4 is not there (4 visible: 0 to 3)"}, {"1,1", 4, "GPU 1 twice"},
+        {"", 4, "expected all or a list"},    {"0,", 4, "expected all or a list"},
+        {"-1", 4, "expected all or a list"},  {"0;1", 4, "expected all or a list"},
+        {"a", 4, "expected all or a list"},
+    };
+    for (int i = 0; i < KB_COUNT(bad); i++) {
+        err[0] = 0;
+        if (kb_devices_parse(bad[i].s, bad[i].count, ids, err, sizeof err) != -1) fail_msg("accepted '%s'", bad[i].s);
+        if (!strstr(err, bad[i].want)) fail_msg("'%s': %s", bad[i].s, err);
+    }
+}
+
+/* the queue: every case once, the largest (bytes + flops/250) first */
+static void test_devices_queue(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/ci.json", 1);
+    int *order = malloc(sizeof *order * (size_t)p.ncases);
+    char *seen = calloc((size_t)p.ncases, 1);
+    kb_devices_queue(&p, order);
+    for (int i = 0; i < p.ncases; i++) {
+        assert_true(order[i] >= 0 && order[i] < p.ncases);
+        if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
+        if (i && kb_case_cost(&p.cases[order[i]]) > kb_case_cost(&p.cases[order[i - 1]]))
+            fail_msg("queue place %d: case %d larger than the one before it", i, order[i]);
+    }
+    free(order);
+    free(seen);
+    kb_cases_free(p.cases, p.ncases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +202,8 @@ int main(void)
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_identity),
+        cmocka_unit_test(test_devices_parse),
+        cmocka_unit_test(test_devices_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,316 @@
+/* kbench sweep FILE --devices all|0,2,3: one sweep on several GPUs of a host.
+ *
+ * The parent process never touches CUDA (a process that initialised CUDA
+ * must not fork workers that use it). It forks one worker per GPU, each
+ * pinned with CUDA_VISIBLE_DEVICES, and hands out cases from a queue,
+ * largest first (kb_case_cost), one at a time over a pipe: a worker asks for
+ * its next case when the last is done, so the GPUs finish together. Each
+ * worker is kb_run_plan on the whole plan (it measures its own GPU's
+ * ceilings) writing its own part files (ALL.gpuD.{csv,json}); at the end
+ * kb_merge_files joins them into the run's CSV and JSON in case order, every
+ * row saying its GPU. A worker that dies (a fault, a kill) has the case it
+ * was running reported as an error row; the others go on.
+ *
+ * The host's cores: the CPU references run in OpenMP; each worker gets an
+ * equal share of the cores (omp_set_num_threads), so N workers verifying at
+ * once do not oversubscribe the host. */
+#include "kbench.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen)
+{
+    if (!strcmp(s, "all")) {
+        if (count < 0) { kb_errf(err, errlen, "--devices all: the GPUs could not be counted"); return -1; }
+        if (count == 0) { kb_errf(err, errlen, "--devices all: no CUDA device"); return -1; }
+        int n = count < KB_MAX_DEVICES ? count : KB_MAX_DEVICES;
+        for (int i = 0; i < n; i++) ids[i] = i;
+        return n;
+    }
+    int n = 0;
+    for (const char *p = s;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v >= 1024 || (*end && *end != ',')) {
+            kb_errf(err, errlen, "--devices: expected all or a list of GPU indices (0,2,3), got '%s'", s);
+            return -1;
+        }
+        if (count >= 0 && v >= count) {
+            kb_errf(err, errlen, "--devices: GPU %ld is not there (%d visible: 0 to %d)", v, count, count - 1);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (ids[i] == v) { kb_errf(err, errlen, "--devices: GPU %ld twice in '%s' (a GPU runs one worker)", v, s); return -1; }
+        if (n == KB_MAX_DEVICES) { kb_errf(err, errlen, "--devices: more than %d GPUs", KB_MAX_DEVICES); return -1; }
+        ids[n++] = (int)v;
+        if (!*end) break;
+        p = end + 1;
+    }
+    return n;
+}
+
+static const kb_plan *queue_plan; /* qsort has no context argument in C11 */
+
+static int by_size(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    double cx = kb_case_cost(&queue_plan->cases[x]), cy = kb_case_cost(&queue_plan->cases[y]);
+    if (cx != cy) return cx > cy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+void kb_devices_queue(const kb_plan *plan, int *order)
+{
+    for (int i = 0; i < plan->ncases; i++) order[i] = i;
+    queue_plan = plan;
+    qsort(order, (size_t)plan->ncases, sizeof *order, by_size);
+}
+
+/* The GPUs CUDA sees, counted in a child (this process stays CUDA-free): -1 unknown. */
+int kb_devices_count_child(void); /* device.c */
+
+typedef struct {
+    int to, from; /* the worker's pipes: cases to it, requests from it */
+} worker_io;
+
+/* a worker's side: "next" to the parent, the index back (-1: none left) */
+static int worker_next(void *ctx)
+{
+    const worker_io *io = ctx;
+    char line[32];
+    if (write(io->from, "next\n", 5) != 5) return -1;
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t k = read(io->to, line + n, 1);
+        if (k <= 0) return -1;
+        if (line[n] == '\n') break;
+        n++;
+    }
+    line[n] = 0;
+    return atoi(line);
+}
+
+static volatile sig_atomic_t stop_sig;
+static void on_stop(int sig) { stop_sig = sig; }
+
+static void part_path(const char *final, int gpu, const char *ext, char *buf, size_t n)
+{
+    size_t l = strlen(final), e = strlen(ext);
+    if (l > e && !strcmp(final + l - e, ext)) snprintf(buf, n, "%.*s.gpu%d%s", (int)(l - e), final, gpu, ext);
+    else snprintf(buf, n, "%s.gpu%d%s", final, gpu, ext);
+}
+
+/* The error rows of the cases whose worker ended during them (owner -2 - GPU),
+ * one per implementation the run selects, as a part for kbench merge: 0, or
+ * -1 (said on stderr). */
+static int write_ended(const kb_plan *plan, const int *owner, const int *status, const int *ids, int n,
+                       const char *json, const char *csv)
+{
+    char err[KB_ERRLEN];
+    kb_report *rep = kb_report_open(csv, json, plan->ops_all, plan->nops_all, NULL, 0, NULL, 1, err, sizeof err);
+    if (!rep) { fprintf(stderr, "kbench: %s\n", err); return -1; }
+    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
+    for (int i = 0; i < plan->ncases; i++) {
+        if (owner[i] > -2) continue;
+        int gpu = -2 - owner[i], st = 0;
+        for (int w = 0; w < n; w++)
+            if (ids[w] == gpu) st = status[w];
+        const kb_case *c = &plan->cases[i];
+        for (int k = 0; k < kb_op_nimpls(c->op); k++) {
+            const char *im = kb_op_impl(c->op, k)->name;
+            if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
+            kb_row row;
+            memset(&row, 0, sizeof row);
+            row.c = c;
+            row.impl = im;
+            row.verified = -1;
+            snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
+                     WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            kb_report_row(rep, &row);
+        }
+    }
+    return kb_report_close(rep, err, sizeof err) ? (fprintf(stderr, "kbench: %s\n", err), -1) : 0;
+}
+
+int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
+{
+    int ids[KB_MAX_DEVICES];
+    char err[KB_ERRLEN];
+    int count = -1;
+    if (!strcmp(plan->opts.devices, "all")) count = kb_devices_count_child();
+    int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return count == 0 || (count < 0 && !strcmp(plan->opts.devices, "all")) ? KB_EXIT_CUDA : KB_EXIT_USAGE;
+    }
+    /* the outputs: the run's, each worker writing its own part beside them */
+    kb_opts *o = &plan->opts;
+    char csv[1100], json[1100];
+    snprintf(csv, sizeof csv, "%s", o->csv[0] ? o->csv : "");
+    snprintf(json, sizeof json, "%s", o->json[0] ? o->json : "");
+    if (!csv[0]) snprintf(csv, sizeof csv, "%s/%s.csv", o->out_dir, info->name);
+    if (!json[0]) snprintf(json, sizeof json, "%s/%s.json", o->out_dir, info->name);
+    if (!dry && (kb_output_check(csv, "--csv", err, sizeof err) || kb_output_check(json, "--json", err, sizeof err))) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return KB_EXIT_USAGE;
+    }
+    int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
+    int *owner = malloc(sizeof *owner * (size_t)(plan->ncases + 1)); /* the GPU that ran each case, -1 none */
+    if (!order || !owner) abort();
+    kb_devices_queue(plan, order);
+    for (int i = 0; i < plan->ncases; i++) owner[i] = -1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = ncpu > n ? (int)(ncpu / n) : 1;
+    pid_t pid[KB_MAX_DEVICES];
+    int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], alive = 0, next = 0, status[KB_MAX_DEVICES];
+    fflush(stdout);
+    fflush(stderr);
+    for (int w = 0; w < n; w++) {
+        int a[2], b[2];
+        if (pipe(a) || pipe(b)) { perror("kbench: pipe"); return KB_EXIT_CUDA; }
+        pid[w] = fork();
+        if (pid[w] < 0) { perror("kbench: fork"); return KB_EXIT_CUDA; }
+        if (pid[w] == 0) { /* the worker */
+            close(a[1]);
+            close(b[0]);
+            for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
+            worker_io io = {a[0], b[1]};
+            if (dry) { /* the queue exercised, no GPU: take cases until none is left */
+                while (worker_next(&io) >= 0) {}
+                _exit(0);
+            }
+            char dev[16];
+            snprintf(dev, sizeof dev, "%d", ids[w]);
+            setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+            omp_set_num_threads(threads);
+            part_path(csv, ids[w], ".csv", o->csv, sizeof o->csv);
+            part_path(json, ids[w], ".json", o->json, sizeof o->json);
+            o->quiet = 1;
+            kb_run_info wi = *info;
+            wi.next_case = worker_next;
+            wi.next_ctx = &io;
+            wi.worker = ids[w];
+            _exit(kb_run_plan(plan, &wi));
+        }
+        close(a[0]);
+        close(b[1]);
+        to[w] = a[1];
+        from[w] = b[0];
+        cur[w] = -1;
+        status[w] = 0;
+        alive++;
+    }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    signal(SIGPIPE, SIG_IGN);
+    int done = 0, died = 0;
+    while (alive > 0) {
+        struct pollfd fds[KB_MAX_DEVICES];
+        for (int w = 0; w < n; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
+        if (poll(fds, (nfds_t)n, 1000) < 0 && errno != EINTR) break;
+        for (int w = 0; w < n; w++) {
+            if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char buf[8];
+            ssize_t k = read(from[w], buf, 5);
+            if (k == 5 && !memcmp(buf, "next\n", 5)) {
+                if (cur[w] >= 0) done++;
+                cur[w] = -1;
+                int ci = !stop_sig && next < plan->ncases ? order[next++] : -1;
+                char line[32];
+                int l = snprintf(line, sizeof line, "%d\n", ci);
+                if (write(to[w], line, (size_t)l) != l) ci = -1;
+                if (ci >= 0) {
+                    cur[w] = ci;
+                    owner[ci] = ids[w];
+                    if (dry) {
+                        char label[1024];
+                        kb_case_label(&plan->cases[ci], label, sizeof label);
+                        printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+                    }
+                }
+                if (!o->quiet && !dry) {
+                    fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
+                    for (int v = 0; v < n; v++)
+                        if (cur[v] >= 0) fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, cur[v] + 1);
+                    fprintf(stderr, "\033[K");
+                }
+                continue;
+            }
+            /* the worker is gone: its case in flight, if any, died with it */
+            close(from[w]);
+            close(to[w]);
+            from[w] = -1;
+            waitpid(pid[w], &status[w], 0);
+            alive--;
+            if (cur[w] >= 0) {
+                died++;
+                char label[1024];
+                kb_case_label(&plan->cases[cur[w]], label, sizeof label);
+                fprintf(stderr, "%skbench: the worker on GPU %d ended (%s %d) during case %d, %s %s\n",
+                        o->quiet || dry ? "" : "\n", ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
+                        WIFSIGNALED(status[w]) ? WTERMSIG(status[w]) : WEXITSTATUS(status[w]), cur[w] + 1,
+                        plan->cases[cur[w]].op->name, label);
+                owner[cur[w]] = -2 - ids[w];
+            }
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (!o->quiet && !dry) fprintf(stderr, "\r\033[K");
+    int rc = KB_EXIT_OK;
+    for (int w = 0; w < n; w++) {
+        int r = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : KB_EXIT_CUDA;
+        if (r == 130 || r == 143) continue; /* stopped by the signal: said below */
+        if (r > rc) rc = r;
+    }
+    if (died && rc < KB_EXIT_CUDA) rc = KB_EXIT_CUDA;
+    if (dry) {
+        printf("%d cases on %d GPUs, largest first\n", next, n);
+    } else {
+        const char *parts[KB_MAX_DEVICES + 1];
+        char pj[KB_MAX_DEVICES][1200];
+        int np = 0;
+        for (int w = 0; w < n; w++) {
+            part_path(json, ids[w], ".json", pj[np], sizeof pj[np]);
+            if (!access(pj[np], R_OK)) { parts[np] = pj[np]; np++; }
+        }
+        /* the cases whose worker ended during them: an error row each, a part of their own */
+        char fj[1200], fc[1200];
+        part_path(json, n, "-ended.json", fj, sizeof fj);
+        part_path(csv, n, "-ended.csv", fc, sizeof fc);
+        if (died && !write_ended(plan, owner, status, ids, n, fj, fc)) parts[np++] = fj;
+        char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
+        if (!expected) abort();
+        for (int i = 0; i < plan->ncases; i++) expected[plan->cases[i].index] = 1;
+        int m = np ? kb_merge_files(parts, np, json, csv, o->quiet, expected) : KB_EXIT_CUDA;
+        free(expected);
+        if (m == KB_EXIT_USAGE) rc = KB_EXIT_CUDA;
+        if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) { /* merged: the parts go */
+            for (int p = 0; p < np; p++) {
+                char pc[1200];
+                unlink(parts[p]);
+                snprintf(pc, sizeof pc, "%.*s.csv", (int)strlen(parts[p]) - 5, parts[p]);
+                unlink(pc);
+            }
+        }
+    }
+    free(order);
+    free(owner);
+    if (stop_sig) {
+        fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
+                stop_sig == SIGINT ? "SIGINT" : "SIGTERM", csv, json);
+        return 128 + stop_sig;
+    }
+    return rc;
+}
