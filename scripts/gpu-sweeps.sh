@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On a GPU machine: issue 23's checks on one GPU, into ${OUT:-results}/sweeps.
+#   scripts/gpu-sweeps.sh [SWEEP.json]   (default configs/rope.json)
+#   1. the sweep plain, then with --devices all: kbench compare (all same)
+#   2. --shard 0/2 and --shard 1/2, kbench merge, compared with the plain run
+#      (all same, no case only in one) and every case present
+#   3. --devices all with a worker killed mid-sweep (SIGKILL to the worker):
+#      the killed case an error row, the JSON valid, exit 3
+set -uo pipefail
+out=${OUT:-results}/sweeps
+mkdir -p "$out"
+K=./kbench
+sw=${1:-configs/rope.json}
+f="--impl opt --min-time 0.1 --quiet"
+t() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "  ($(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s, exit $rc)"; }
+echo "== 1. plain and --devices all"
+t $K sweep "$sw" $f --csv "$out/plain.csv" --json "$out/plain.json"
+t $K sweep "$sw" $f --devices all --csv "$out/dev.csv" --json "$out/dev.json"
+$K compare "$out/plain.json" "$out/dev.json" | tail -n 1
+echo "== 2. two shards, merged"
+for k in 0 1; do t $K sweep "$sw" $f --shard $k/2 --csv "$out/s$k.csv" --json "$out/s$k.json"; done
+$K merge -o "$out/merged.json" --csv "$out/merged.csv" "$out/s0.json" "$out/s1.json"; echo "merge exit $?"
+$K compare "$out/plain.json" "$out/merged.json" | tail -n 1
+cmp <(cut -d, -f1-5 "$out/plain.csv") <(cut -d, -f1-5 "$out/merged.csv") && echo "merged CSV: the plain run's rows, in its order"
+echo "== 3. a worker killed mid-sweep"
+$K sweep "$sw" $f --devices all --csv "$out/kill.csv" --json "$out/kill.json" 2> "$out/kill.err" &
+pid=$!
+sleep 8
+w=$(pgrep -P $pid | head -n 1)
+[ -n "$w" ] && kill -KILL "$w"
+wait $pid
+echo "exit $? (want 3)"
+cat "$out/kill.err"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=[r for r in d["results"] if r.get("error")]; print("JSON parses:", len(d["results"]), "rows,", len(e), "error rows:", [r["error"] for r in e][:2])' "$out/kill.json"
