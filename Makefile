@@ -2,6 +2,7 @@
 #   make          build ./kbench
 #   make run      install what is missing, build, run configs/default.json, plot
 #   make test     build and run every test (GPU tests only where a GPU is)
+#   make test-slurm  a real Slurm on this machine (root; CI runs it): a job array and its merge
 #   make check    kbench check (needs a GPU)
 #   make plot     PNGs from results/*.csv
 #   make examples the example plugins, build/examples/libkb_<name>.so
@@ -27,7 +28,7 @@ LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test test-asan fuzz check plot deps clean examples test-plugins FORCE
+.PHONY: all run test test-asan test-slurm fuzz check plot deps clean examples test-plugins FORCE
 all: kbench
 
 $(BUILD)/git.h: FORCE
@@ -105,6 +106,12 @@ run:
 	$(MAKE) kbench
 	./kbench sweep configs/default.json --out-dir results
 	scripts/plot.sh results/default.csv
+
+# a real Slurm on this machine (root): a --dry-run job array and its merge job
+test-slurm:
+	@scripts/deps.sh build slurm
+	$(MAKE) kbench
+	tests/slurm.sh ./kbench; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
 test:
 	@scripts/deps.sh build test plot

@@ -3,6 +3,8 @@
 #   cJSON headers  /usr/include/cjson/cJSON.h   (Debian: libcjson-dev)
 #   cmocka         /usr/include/cmocka.h        (Debian: libcmocka-dev)
 #   gnuplot        the `gnuplot` command        (Debian: gnuplot-nox)
+#   Slurm, munge   slurmctld, slurmd, munged     (Debian: slurm-wlm, munge; only
+#                  for `make test-slurm`)
 #   nvcc           the CUDA toolkit's compiler  (on PATH, $NVCC, or $CUDA/bin/nvcc;
 #                  CUDA defaults to /usr/local/cuda as in the Makefile)
 # Missing Debian packages are installed when running as root with apt-get;
@@ -11,18 +13,20 @@
 # is still missing afterwards.
 #
 #   scripts/deps.sh [WHAT...]   WHAT: build (cJSON, nvcc), test (cmocka),
-#                               plot (gnuplot); default: all of them.
+#                               plot (gnuplot), slurm (slurm-wlm, munge);
+#                               default: build, test and plot.
 #   `make test` asks for build and test, `make run` and `make plot` for build and plot.
 set -u
 
-want_build=0 want_test=0 want_plot=0
+want_build=0 want_test=0 want_plot=0 want_slurm=0
 [ $# -eq 0 ] && set -- build test plot
 for w in "$@"; do
     case $w in
     build) want_build=1 ;;
     test) want_test=1 ;;
     plot) want_plot=1 ;;
-    *) echo "deps: unknown part '$w' (build, test, plot)" >&2; exit 2 ;;
+    slurm) want_slurm=1 ;;
+    *) echo "deps: unknown part '$w' (build, test, plot, slurm)" >&2; exit 2 ;;
     esac
 done
 
@@ -33,6 +37,8 @@ missing_pkgs() {
     [ $want_build = 0 ] || [ -f /usr/include/cjson/cJSON.h ] || m+=(libcjson-dev)
     [ $want_test = 0 ] || [ -f /usr/include/cmocka.h ] || m+=(libcmocka-dev)
     [ $want_plot = 0 ] || gnuplot --version >/dev/null 2>&1 || m+=(gnuplot-nox)
+    [ $want_slurm = 0 ] || command -v slurmctld >/dev/null 2>&1 || m+=(slurm-wlm)
+    [ $want_slurm = 0 ] || command -v munged >/dev/null 2>&1 || m+=(munge)
     echo "${m[*]:-}"
 }
 
