@@ -140,10 +140,36 @@ static int write_ended(const kb_plan *plan, const int *owner, const int *status,
     return kb_report_close(rep, err, sizeof err) ? (fprintf(stderr, "kbench: %s\n", err), -1) : 0;
 }
 
+/* kb_plan_check in a child (it loads plugins, which the workers load again
+ * themselves): 0, or -1 once the child said why on stderr */
+static int check_in_child(kb_plan *plan, const kb_run_info *info)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return 0; /* the workers will say it */
+    if (pid == 0) {
+        char err[KB_ERRLEN];
+        if (kb_plan_check(plan, info, err, sizeof err)) {
+            fprintf(stderr, "kbench: %s\n", err);
+            _exit(KB_EXIT_USAGE);
+        }
+        _exit(0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
 int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
 {
     int ids[KB_MAX_DEVICES];
     char err[KB_ERRLEN];
+    if (info->check_mode) {
+        fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
+        return KB_EXIT_USAGE;
+    }
+    if (check_in_child(plan, info)) return KB_EXIT_USAGE;
     int count = -1;
     if (!strcmp(plan->opts.devices, "all")) count = kb_devices_count_child();
     int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);

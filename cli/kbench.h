@@ -551,6 +551,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 /* The plan on a worker process per GPU of opts.devices (devices.c); dry: the
  * queue's assignment printed, no GPU touched. The exit code. */
 int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry);
+/* What can be refused before the GPU is touched: the plugins loaded, the
+ * --impl names, the output paths. 0, or -1 with err. */
+int kb_plan_check(kb_plan *plan, const kb_run_info *info, char *err, size_t errlen);
 /* Expand and validate (the implementations named, the output paths) without a GPU. */
 int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out);
 int kb_device_copy_report(kb_device *d); /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings */

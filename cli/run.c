@@ -98,7 +98,7 @@ static void output_paths(const kb_plan *plan, const kb_run_info *info, char *csv
 
 /* Everything that can be refused before the GPU is touched; the plugins
  * (--plugin, --impl NAME=PATH, a sweep file's "plugins") are loaded here. */
-static int check_plan(kb_plan *plan, const kb_run_info *info, char *err, size_t errlen)
+int kb_plan_check(kb_plan *plan, const kb_run_info *info, char *err, size_t errlen)
 {
     if (kb_plugin_load_list(plan->opts.plugin, err, errlen) ||
         kb_plugin_take_impls(plan->opts.impl, sizeof plan->opts.impl, err, errlen))
@@ -113,7 +113,7 @@ static int check_plan(kb_plan *plan, const kb_run_info *info, char *err, size_t 
 int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
 {
     char err[KB_ERRLEN];
-    if (check_plan(plan, info, err, sizeof err)) {
+    if (kb_plan_check(plan, info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
@@ -372,7 +372,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
     char err[KB_ERRLEN];
     kb_opts *o = &plan->opts;
-    if (check_plan(plan, info, err, sizeof err)) {
+    if (kb_plan_check(plan, info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }

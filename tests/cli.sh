@@ -170,6 +170,8 @@ cli_usage_errors() {
     done_test "--devices 0,1,2 --dry-run: three workers take every case once"
     usage_error "--devices 0,0 exits 2" sweep configs/ci.json --devices 0,0 --dry-run -- "GPU 0 twice"
     usage_error "--devices x exits 2" sweep configs/ci.json --devices x --dry-run -- "expected all or a list"
+    usage_error "--devices with an unknown --impl exits 2" sweep configs/ci.json --devices 0,1 --impl optt --dry-run -- "no implementation 'optt'"
+    usage_error "--devices with kbench check exits 2" check --devices 0,1 --dry-run -- "kbench check runs on one GPU"
 
     usage_error "check of an unknown op exits 2" check nope --dry-run -- "unknown op 'nope'"
     usage_error "'all' in a list says it stands alone" rope --dtype all,fp16 --dry-run -- "'all' stands alone"
