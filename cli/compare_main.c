@@ -289,17 +289,6 @@ static void print_help(FILE *f)
             KB_CMP_MIN_EFFECT_PCT);
 }
 
-/* one line: what the user typed is echoed with its control characters escaped */
-static int usage(const char *fmt, ...)
-{
-    char line[KB_ERRLEN];
-    va_list ap;
-    va_start(ap, fmt);
-    kb_verrf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "kbench compare: %s\n", line);
-    return KB_EXIT_USAGE;
-}
 
 enum { O_THRESHOLD = 1000, O_MIN_EFFECT, O_IMPL, O_CSV, O_QUIET, O_PLOT };
 
@@ -380,11 +369,11 @@ int kb_compare_main(int argc, char **argv)
         switch (c) {
         case 'h': print_help(stdout); return KB_EXIT_OK;
         case O_THRESHOLD:
-            if (parse_pct(optarg, &threshold)) return usage("--threshold: expected a percentage >= 0, got '%s'", optarg);
+            if (parse_pct(optarg, &threshold)) return kb_usage("compare", "--threshold: expected a percentage >= 0, got '%s'", optarg);
             break;
         case O_MIN_EFFECT:
             if (parse_pct(optarg, &min_effect))
-                return usage("--min-effect: expected a percentage >= 0, got '%s'", optarg);
+                return kb_usage("compare", "--min-effect: expected a percentage >= 0, got '%s'", optarg);
             break;
         case O_IMPL:
             if (!*optarg) {
@@ -397,48 +386,48 @@ int kb_compare_main(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case O_PLOT:
             if (strlen(optarg) < 5 || strcmp(optarg + strlen(optarg) - 4, ".png"))
-                return usage("--plot: expected a .png file, got '%s'", optarg);
+                return kb_usage("compare", "--plot: expected a .png file, got '%s'", optarg);
             plot = optarg;
             break;
-        case ':': return usage("option '%s' needs a value (see: kbench compare --help)", bad);
+        case ':': return kb_usage("compare", "option '%s' needs a value (see: kbench compare --help)", bad);
         default:
             if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
-                return usage("unknown option '-%c' (see: kbench compare --help)", optopt);
+                return kb_usage("compare", "unknown option '-%c' (see: kbench compare --help)", optopt);
             if (bad[0] == '-' && bad[1] == '-') {
                 char word[128];
                 snprintf(word, sizeof word, "%s", bad + 2);
                 word[strcspn(word, "=")] = 0;
                 for (int i = 0; i < ncands; i++)
-                    if (!strcmp(word, cands[i])) return usage("option '--%s' takes no value", word);
+                    if (!strcmp(word, cands[i])) return kb_usage("compare", "option '--%s' takes no value", word);
                 const char *near = kb_nearest(word, cands, ncands);
-                if (near) return usage("unknown option '--%s' (did you mean --%s?)", word, near);
-                return usage("unknown option '--%s' (see: kbench compare --help)", word);
+                if (near) return kb_usage("compare", "unknown option '--%s' (did you mean --%s?)", word, near);
+                return kb_usage("compare", "unknown option '--%s' (see: kbench compare --help)", word);
             }
 
-            return usage("unknown option '%s' (see: kbench compare --help)", bad);
+            return kb_usage("compare", "unknown option '%s' (see: kbench compare --help)", bad);
         }
     }
     int npos = argc - optind;
     if (npos != 2)
-        return usage("want two result files, BASE.json and NEW.json (got %d; see: kbench compare --help)", npos);
+        return kb_usage("compare", "want two result files, BASE.json and NEW.json (got %d; see: kbench compare --help)", npos);
     const char *bpath = argv[optind], *npath = argv[optind + 1];
 
     char err[KB_ERRLEN], script[4200];
-    if (plot && find_plot_script(script, sizeof script, err, sizeof err)) return usage("%s", err);
+    if (plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);
     kb_cmp_file base, cur;
-    if (kb_cmp_load(bpath, &base, err, sizeof err)) return usage("%s", err);
+    if (kb_cmp_load(bpath, &base, err, sizeof err)) return kb_usage("compare", "%s", err);
     if (kb_cmp_load(npath, &cur, err, sizeof err)) {
         kb_cmp_free(&base);
-        return usage("%s", err);
+        return kb_usage("compare", "%s", err);
     }
     kb_cmp_result res;
     int rc = KB_EXIT_USAGE;
     if (kb_cmp_match_effect(&base, &cur, impls, threshold, min_effect, &res, err, sizeof err)) {
-        usage("%s", err);
+        kb_usage("compare", "%s", err);
         goto out_files;
     }
     if (csv && kb_cmp_write_csv(csv, &res, threshold, err, sizeof err)) {
-        usage("%s", err);
+        kb_usage("compare", "%s", err);
         goto out;
     }
     if (base.device[0] && cur.device[0] && strcmp(base.device, cur.device))

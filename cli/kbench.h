@@ -310,6 +310,9 @@ size_t kb_escape_controls(const char *in, char *out, size_t n);
 /* snprintf into an error buffer, control characters escaped: one line (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void kb_verrf(char *err, size_t n, const char *fmt, va_list ap); /* kb_errf's body */
+/* "kbench CMD: MESSAGE" on stderr, one line (control characters escaped, as
+ * kb_errf); returns KB_EXIT_USAGE */
+int kb_usage(const char *cmd, const char *fmt, ...);
 struct cJSON;
 /* cJSON_ParseWithOpts of a whole text (config.c); on a syntax error NULL,
  * with where it stopped (*at) and that place's 1-based line and column */

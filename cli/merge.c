@@ -34,16 +34,6 @@ typedef struct {
     int cs, p, i; /* its case, part and place in the part */
 } mrow;
 
-static int usage(const char *fmt, ...)
-{
-    char line[KB_ERRLEN];
-    va_list ap;
-    va_start(ap, fmt);
-    kb_verrf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "kbench merge: %s\n", line);
-    return KB_EXIT_USAGE;
-}
 
 static const char *str(const cJSON *o, const char *k)
 {
@@ -223,18 +213,18 @@ int kb_merge_main(int argc, char **argv)
         case 'h': print_help(stdout); return KB_EXIT_OK;
         case 'o': out = optarg; break;
         case O_CSV: csv = optarg; break;
-        case ':': return usage("option '%s' needs a value (see: kbench merge --help)", argv[optind - 1]);
+        case ':': return kb_usage("merge", "option '%s' needs a value (see: kbench merge --help)", argv[optind - 1]);
         default:
-            if (optopt > 0 && optopt < 0x7f) return usage("unknown option '-%c' (see: kbench merge --help)", optopt);
-            return usage("unknown option '%s' (see: kbench merge --help)", argv[optind - 1]);
+            if (optopt > 0 && optopt < 0x7f) return kb_usage("merge", "unknown option '-%c' (see: kbench merge --help)", optopt);
+            return kb_usage("merge", "unknown option '%s' (see: kbench merge --help)", argv[optind - 1]);
         }
     }
-    if (!out) return usage("-o ALL.json is required (see: kbench merge --help)");
+    if (!out) return kb_usage("merge", "-o ALL.json is required (see: kbench merge --help)");
     int np = argc - optind;
-    if (np < 1) return usage("no part to merge (PART.json...)");
+    if (np < 1) return kb_usage("merge", "no part to merge (PART.json...)");
     char err[KB_ERRLEN];
     if (kb_output_check(out, "-o", err, sizeof err) || (csv && kb_output_check(csv, "--csv", err, sizeof err)))
-        return usage("%s", err);
+        return kb_usage("merge", "%s", err);
     return kb_merge_files((const char *const *)argv + optind, np, out, csv, 0, NULL);
 }
 
@@ -249,13 +239,13 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     char *seen = NULL;
     for (int p = 0; p < np; p++) {
         ps[p].path = paths[p];
-        if (load(&ps[p], err, sizeof err)) { usage("%s", err); goto out; }
+        if (load(&ps[p], err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
         if (strcmp(ps[p].sweep, ps[0].sweep) || ps[p].cases != ps[0].cases) {
-            usage("%s and %s are different sweeps (sweep_id %s, %s)", ps[0].path, ps[p].path, ps[0].sweep, ps[p].sweep);
+            kb_usage("merge", "%s and %s are different sweeps (sweep_id %s, %s)", ps[0].path, ps[p].path, ps[0].sweep, ps[p].sweep);
             goto out;
         }
         if (ps[p].n != ps[0].n) {
-            usage("%s is shard %d/%d, %s of %d shards: parts of one split only", ps[p].path, ps[p].k, ps[p].n,
+            kb_usage("merge", "%s is shard %d/%d, %s of %d shards: parts of one split only", ps[p].path, ps[p].k, ps[p].n,
                   ps[0].path, ps[0].n);
             goto out;
         }
@@ -356,8 +346,8 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
     if (f && fclose(f)) ok = 0;
     free(text);
-    if (!ok) { usage("-o: cannot write %s: %s", out, strerror(errno)); goto out; }
-    if (csv && merge_csv(ps, np, csv, err, sizeof err)) { usage("%s", err); goto out; }
+    if (!ok) { kb_usage("merge", "-o: cannot write %s: %s", out, strerror(errno)); goto out; }
+    if (csv && merge_csv(ps, np, csv, err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
     if (!quiet)
         printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,
                ps[0].cases, out, csv ? " and " : "", csv ? csv : "");

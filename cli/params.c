@@ -57,6 +57,17 @@ void kb_errf(char *err, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
+int kb_usage(const char *cmd, const char *fmt, ...)
+{
+    char line[KB_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    kb_verrf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench %s: %s\n", cmd, line);
+    return KB_EXIT_USAGE;
+}
+
 int kb_param_index(const kb_op *op, const char *name)
 {
     for (int i = 0; i < op->nparams; i++)
