@@ -17,13 +17,15 @@
 #include "kbench.h"
 
 #include <errno.h>
-#include <omp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef _OPENMP /* (the fuzzing build has no OpenMP) */
+#include <omp.h>
+#endif
 
 int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen)
 {
@@ -216,7 +218,11 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             char dev[16];
             snprintf(dev, sizeof dev, "%d", ids[w]);
             setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+#ifdef _OPENMP
             omp_set_num_threads(threads);
+#else
+            (void)threads;
+#endif
             part_path(csv, ids[w], ".csv", o->csv, sizeof o->csv);
             part_path(json, ids[w], ".json", o->json, sizeof o->json);
             o->quiet = 1;
@@ -234,13 +240,15 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         status[w] = 0;
         alive++;
     }
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, ign, old_int, old_term, old_pipe;
     memset(&sa, 0, sizeof sa);
+    memset(&ign, 0, sizeof ign);
     sa.sa_handler = on_stop;
+    ign.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails, no signal */
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    signal(SIGPIPE, SIG_IGN);
-    int done = 0, died = 0;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    int done = 0, died = 0, shown = 0; /* shown: a progress line is on the terminal */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < n; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -266,6 +274,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     }
                 }
                 if (!o->quiet && !dry) {
+                    shown = 1;
                     fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
                     for (int v = 0; v < n; v++)
                         if (cur[v] >= 0) fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, cur[v] + 1);
@@ -284,7 +293,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 char label[1024];
                 kb_case_label(&plan->cases[cur[w]], label, sizeof label);
                 fprintf(stderr, "%skbench: the worker on GPU %d ended (%s %d) during case %d, %s %s\n",
-                        o->quiet || dry ? "" : "\n", ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
+                        shown ? "\n" : "", ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
                         WIFSIGNALED(status[w]) ? WTERMSIG(status[w]) : WEXITSTATUS(status[w]), cur[w] + 1,
                         plan->cases[cur[w]].op->name, label);
                 owner[cur[w]] = -2 - ids[w];
@@ -293,7 +302,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (!o->quiet && !dry) fprintf(stderr, "\r\033[K");
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    if (shown) fprintf(stderr, "\r\033[K");
     int rc = KB_EXIT_OK;
     for (int w = 0; w < n; w++) {
         int r = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : KB_EXIT_CUDA;
