@@ -43,7 +43,7 @@ ccol(i) = (i == 1 ? 'black' : '#666666')
 gmi(i) = value(sprintf('gm%d', i))
 gli(i) = value(sprintf('gl%d', i))
 flat = ''
-if (ngm > 0) { flat = ", for [i=1:ngm] gmi(i) with lines dt 3 lw 2 lc rgb '#444444' title gli(i)" }
+if (ngm > 0) { flat = ", for [i=1:ngm] gmi(i) with lines dt i + 2 lw 2 lc rgb '#444444' title gli(i)" }
 
 set title (sub eq '' ? ttl : ttl . "\n" . sub)
 set ylabel ylab

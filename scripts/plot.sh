@@ -516,6 +516,67 @@ END {
 }
 ' "$csv"
 
+# The fused MLP against the better of its two cuBLAS paths: for each MLP case
+# with fused and cublas or cublas_cat timed, min(cublas, cublas_cat) / fused
+# (above 1: fused is faster) against tokens, a line per (hidden, inter, dtype),
+# with parity and issue 22's 1.15 target drawn flat: $tmp/mlpr.args for
+# plot.gp, $tmp/mlpr_s*.dat the lines (tokens ratio).
+awk -v tmp="$tmp" -v out="$outdir/$base-mlp-fused-vs-cublas.png" "$lib"'
+{ sub(/\r$/, "") }
+NR == 1 {
+    nh = csvsplit($0, hdr)
+    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    it = col["tokens"]; ih = col["hidden"]; ii = col["inter"]; im = col["median_ms"]
+    if (!it || !ih || !ii || !im) exit
+    next
+}
+{
+    n = csvsplit($0, f)
+    if (f[1] != "mlp" || !isnum(f[im]) || f[im] <= 0) next
+    k = f[4] SUBSEP f[ih] SUBSEP f[ii] SUBSEP f[it]
+    if (f[3] == "fused") fz[k] = f[im]
+    else if (f[3] == "cublas" || f[3] == "cublas_cat") { if (!(k in cb) || f[im] < cb[k]) cb[k] = f[im] }
+    else next
+    if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+}
+END {
+    for (j = 1; j <= nk; j++) {
+        k = keys[j]
+        if (!(k in fz) || !(k in cb)) continue
+        split(k, p, SUBSEP)
+        sk = p[2] SUBSEP p[3] SUBSEP p[1]
+        if (!(sk in sid)) { sid[sk] = ++ns; lab[ns] = "hidden " p[2] ", inter " p[3] ", " p[1]; np[ns] = 0 }
+        s = sid[sk]
+        x[s, ++np[s]] = p[4] + 0; y[s, np[s]] = cb[k] / fz[k]
+        if (p[4] + 0 > 0 && (!xmin || p[4] + 0 < xmin)) xmin = p[4] + 0
+        if (p[4] + 0 > xmax) xmax = p[4] + 0
+        if (cb[k] / fz[k] > ymax) ymax = cb[k] / fz[k]
+    }
+    if (!ns) exit
+    args = ""
+    for (s = 1; s <= ns; s++) {
+        for (a = 2; a <= np[s]; a++) { # by tokens
+            tx = x[s, a]; ty = y[s, a]
+            for (b = a - 1; b >= 1 && x[s, b] > tx; b--) { x[s, b + 1] = x[s, b]; y[s, b + 1] = y[s, b] }
+            x[s, b + 1] = tx; y[s, b + 1] = ty
+        }
+        file = tmp "/mlpr_s" s ".dat"
+        for (a = 1; a <= np[s]; a++) printf "%d %.6g ?\n", x[s, a], y[s, a] > file
+        close(file)
+        args = args sprintf("f%d=%s; t%d=%s; k%d=%s; c%d=%d; ", s, q(file), s, q(lab[s]), s, q(lab[s]), s, s)
+    }
+    if (ymax < 1.15) ymax = 1.15
+    logx = xmin > 0 && xmax / xmin > 8
+    args = args sprintf("n=%d; mode=%s; out=%s; ttl=%s; sub=%s; xlab=%s; logx=%d; xlo=%.6g; xhi=%.6g; xt=%s; xrot=0; ymax=%.6g; nc=0; ",
+                        ns, q("line"), q(out), q("kbench mlp: fused against the better cuBLAS path (min(cublas, cublas_cat) / fused)"),
+                        q("above 1: fused is faster; issue 22 asks for 1.15 from 2048 tokens on"), q("tokens"), logx,
+                        logx ? xmin / 1.25 : xmin - 1, logx ? xmax * 1.25 : xmax + 1, q(""), ymax)
+    args = args sprintf("ngm=2; gm1=1; gl1=%s; gm2=1.15; gl2=%s; ylab=%s; clabel=%s", q("parity"), q("1.15 (the target at 2048 tokens and more)"),
+                        q("speedup of fused"), q(""))
+    print args > (tmp "/mlpr.args")
+}
+' "$csv"
+
 if [ ! -s "$tmp/manifest" ] && [ ! -s "$tmp/roof.args" ]; then
     echo "$prog: $csv: nothing to plot (no rows with GB/s)"
     exit 0
@@ -540,4 +601,5 @@ if [ -s "$tmp/roof.args" ]; then
     [ -f "$here/roofline.gp" ] || { echo "$prog: $here/roofline.gp is missing" >&2; exit 1; }
     draw "$tmp/roof.args" "$here/roofline.gp" "$outdir/$base-roofline.png"
 fi
+[ -s "$tmp/mlpr.args" ] && draw "$tmp/mlpr.args" "$gp" "$outdir/$base-mlp-fused-vs-cublas.png"
 exit $status

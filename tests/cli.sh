@@ -402,8 +402,13 @@ cli_mlp() {
 
     run sweep configs/mlp.json --dry-run
     expect_rc 0
-    tail -n 1 "$T/out" | grep -q '^14 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
-    done_test "configs/mlp.json: 14 cases"
+    tail -n 1 "$T/out" | grep -q '^18 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
+    done_test "configs/mlp.json: 18 cases"
+
+    run sweep configs/mlp-grid.json --dry-run
+    expect_rc 0
+    tail -n 1 "$T/out" | grep -q '^96 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
+    done_test "configs/mlp-grid.json: 12 token counts x 4 widths x 2 dtypes"
 
     run check mlp --dry-run
     expect_rc 0

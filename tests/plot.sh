@@ -59,7 +59,7 @@ plot_tests() {
     out=$(sort "$T/roofdata/roofs.txt" | tr '\n' ' ')
     [ "$out" = "copy 2500 gemm bf16 700 gemm fp16 650 " ] || bad "roofs: '$out', want copy 2500, gemm bf16 700 and fp16 650"
     out=$(cat "$T"/roofdata/roof_s*.dat | wc -l)
-    [ "$out" -eq 8 ] || bad "$out roofline points, want 8 (one per row)"
+    [ "$out" -eq 9 ] || bad "$out roofline points, want 9 (one per row)"
     # layernorm opt: 2 flops / 1 byte at 2 TFLOP/s under a roof of 2 x 2500 GB/s = 5: 40%
     grep -q '^2 2 "40%"$' "$T/roofdata/roof_labels.dat" || bad "layernorm's best label: $(cat "$T/roofdata/roof_labels.dat")"
     # the MLP's best: fused fp16, 600 TFLOP/s under the fp16 GEMM roof of 650, 92%
@@ -76,6 +76,13 @@ plot_tests() {
     grep -q "ylab='GB/s'" "$g" && grep -q "ngm=0" "$g" || bad "the LayerNorm plot is not in GB/s: $(cat "$g")"
     done_test "plot.sh: the MLP (a GEMM ceiling) in TFLOP/s, the norms in GB/s"
 
+    # fused against the better cuBLAS path: bf16 min(0.25, 0.24) / 0.2 = 1.2, fp16 0.26 / 0.21
+    [ -s "$T/png/roof-mlp-fused-vs-cublas.png" ] || bad "no fused-vs-cuBLAS figure"
+    out=$(cat "$T"/roofdata/mlpr_s*.dat | sort | tr '\n' ' ')
+    [ "$out" = "2048 1.2 ? 2048 1.2381 ? " ] || bad "fused / best cuBLAS: '$out', want 1.2 (bf16) and 1.2381 (fp16)"
+    grep -q "gm2=1.15" "$T/roofdata/mlpr.args" || bad "no 1.15 target line"
+    done_test "plot.sh: the fused MLP against the better cuBLAS path, a line per width and dtype"
+
     # more than 8 series on one chart: one chart per dtype
     plot_many_fixture "$T/many.csv"
     scripts/plot.sh "$T/many.csv" "$T/png" >"$T/out" 2>"$T/err"
@@ -91,16 +98,17 @@ plot_tests() {
 # layernorm fwd (GB/s) and the MLP (TFLOP/s, with GEMM ceilings) in one CSV
 plot_mlp_fixture() {
     local f=$1
-    echo "op,pass,impl,dtype,layout,rows,cols,tokens,median_ms,gbps,pct_of_copy,copy_gbps,flops,bytes,tflops,gemm_tflops,cublas_shape_tflops" >"$f"
+    echo "op,pass,impl,dtype,layout,rows,cols,tokens,hidden,inter,median_ms,gbps,pct_of_copy,copy_gbps,flops,bytes,tflops,gemm_tflops,cublas_shape_tflops" >"$f"
     cat >>"$f" <<'CSV'
-layernorm,fwd,opt,fp16,,4096,1024,,0.01,2000,80,2500,2000000,1000000,2,,
-layernorm,fwd,naive,fp16,,4096,1024,,0.1,200,8,2500,2000000,1000000,0.2,,
-layernorm,fwd,opt,fp16,,4096,2048,,0.02,1900,80,2400,4000000,2000000,1.9,,
-layernorm,fwd,naive,fp16,,4096,2048,,0.2,190,8,2400,4000000,2000000,0.19,,
-mlp,,fused,bf16,,,,2048,0.2,300,10,2400,126000000000,60000000,630,700,600
-mlp,,cublas,bf16,,,,2048,0.25,240,8,2400,126000000000,60000000,504,700,600
-mlp,,fused,fp16,,,,2048,0.21,285,10,2400,126000000000,60000000,600,650,590
-mlp,,cublas,fp16,,,,2048,0.26,230,8,2400,126000000000,60000000,485,650,590
+layernorm,fwd,opt,fp16,,4096,1024,,,,0.01,2000,80,2500,2000000,1000000,2,,
+layernorm,fwd,naive,fp16,,4096,1024,,,,0.1,200,8,2500,2000000,1000000,0.2,,
+layernorm,fwd,opt,fp16,,4096,2048,,,,0.02,1900,80,2400,4000000,2000000,1.9,,
+layernorm,fwd,naive,fp16,,4096,2048,,,,0.2,190,8,2400,4000000,2000000,0.19,,
+mlp,,fused,bf16,,,,2048,1024,11008,0.2,300,10,2400,126000000000,60000000,630,700,600
+mlp,,cublas,bf16,,,,2048,1024,11008,0.25,240,8,2400,126000000000,60000000,504,700,600
+mlp,,cublas_cat,bf16,,,,2048,1024,11008,0.24,250,8,2400,126000000000,60000000,525,700,600
+mlp,,fused,fp16,,,,2048,1024,11008,0.21,285,10,2400,126000000000,60000000,600,650,590
+mlp,,cublas,fp16,,,,2048,1024,11008,0.26,230,8,2400,126000000000,60000000,485,650,590
 CSV
 }
 

@@ -598,7 +598,19 @@ static void test_config_file(void **state)
         assert_true(has_case(p.cases, p.ncases, dt[d], "off", 4096, 4096, 11008)); /* LLaMA-7B's */
         assert_true(has_case(p.cases, p.ncases, dt[d], "off", 16, 4096, 11008));   /* decode */
         for (long t = 512; t <= 8192; t *= 2) assert_true(has_case(p.cases, p.ncases, dt[d], "off", t, 4096, 11008));
+        assert_true(has_case(p.cases, p.ncases, dt[d], "off", 300, 4096, 11008)); /* where fused lost (issue 22) */
+        assert_true(has_case(p.cases, p.ncases, dt[d], "off", 320, 4096, 11008));
     }
+    kb_cases_free(p.cases, p.ncases);
+    /* configs/mlp-grid.json: issue 22's grid, every (tokens, width, dtype) */
+    memset(&p, 0, sizeof p);
+    if (kb_config_load("configs/mlp-grid.json", &p, err, sizeof err)) fail_msg("configs/mlp-grid.json: %s", err);
+    const long tok[] = {1, 16, 64, 128, 256, 300, 320, 512, 1000, 2048, 4096, 8192};
+    const long wid[][2] = {{1024, 11008}, {4096, 11008}, {4096, 14336}, {8192, 28672}};
+    assert_int_equal(p.ncases, 12 * 4 * 2);
+    for (int d = 0; d < 2; d++)
+        for (int w = 0; w < 4; w++)
+            for (int t = 0; t < 12; t++) assert_true(has_case(p.cases, p.ncases, dt[d], "off", tok[t], wid[w][0], wid[w][1]));
     kb_cases_free(p.cases, p.ncases);
 }
 
