@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,43 +104,75 @@ static int worker_next(void *ctx)
 static volatile sig_atomic_t stop_sig;
 static void on_stop(int sig) { stop_sig = sig; }
 
-static void part_path(const char *final, int gpu, const char *ext, char *buf, size_t n)
+/* Parts beside the run's JSON, from its stem (X.json -> X.gpuD.json and
+ * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON). */
+static void part_path(const char *json, const char *tag, const char *ext, char *buf, size_t n)
 {
-    size_t l = strlen(final), e = strlen(ext);
-    if (l > e && !strcmp(final + l - e, ext)) snprintf(buf, n, "%.*s.gpu%d%s", (int)(l - e), final, gpu, ext);
-    else snprintf(buf, n, "%s.gpu%d%s", final, gpu, ext);
+    size_t l = strlen(json);
+    int stem = l > 5 && !strcmp(json + l - 5, ".json") ? (int)(l - 5) : (int)l;
+    snprintf(buf, n, "%.*s.%s%s", stem, json, tag, ext);
 }
 
-/* The error rows of the cases whose worker ended during them (owner -2 - GPU),
- * one per implementation the run selects, as a part for kbench merge: 0, or
- * -1 (said on stderr). */
-static int write_ended(const kb_plan *plan, const int *owner, const int *status, const int *ids, int n,
-                       const char *json, const char *csv)
+/* The CUDA index of worker i's GPU: the i-th of this process's
+ * CUDA_VISIBLE_DEVICES where it is set (a Slurm allocation, a container's
+ * share), else the index itself. */
+static void visible_id(int id, char *buf, size_t n)
 {
-    char err[KB_ERRLEN];
-    kb_report *rep = kb_report_open(csv, json, plan->ops_all, plan->nops_all, NULL, 0, NULL, 1, err, sizeof err);
-    if (!rep) { fprintf(stderr, "kbench: %s\n", err); return -1; }
-    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
-    for (int i = 0; i < plan->ncases; i++) {
-        if (owner[i] > -2) continue;
-        int gpu = -2 - owner[i], st = 0;
-        for (int w = 0; w < n; w++)
-            if (ids[w] == gpu) st = status[w];
-        const kb_case *c = &plan->cases[i];
-        for (int k = 0; k < kb_op_nimpls(c->op); k++) {
-            const char *im = kb_op_impl(c->op, k)->name;
-            if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
-            kb_row row;
-            memset(&row, 0, sizeof row);
-            row.c = c;
-            row.impl = im;
-            row.verified = -1;
-            snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
-                     WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-            kb_report_row(rep, &row);
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(buf, n, "%d", id);
+    if (!v || !*v) return;
+    for (int k = 0; *v; k++) {
+        size_t l = strcspn(v, ",");
+        if (k == id) {
+            snprintf(buf, n, "%.*s", (int)l, v);
+            return;
         }
+        v += l;
+        if (*v) v++;
     }
-    return kb_report_close(rep, err, sizeof err) ? (fprintf(stderr, "kbench: %s\n", err), -1) : 0;
+}
+
+/* The cases whose worker ended during them (owner -2 - GPU): an error row for
+ * each implementation the run selects, as a part for kbench merge; in a child
+ * that loads the plugins first (their implementations get rows too). 0 or -1. */
+static int write_ended(kb_plan *plan, const kb_run_info *info, const int *owner, const int *status, const int *ids,
+                       int n, const char *json, const char *csv)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        char err[KB_ERRLEN];
+        if (kb_plan_check(plan, info, err, sizeof err)) _exit(KB_EXIT_USAGE);
+        kb_report *rep = kb_report_open(csv, json, plan->ops_all, plan->nops_all, NULL, 0, NULL, 1, err, sizeof err);
+        if (!rep) { fprintf(stderr, "kbench: %s\n", err); _exit(KB_EXIT_USAGE); }
+        kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
+        for (int i = 0; i < plan->ncases; i++) {
+            if (owner[i] > -2) continue;
+            int gpu = -2 - owner[i], st = 0;
+            for (int w = 0; w < n; w++)
+                if (ids[w] == gpu) st = status[w];
+            const kb_case *c = &plan->cases[i];
+            for (int k = 0; k < kb_op_nimpls(c->op); k++) {
+                const char *im = kb_op_impl(c->op, k)->name;
+                if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
+                kb_row row;
+                memset(&row, 0, sizeof row);
+                row.c = c;
+                row.impl = im;
+                row.verified = -1;
+                snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
+                         WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                kb_report_row(rep, &row);
+            }
+        }
+        if (kb_report_close(rep, err, sizeof err)) { fprintf(stderr, "kbench: %s\n", err); _exit(KB_EXIT_USAGE); }
+        _exit(0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 /* kb_plan_check in a child (it loads plugins, which the workers load again
@@ -163,49 +196,74 @@ static int check_in_child(kb_plan *plan, const kb_run_info *info)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* cores this process may run on (its affinity: a Slurm task's, a cgroup's) */
+static int host_cores(void)
+{
+    cpu_set_t set;
+    if (!sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
 {
     int ids[KB_MAX_DEVICES];
     char err[KB_ERRLEN];
+    stop_sig = 0;
     if (info->check_mode) {
         fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
         return KB_EXIT_USAGE;
     }
     if (check_in_child(plan, info)) return KB_EXIT_USAGE;
-    int count = -1;
-    if (!strcmp(plan->opts.devices, "all")) count = kb_devices_count_child();
+    /* the GPUs counted (in a child) unless a dry run names them */
+    int all = !strcmp(plan->opts.devices, "all"), count = all || !dry ? kb_devices_count_child() : -1;
     int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "kbench: %s\n", err);
-        return count == 0 || (count < 0 && !strcmp(plan->opts.devices, "all")) ? KB_EXIT_CUDA : KB_EXIT_USAGE;
+        return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
     }
-    /* the outputs: the run's, each worker writing its own part beside them */
+    /* the outputs: the run's, each worker writing its part beside the JSON */
     kb_opts *o = &plan->opts;
     char csv[1100], json[1100];
-    snprintf(csv, sizeof csv, "%s", o->csv[0] ? o->csv : "");
-    snprintf(json, sizeof json, "%s", o->json[0] ? o->json : "");
+    snprintf(csv, sizeof csv, "%s", o->csv);
+    snprintf(json, sizeof json, "%s", o->json);
     if (!csv[0]) snprintf(csv, sizeof csv, "%s/%s.csv", o->out_dir, info->name);
     if (!json[0]) snprintf(json, sizeof json, "%s/%s.json", o->out_dir, info->name);
     if (!dry && (kb_output_check(csv, "--csv", err, sizeof err) || kb_output_check(json, "--json", err, sizeof err))) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
+    char pj[KB_MAX_DEVICES + 1][1200], pc[1200];
+    for (int w = 0; w <= n && !dry; w++) { /* no part of an earlier run is merged */
+        char tag[16];
+        snprintf(tag, sizeof tag, w < n ? "gpu%d" : "ended", w < n ? ids[w] : 0);
+        part_path(json, tag, ".json", pj[w], sizeof pj[w]);
+        part_path(json, tag, ".csv", pc, sizeof pc);
+        unlink(pj[w]);
+        unlink(pc);
+    }
     int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
-    int *owner = malloc(sizeof *owner * (size_t)(plan->ncases + 1)); /* the GPU that ran each case, -1 none */
+    int *owner = malloc(sizeof *owner * (size_t)(plan->ncases + 1)); /* the GPU that ran each case; <= -2: died */
     if (!order || !owner) abort();
     kb_devices_queue(plan, order);
     for (int i = 0; i < plan->ncases; i++) owner[i] = -1;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = ncpu > n ? (int)(ncpu / n) : 1;
+    int cores = host_cores(), threads = cores > n ? cores / n : 1;
     pid_t pid[KB_MAX_DEVICES];
-    int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], alive = 0, next = 0, status[KB_MAX_DEVICES];
+    int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
+    int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK;
     fflush(stdout);
     fflush(stderr);
     for (int w = 0; w < n; w++) {
         int a[2], b[2];
-        if (pipe(a) || pipe(b)) { perror("kbench: pipe"); return KB_EXIT_CUDA; }
+        if (pipe(a)) { perror("kbench: pipe"); rc = KB_EXIT_CUDA; break; }
+        if (pipe(b)) { perror("kbench: pipe"); close(a[0]); close(a[1]); rc = KB_EXIT_CUDA; break; }
         pid[w] = fork();
-        if (pid[w] < 0) { perror("kbench: fork"); return KB_EXIT_CUDA; }
+        if (pid[w] < 0) {
+            perror("kbench: fork");
+            close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+            rc = KB_EXIT_CUDA;
+            break;
+        }
         if (pid[w] == 0) { /* the worker */
             close(a[1]);
             close(b[0]);
@@ -215,16 +273,18 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 while (worker_next(&io) >= 0) {}
                 _exit(0);
             }
-            char dev[16];
-            snprintf(dev, sizeof dev, "%d", ids[w]);
+            char dev[64];
+            visible_id(ids[w], dev, sizeof dev);
             setenv("CUDA_VISIBLE_DEVICES", dev, 1);
 #ifdef _OPENMP
             omp_set_num_threads(threads);
 #else
             (void)threads;
 #endif
-            part_path(csv, ids[w], ".csv", o->csv, sizeof o->csv);
-            part_path(json, ids[w], ".json", o->json, sizeof o->json);
+            snprintf(o->json, sizeof o->json, "%s", pj[w]);
+            char tag[16];
+            snprintf(tag, sizeof tag, "gpu%d", ids[w]);
+            part_path(json, tag, ".csv", o->csv, sizeof o->csv);
             o->quiet = 1;
             kb_run_info wi = *info;
             wi.next_case = worker_next;
@@ -238,8 +298,10 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         from[w] = b[0];
         cur[w] = -1;
         status[w] = 0;
+        started++;
         alive++;
     }
+    if (rc) stop_sig = SIGTERM; /* a worker could not start: stop the others after their case */
     struct sigaction sa, ign, old_int, old_term, old_pipe;
     memset(&sa, 0, sizeof sa);
     memset(&ign, 0, sizeof ign);
@@ -248,12 +310,16 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGPIPE, &ign, &old_pipe);
-    int done = 0, died = 0, shown = 0; /* shown: a progress line is on the terminal */
+    int done = 0, died = 0, shown = 0, tty = !o->quiet && !dry && isatty(2); /* shown: a progress line is up */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
-        for (int w = 0; w < n; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
-        if (poll(fds, (nfds_t)n, 1000) < 0 && errno != EINTR) break;
-        for (int w = 0; w < n; w++) {
+        for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
+        if (poll(fds, (nfds_t)started, 1000) < 0) {
+            if (errno == EINTR) continue;
+            perror("kbench: poll");
+            stop_sig = SIGTERM;
+        }
+        for (int w = 0; w < started; w++) {
             if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             char buf[8];
             ssize_t k = read(from[w], buf, 5);
@@ -263,7 +329,10 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 int ci = !stop_sig && next < plan->ncases ? order[next++] : -1;
                 char line[32];
                 int l = snprintf(line, sizeof line, "%d\n", ci);
-                if (write(to[w], line, (size_t)l) != l) ci = -1;
+                if (write(to[w], line, (size_t)l) != l) {
+                    if (ci >= 0) next--; /* the worker is gone: the case goes back to the queue */
+                    ci = -1;
+                }
                 if (ci >= 0) {
                     cur[w] = ci;
                     owner[ci] = ids[w];
@@ -273,80 +342,78 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                         printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
                     }
                 }
-                if (!o->quiet && !dry) {
+                if (tty) {
                     shown = 1;
                     fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
-                    for (int v = 0; v < n; v++)
-                        if (cur[v] >= 0) fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, cur[v] + 1);
+                    for (int v = 0; v < started; v++)
+                        if (cur[v] >= 0)
+                            fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, plan->cases[cur[v]].index + 1);
                     fprintf(stderr, "\033[K");
                 }
                 continue;
             }
-            /* the worker is gone: its case in flight, if any, died with it */
+            /* the worker is gone: the case it was running, if any, with it */
             close(from[w]);
             close(to[w]);
             from[w] = -1;
-            waitpid(pid[w], &status[w], 0);
+            while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
             alive--;
-            if (cur[w] >= 0) {
+            int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1;
+            if (cur[w] >= 0 && !stop_sig && code != 130 && code != 143) { /* stopped by a signal: not a death */
                 died++;
                 char label[1024];
                 kb_case_label(&plan->cases[cur[w]], label, sizeof label);
-                fprintf(stderr, "%skbench: the worker on GPU %d ended (%s %d) during case %d, %s %s\n",
-                        shown ? "\n" : "", ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
-                        WIFSIGNALED(status[w]) ? WTERMSIG(status[w]) : WEXITSTATUS(status[w]), cur[w] + 1,
-                        plan->cases[cur[w]].op->name, label);
+                fprintf(stderr, "%skbench: the worker on GPU %d ended (%s %d) during case %d, %s %s\n", shown ? "\n" : "",
+                        ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
+                        WIFSIGNALED(status[w]) ? WTERMSIG(status[w]) : WEXITSTATUS(status[w]),
+                        plan->cases[cur[w]].index + 1, plan->cases[cur[w]].op->name, label);
                 owner[cur[w]] = -2 - ids[w];
             }
+            cur[w] = -1;
         }
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (shown) fprintf(stderr, "\r\033[K");
-    int rc = KB_EXIT_OK;
-    for (int w = 0; w < n; w++) {
+    for (int w = 0; w < started; w++) {
         int r = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : KB_EXIT_CUDA;
         if (r == 130 || r == 143) continue; /* stopped by the signal: said below */
         if (r > rc) rc = r;
     }
     if (died && rc < KB_EXIT_CUDA) rc = KB_EXIT_CUDA;
     if (dry) {
-        printf("%d cases on %d GPUs, largest first\n", next, n);
+        printf("%d cases on %d GPUs, largest first\n", next, started);
     } else {
         const char *parts[KB_MAX_DEVICES + 1];
-        char pj[KB_MAX_DEVICES][1200];
         int np = 0;
-        for (int w = 0; w < n; w++) {
-            part_path(json, ids[w], ".json", pj[np], sizeof pj[np]);
-            if (!access(pj[np], R_OK)) { parts[np] = pj[np]; np++; }
-        }
-        /* the cases whose worker ended during them: an error row each, a part of their own */
-        char fj[1200], fc[1200];
-        part_path(json, n, "-ended.json", fj, sizeof fj);
-        part_path(csv, n, "-ended.csv", fc, sizeof fc);
-        if (died && !write_ended(plan, owner, status, ids, n, fj, fc)) parts[np++] = fj;
+        for (int w = 0; w < started; w++)
+            if (!access(pj[w], R_OK)) parts[np++] = pj[w];
+        char pe[1200];
+        part_path(json, "ended", ".csv", pe, sizeof pe);
+        if (died && !write_ended(plan, info, owner, status, ids, started, pj[n], pe)) parts[np++] = pj[n];
         char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
         if (!expected) abort();
         for (int i = 0; i < plan->ncases; i++) expected[plan->cases[i].index] = 1;
         int m = np ? kb_merge_files(parts, np, json, csv, o->quiet, expected) : KB_EXIT_CUDA;
         free(expected);
-        if (m == KB_EXIT_USAGE) rc = KB_EXIT_CUDA;
-        if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) { /* merged: the parts go */
+        if (m == KB_EXIT_USAGE) rc = KB_EXIT_USAGE;
+        else if (m > rc) rc = m;
+        if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) /* merged: the parts go */
             for (int p = 0; p < np; p++) {
-                char pc[1200];
                 unlink(parts[p]);
                 snprintf(pc, sizeof pc, "%.*s.csv", (int)strlen(parts[p]) - 5, parts[p]);
                 unlink(pc);
             }
-        }
     }
     free(order);
     free(owner);
-    if (stop_sig) {
-        fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
-                stop_sig == SIGINT ? "SIGINT" : "SIGTERM", csv, json);
-        return 128 + stop_sig;
+    if (stop_sig == SIGINT || stop_sig == SIGTERM) {
+        if (!rc || rc == KB_EXIT_VERIFY) {
+            fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
+                    stop_sig == SIGINT ? "SIGINT" : "SIGTERM", csv, json);
+            return 128 + stop_sig;
+        }
     }
     return rc;
 }

@@ -530,6 +530,9 @@ const char *kb_report_error(const kb_report *r); /* NULL while every write succe
  * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
  * --devices worker (worker >= 0), "worker": its GPU. */
 void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker);
+/* A case the run had no implementation to run for (--impl): its index into
+ * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
+void kb_report_skip(kb_report *r, int case_index);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
 int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);

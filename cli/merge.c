@@ -27,6 +27,8 @@ typedef struct {
     int worker; /* a --devices worker's part (kbench.worker: its GPU), -1: none */
     int cases;
     int dropped; /* a shard given twice: this later file left out */
+    int nrows;
+    char *keep;  /* keep[i]: its row i is in the merge (the CSV's row i is the JSON's) */
 } part;
 
 typedef struct {
@@ -60,16 +62,16 @@ static int load(part *p, char *err, size_t errlen)
         return -1;
     }
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(kb, "sweep_cases");
-    p->cases = cJSON_IsNumber(nc) ? (int)nc->valuedouble : -1;
-    if (p->cases < 0 || p->cases > KB_MAX_CASES) {
+    if (!cJSON_IsNumber(nc) || !(nc->valuedouble >= 0 && nc->valuedouble <= KB_MAX_CASES)) {
         kb_errf(err, errlen, "%s: sweep_cases missing or out of range", p->path);
         return -1;
     }
+    p->cases = (int)nc->valuedouble;
     p->version = str(kb, "version");
     p->git = str(kb, "git_commit");
     p->device = str(cJSON_GetObjectItemCaseSensitive(p->root, "device"), "name");
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(kb, "worker");
-    p->worker = cJSON_IsNumber(w) ? (int)w->valuedouble : -1;
+    p->worker = cJSON_IsNumber(w) && w->valuedouble >= 0 && w->valuedouble < 1024 ? (int)w->valuedouble : -1;
     const char *sh = str(kb, "shard");
     p->k = 0;
     p->n = 0;
@@ -85,6 +87,9 @@ static int load(part *p, char *err, size_t errlen)
             return -1;
         }
     }
+    p->nrows = cJSON_GetArraySize(res);
+    p->keep = calloc((size_t)p->nrows + 1, 1);
+    if (!p->keep) abort();
     return 0;
 }
 
@@ -150,12 +155,22 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
                 free(text);
                 goto out;
             }
+            if (i >= ps[p].nrows) {
+                kb_errf(err, errlen, "%s: more rows than %s", path, ps[p].path);
+                free(text);
+                goto out;
+            }
+            if (!ps[p].keep[i++]) continue; /* left out of the JSON: out of the CSV too */
             if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
-            rows[nr++] = (crow){strdup(line), (int)cs, p, i++};
+            rows[nr++] = (crow){strdup(line), (int)cs, p, i};
         }
         free(text);
+        if (i != ps[p].nrows) {
+            kb_errf(err, errlen, "%s: %d rows, %s %d", path, i, ps[p].path, ps[p].nrows);
+            goto out;
+        }
     }
-    qsort(rows, (size_t)nr, sizeof *rows, by_case_csv);
+    if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case_csv);
     FILE *f = fopen(out, "w");
     if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
     fprintf(f, "%s\n", header ? header : "");
@@ -176,7 +191,7 @@ static void print_help(FILE *f)
             "Joins the result files of the shards of one sweep (kbench sweep FILE --shard K/N, e.g.\n"
             "one per task of a Slurm job array) into one, rows in the sweep's case order. Needs no GPU.\n\n"
             "Refused (exit 2): a file that is not a kbench result file or has no sweep_id, parts of\n"
-            "different sweeps (another config, flags or seed), parts of different shard counts.\n"
+            "different sweeps (other cases or another seed), parts of different shard counts.\n"
             "Said on stderr, the merge written all the same:\n"
             "  a shard given twice          the later file is left out\n"
             "  a case and impl twice        the later row is left out\n"
@@ -253,12 +268,12 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     int n = ps[0].n, incomplete = 0;
     for (int p = 0; p < np; p++) { /* a shard (or the whole) given twice */
         for (int q = 0; q < p && !ps[p].dropped && !expected; q++)
-            if (!ps[q].dropped && ps[q].k == ps[p].k) {
+            if (!ps[q].dropped && ps[q].k == ps[p].k && ps[q].worker == ps[p].worker) {
                 fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
                         n ? n : 1, ps[q].path);
                 ps[p].dropped = 1;
             }
-        if (!ps[p].dropped && (strcmp(ps[p].device, ps[0].device) || strcmp(ps[p].version, ps[0].version)))
+        if (!ps[p].dropped && ps[p].device[0] && (strcmp(ps[p].device, ps[0].device) || strcmp(ps[p].version, ps[0].version)))
             fprintf(stderr, "kbench merge: note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)\n",
                     ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
                     ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
@@ -287,7 +302,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
             rows[nr++] = (mrow){r, (int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++};
         }
     }
-    qsort(rows, (size_t)nr, sizeof *rows, by_case);
+    if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     seen = calloc((size_t)ps[0].cases + 1, 1);
     cJSON *root = cJSON_Duplicate(ps[0].root, 0); /* the first part's objects, its results replaced */
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
@@ -319,6 +334,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
             again = rows[j].p != rows[i].p && !strcmp(str(rows[j].row, "impl"), impl);
         if (again) { dup++; continue; }
         seen[rows[i].cs] = 1;
+        ps[rows[i].p].keep[rows[i].i] = 1;
         cJSON *row = cJSON_Duplicate(rows[i].row, 1);
         const part *pp = &ps[rows[i].p];
         if (pp->worker >= 0) { /* --devices: which GPU ran it */
@@ -329,6 +345,12 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         cJSON_AddItemToArray(res, row);
     }
     if (dup) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
+    for (int p = 0; p < np; p++) { /* cases a part ran no implementation of (--impl): no row is due */
+        const cJSON *sk, *v;
+        if (ps[p].dropped || !(sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench"), "skipped_cases")))
+            continue;
+        cJSON_ArrayForEach(v, sk) if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < ps[0].cases) seen[(int)v->valuedouble] = 1;
+    }
     int missing = 0;
     char miss[1024] = "";
     for (int k = 0; k < ps[0].cases; k++)
@@ -353,7 +375,10 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
                ps[0].cases, out, csv ? " and " : "", csv ? csv : "");
     rc = incomplete ? KB_EXIT_VERIFY : KB_EXIT_OK;
 out:
-    for (int p = 0; p < np; p++) cJSON_Delete(ps[p].root);
+    for (int p = 0; p < np; p++) {
+        cJSON_Delete(ps[p].root);
+        free(ps[p].keep);
+    }
     free(ps);
     free(rows);
     free(seen);

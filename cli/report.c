@@ -503,6 +503,15 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
     json_write(r);
 }
 
+void kb_report_skip(kb_report *r, int case_index)
+{
+    cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
+    if (!k) return;
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "skipped_cases");
+    if (!a) a = cJSON_AddArrayToObject(k, "skipped_cases");
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(case_index));
+}
+
 int kb_report_close(kb_report *r, char *err, size_t errlen)
 {
     if (!r) return 0;

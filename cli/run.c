@@ -469,7 +469,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         const kb_op *op = c->op;
         int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
         for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = impl_selected(o->impl, kb_op_impl(op, ii)->name);
-        if (!any) continue;
+        if (!any) {
+            kb_report_skip(rep, c->index);
+            continue;
+        }
         progress(o->quiet, ci, plan->ncases, c, t0);
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
         double written = op->bytes_written ? op->bytes_written(c) : bytes / 2;

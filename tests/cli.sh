@@ -808,6 +808,35 @@ cli_merge() {
     expect_rc 0
     done_test "merge: a whole (unsharded) run merges as itself"
 
+    # a case in two shards: the JSON and the CSV both keep its first rows only
+    merge_part "$d/q0.json" 00000000000000aa 0/2 H100 0 3 1
+    merge_part "$d/q1.json" 00000000000000aa 1/2 H100 1 2
+    run merge -o "$d/q.json" --csv "$d/q.csv" "$d/q0.json" "$d/q1.json"
+    expect_rc 0
+    expect_err_has "2 row(s) of a case and implementation already merged: left out"
+    [ "$(grep -c '' "$d/q.csv")" -eq 9 ] || bad "CSV: $(grep -c '' "$d/q.csv") lines, want 9 (header, 8 rows as the JSON)"
+    done_test "merge: rows left out of the JSON are left out of the CSV"
+
+    # --devices workers' parts (kbench.worker), unsharded: complementary, not the same shard twice
+    merge_part "$d/w0.json" 00000000000000aa "" H100 0 2
+    merge_part "$d/w1.json" 00000000000000aa "" H100 1 3
+    sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "worker": 0/' "$d/w0.json"
+    sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "worker": 1/' "$d/w1.json"
+    run merge -o "$d/wm.json" "$d/w0.json" "$d/w1.json"
+    expect_rc 0
+    expect_stderr_lines 0
+    out=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%d:%d" % (r["case"], r["gpu"]) for r in d["results"] if r["impl"] == "opt"))' "$d/wm.json")
+    [ "$out" = "0:0 1:1 2:0 3:1" ] || bad "rows and their GPU: $out"
+    done_test "merge: --devices workers' parts are complementary, each row says its GPU"
+
+    # a case the run had no implementation for (kbench.skipped_cases) is not missing
+    merge_part "$d/k.json" 00000000000000aa "" H100 0 1 2
+    sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "skipped_cases": [3]/' "$d/k.json"
+    run merge -o "$d/km.json" "$d/k.json"
+    expect_rc 0
+    expect_stderr_lines 0
+    done_test "merge: a case skipped for --impl is not missing"
+
     # the Slurm scripts, their array simulated (SLURM_ARRAY_TASK_ID/COUNT): the
     # merged plan of a --dry-run array is the unsharded plan
     local sd=$T/slurm k
