@@ -44,6 +44,7 @@ function csvsplit(s, a,    n, i, c, f, q, len) {
     a[++n] = f
     return n
 }
+function header(    i) { sub(/\r$/, ""); nh = csvsplit($0, hdr); for (i = 1; i <= nh; i++) col[hdr[i]] = i }
 function isnum(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
 function q(s) { gsub(/\047/, "\047\047", s); return "\047" s "\047" }
 '
@@ -72,8 +73,7 @@ op,impl,*,speedup,threshold_pct,verdict,*)
     awk -v tmp="$tmp" -v out="$png" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
-    nh = csvsplit($0, hdr)
-    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    header()
     isp = col["speedup"]; ith = col["threshold_pct"]; ive = col["verdict"]; ibm = col["base_median_ms"]
     ibr = col["base_run"]; inr = col["new_run"]
     next
@@ -440,8 +440,7 @@ END {
 awk -v tmp="$tmp" -v out="$outdir/$base-roofline.png" -v base="$base" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
-    nh = csvsplit($0, hdr)
-    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    header()
     ifl = col["flops"]; iby = col["bytes"]; itf = col["tflops"]; icp = col["copy_gbps"]; igm = col["gemm_tflops"]
     if (!ifl || !iby || !itf) exit
     next
@@ -524,8 +523,7 @@ END {
 awk -v tmp="$tmp" -v out="$outdir/$base-mlp-fused-vs-cublas.png" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
-    nh = csvsplit($0, hdr)
-    for (i = 1; i <= nh; i++) col[hdr[i]] = i
+    header()
     it = col["tokens"]; ih = col["hidden"]; ii = col["inter"]; im = col["median_ms"]
     if (!it || !ih || !ii || !im) exit
     next
