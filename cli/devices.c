@@ -14,6 +14,9 @@
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
  * once do not oversubscribe the host. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
+#endif
 #include "kbench.h"
 
 #include <errno.h>
