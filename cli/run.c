@@ -1,5 +1,8 @@
 /* Running a plan: for each case, setup, reference, then for each
  * implementation verify (poisoned outputs) and time; one row each. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* usleep (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
+#endif
 #include "harness.h"
 
 #include "../kernels/kernels.h"
