@@ -14,7 +14,9 @@ CC      ?= gcc
 GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
            -gencode arch=compute_80,code=compute_80
 CFLAGS  ?= -O2 -g
-CFLAGS  += -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
+# what the host code needs whatever CFLAGS says (test-asan replaces CFLAGS on
+# the command line, which would drop anything added to it here)
+KB_CFLAGS := -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
 LDLIBS  := -lcjson -lcublas -lcublasLt -lgomp -ldl -lm -lpthread
@@ -36,13 +38,13 @@ $(BUILD)/git.h: FORCE
 	@echo "#define KB_GIT \"$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)\"" > $@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-$(BUILD)/cli/report.o: CFLAGS += -include $(BUILD)/git.h
+$(BUILD)/cli/report.o: KB_CFLAGS += -include $(BUILD)/git.h
 $(BUILD)/cli/report.o: $(BUILD)/git.h
 $(BUILD)/cli/default_config.o: configs/default.json
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(KB_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -58,11 +60,11 @@ $(KBENCH_BIN): $(BUILD)/cli/main.o $(LIB_OBJ)
 # kb_main without main(), for the tests (test_main.c runs the command line)
 $(BUILD)/cli/main-nomain.o: cli/main.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DKB_NO_MAIN -c $< -o $@
+	$(CC) $(CFLAGS) $(KB_CFLAGS) -DKB_NO_MAIN -c $< -o $@
 
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(BUILD)/cli/main-nomain.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Icli -c $< -o $@.o
+	$(CC) $(CFLAGS) $(KB_CFLAGS) -Icli -c $< -o $@.o
 	$(LINK) -o $@ $@.o $(LIB_OBJ) $(BUILD)/cli/main-nomain.o $(LDLIBS) -lcmocka
 
 # Plugins (include/kbench_plugin.h). examples/plugins/<name>.cu: the example

@@ -1,7 +1,4 @@
 /* kbench compare: the table, the CSV and the subcommand (kb_compare_main). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* mkstemps, readlink (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
-#endif
 #include "kbench.h"
 #include "compare_int.h"
 

@@ -1,7 +1,4 @@
 /* The GPU: properties, clocks (NVML, loaded at run time when present). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* fork, pipe (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
-#endif
 #include "kbench.h"
 #include "kb_nvml.h"
 

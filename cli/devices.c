@@ -14,9 +14,6 @@
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
  * once do not oversubscribe the host. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
-#endif
 #include "kbench.h"
 
 #include <errno.h>
@@ -135,60 +132,54 @@ static void visible_id(int id, char *buf, size_t n)
     }
 }
 
-/* The cases whose worker ended during them (owner -2 - GPU): an error row for
- * each implementation the run selects, as a part for kbench merge; in a child
- * that loads the plugins first (their implementations get rows too). 0 or -1. */
-static int write_ended(kb_plan *plan, const kb_run_info *info, const int *owner, const int *status, const int *ids,
-                       int n, const char *json, const char *csv)
+/* The cases whose worker ended during them (owner -2 - GPU): the error rows
+ * of the implementations the run selects, as a part for kbench merge. */
+typedef struct {
+    const int *owner, *status, *ids;
+    int n;
+    const char *json, *csv;
+} ended;
+
+static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t errlen)
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        char err[KB_ERRLEN];
-        if (kb_plan_check(plan, info, err, sizeof err)) _exit(KB_EXIT_USAGE);
-        kb_report *rep = kb_report_open(csv, json, plan->ops_all, plan->nops_all, NULL, 0, NULL, 1, err, sizeof err);
-        if (!rep) { fprintf(stderr, "kbench: %s\n", err); _exit(KB_EXIT_USAGE); }
-        kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
-        for (int i = 0; i < plan->ncases; i++) {
-            if (owner[i] > -2) continue;
-            int gpu = -2 - owner[i], st = 0;
-            for (int w = 0; w < n; w++)
-                if (ids[w] == gpu) st = status[w];
-            const kb_case *c = &plan->cases[i];
-            for (int k = 0; k < kb_op_nimpls(c->op); k++) {
-                const char *im = kb_op_impl(c->op, k)->name;
-                if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
-                kb_row row;
-                memset(&row, 0, sizeof row);
-                row.c = c;
-                row.impl = im;
-                row.verified = -1;
-                snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
-                         WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-                kb_report_row(rep, &row);
-            }
+    kb_report *rep = kb_report_open(e->csv, e->json, plan->ops_all, plan->nops_all, NULL, 0, NULL, 1, err, errlen);
+    if (!rep) return -1;
+    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
+    for (int i = 0; i < plan->ncases; i++) {
+        if (e->owner[i] > -2) continue;
+        int gpu = -2 - e->owner[i], st = 0;
+        for (int w = 0; w < e->n; w++)
+            if (e->ids[w] == gpu) st = e->status[w];
+        const kb_case *c = &plan->cases[i];
+        for (int k = 0; k < kb_op_nimpls(c->op); k++) {
+            const char *im = kb_op_impl(c->op, k)->name;
+            if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
+            kb_row row;
+            memset(&row, 0, sizeof row);
+            row.c = c;
+            row.impl = im;
+            row.verified = -1;
+            snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
+                     WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            kb_report_row(rep, &row);
         }
-        if (kb_report_close(rep, err, sizeof err)) { fprintf(stderr, "kbench: %s\n", err); _exit(KB_EXIT_USAGE); }
-        _exit(0);
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    return kb_report_close(rep, err, errlen);
 }
 
-/* kb_plan_check in a child (it loads plugins, which the workers load again
- * themselves): 0, or -1 once the child said why on stderr */
-static int check_in_child(kb_plan *plan, const kb_run_info *info)
+/* In a child, so that this process stays free of plugins and CUDA:
+ * kb_plan_check (it loads the plugins), then, given e, the ended cases'
+ * error rows (a plugin's implementations get theirs too). 0, or -1 once the
+ * child said why on stderr (a failed fork: 0, the workers will say it). */
+static int in_child(kb_plan *plan, const kb_run_info *info, const ended *e)
 {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) return 0; /* the workers will say it */
+    if (pid < 0) return e ? -1 : 0;
     if (pid == 0) {
         char err[KB_ERRLEN];
-        if (kb_plan_check(plan, info, err, sizeof err)) {
+        if (kb_plan_check(plan, info, err, sizeof err) || (e && write_ended(plan, e, err, sizeof err))) {
             fprintf(stderr, "kbench: %s\n", err);
             _exit(KB_EXIT_USAGE);
         }
@@ -217,7 +208,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
         return KB_EXIT_USAGE;
     }
-    if (check_in_child(plan, info)) return KB_EXIT_USAGE;
+    if (in_child(plan, info, NULL)) return KB_EXIT_USAGE;
     /* the GPUs counted (in a child) unless a dry run names them */
     int all = !strcmp(plan->opts.devices, "all"), count = all || !dry ? kb_devices_count_child() : -1;
     int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);
@@ -394,7 +385,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (!access(pj[w], R_OK)) parts[np++] = pj[w];
         char pe[1200];
         part_path(json, "ended", ".csv", pe, sizeof pe);
-        if (died && !write_ended(plan, info, owner, status, ids, started, pj[n], pe)) parts[np++] = pj[n];
+        ended e = {owner, status, ids, started, pj[n], pe};
+        if (died && !in_child(plan, info, &e)) parts[np++] = pj[n];
         char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
         if (!expected) abort();
         for (int i = 0; i < plan->ncases; i++) expected[plan->cases[i].index] = 1;

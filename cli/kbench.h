@@ -398,6 +398,8 @@ int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen);
 /* the sweep's identity: 16 hex digits of a hash of the seed and the cases in order */
 void kb_plan_identity(const kb_plan *plan, char id[17]);
 double kb_case_cost(const kb_case *c); /* bytes + flops / 250: the shards' balance */
+/* the distinct ops of the plan's cases, in order of appearance (max at most) */
+int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max);
 /* shard_of[i] in [0, n) for each case: longest-processing-time first by
  * kb_case_cost, ties by the case's text; the same for any order of the cases */
 void kb_shard_assign(const kb_plan *plan, int n, int *shard_of);

@@ -8,9 +8,6 @@
  * out), parts measured on other GPU models or by other kbench versions. The
  * exit is 1 when shards or cases are missing, else 0. Rows are written in
  * the sweep's case order. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strtok_r, strdup (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
-#endif
 #include "kbench.h"
 
 #include <cjson/cJSON.h>

@@ -1,8 +1,5 @@
 /* Running a plan: for each case, setup, reference, then for each
  * implementation verify (poisoned outputs) and time; one row each. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* usleep (the sanitizer builds' CFLAGS leave out -D_GNU_SOURCE) */
-#endif
 #include "harness.h"
 
 #include "../kernels/kernels.h"
@@ -77,13 +74,7 @@ static int plan_ops(const kb_plan *plan, const kb_op **ops)
         for (int k = 0; k < plan->nops_all; k++) ops[k] = plan->ops_all[k];
         return plan->nops_all;
     }
-    int n = 0;
-    for (int c = 0; c < plan->ncases; c++) {
-        int seen = 0;
-        for (int k = 0; k < n; k++) seen |= ops[k] == plan->cases[c].op;
-        if (!seen && n < 32) ops[n++] = plan->cases[c].op;
-    }
-    return n;
+    return kb_plan_ops(plan, ops, 32);
 }
 
 /* The result files a run writes: the flags', else DIR/NAME.{csv,json}

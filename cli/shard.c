@@ -77,6 +77,17 @@ static int by_cost(const void *a, const void *b)
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
+int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
+{
+    int n = 0;
+    for (int c = 0; c < plan->ncases; c++) {
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= ops[k] == plan->cases[c].op;
+        if (!seen && n < max) ops[n++] = plan->cases[c].op;
+    }
+    return n;
+}
+
 double kb_case_cost(const kb_case *c)
 {
     double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
@@ -112,12 +123,8 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)
     plan->sweep_cases = plan->ncases;
     plan->shard_k = 0;
     plan->shard_n = 0;
-    plan->nops_all = 0;
-    for (int c = 0; c < plan->ncases; c++) { /* the whole sweep's ops: every shard writes the same CSV columns */
-        int seen = 0;
-        for (int k = 0; k < plan->nops_all; k++) seen |= plan->ops_all[k] == plan->cases[c].op;
-        if (!seen && plan->nops_all < KB_COUNT(plan->ops_all)) plan->ops_all[plan->nops_all++] = plan->cases[c].op;
-    }
+    /* the whole sweep's ops: every shard writes the same CSV columns */
+    plan->nops_all = kb_plan_ops(plan, plan->ops_all, KB_COUNT(plan->ops_all));
     if (!plan->opts.shard[0]) return 0;
     int k, n;
     if (kb_shard_parse(plan->opts.shard, &k, &n, err, errlen)) return -1;

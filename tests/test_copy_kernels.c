@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include <cuda_runtime_api.h>
+
+#include "have_gpu.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,15 +159,6 @@ static void test_launch_argument_checks(void **state)
 
 /* ---- on the GPU ----------------------------------------------------------- */
 
-static int have_gpu(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
-        cudaGetLastError();
-        return 0;
-    }
-    return 1;
-}
 
 #define CUDA_OK(call)                                                                                        \
     do {                                                                                                     \

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include <cuda_runtime_api.h>
+
+#include "have_gpu.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -659,15 +661,6 @@ static void test_print(void **state)
 
 /* ---- on the GPU: after the ops' own setup() ------------------------------- */
 
-static int have_gpu(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
-        cudaGetLastError();
-        return 0;
-    }
-    return 1;
-}
 
 static void check_setup_sweep(const char *op, const char *const *kv)
 {
