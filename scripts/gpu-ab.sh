@@ -19,7 +19,9 @@
 #                ~ fused_mma), rows 4096, fp16/bf16; VARIANTS="bulk block"
 #                picks some
 #     sanitize   compute-sanitizer memcheck and racecheck: kbench check rope
-#                and mlp, the norms' and the fused MLP's small odd shapes
+#                and mlp, the norms' and the fused MLP's small odd shapes;
+#                SAN="memcheck:rope racecheck:mlp" runs some (one after another:
+#                side by side on one GPU, each took more than 8 times as long)
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: scripts/gpu-ab.sh BASE_REV STEP..." >&2; exit 2; }
 base_rev=$1
@@ -105,6 +107,7 @@ for step in "$@"; do
         san() { # tool name kbench-arguments...
             local tool=$1 name=$2
             shift 2
+            case " ${SAN:-$tool:$name} " in *" $tool:$name "*) ;; *) return ;; esac
             timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$N" "$@" > "$out/san-$tool-$name.txt" 2>&1
             echo "$tool $name: exit $? $(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$out/san-$tool-$name.txt") $(grep -m1 '^check:' "$out/san-$tool-$name.txt")"
         }
