@@ -552,8 +552,9 @@ cli_compare() {
 
     # samples-*.json keep their samples (samples_ms): rope fwd naive same, rope fwd opt 3%
     # slower (1% noise), layernorm 0.5% slower (significant, under the 1% minimum effect)
-    # by mann-whitney; mlp cublas (no samples) and mlp fused (samples in base only) by threshold
-    run compare "$d/samples-base.json" "$d/samples-new.json" --csv "$T/cmp-samples.csv"
+    # by mann-whitney at --min-effect 1; mlp cublas (no samples) and mlp fused (samples in
+    # base only) by threshold
+    run compare "$d/samples-base.json" "$d/samples-new.json" --min-effect 1 --csv "$T/cmp-samples.csv"
     expect_rc 4
     summary_is "compare: 5 cases, 1 faster, 1 slower, 3 same, 0 only in base, 0 only in new; by rule: 2 threshold, 3 mann-whitney"
     grep -E '^rope .*pass=fwd.* opt .* 0\.97x +slower +mann-whitney +p=5e-17$' "$T/out" >/dev/null || bad "no slower line by mann-whitney for rope fwd opt"
@@ -566,11 +567,26 @@ cli_compare() {
         bad "CSV p-values: $(csv_col "$T/cmp-samples.csv" p_value | tr '\n' ' ')"
     done_test "compare: rows with samples are decided by the Mann-Whitney test, the others by the threshold"
 
-    run compare "$d/samples-base.json" "$d/samples-new.json" --min-effect 5
+    run compare "$d/samples-base.json" "$d/samples-new.json"
     expect_rc 0
     summary_is "compare: 5 cases, 1 faster, 0 slower, 4 same, 0 only in base, 0 only in new; by rule: 2 threshold, 3 mann-whitney"
     expect_out_has "the medians differ by 5% or more"
-    done_test "compare --min-effect 5 does not call the 3% slowdown"
+    done_test "compare's default minimum effect (5%) does not call the 3% slowdown"
+
+    # twin-1/2.json: two runs of one build on an H100 (configs/rope.json --save-samples, the
+    # 12 rows whose medians moved most, 1.8-3.65%, 200 of each row's samples); slowed.json:
+    # a build that launches the RoPE kernel twice, the same rows
+    run compare "$d/twin-1.json" "$d/twin-2.json"
+    expect_rc 0
+    summary_is "compare: 12 cases, 0 faster, 0 slower, 12 same, 0 only in base, 0 only in new; by rule: 0 threshold, 12 mann-whitney"
+    # at --min-effect 1 the test calls the twins apart (p < 1e-15): what the default is above
+    run compare "$d/twin-1.json" "$d/twin-2.json" --min-effect 1
+    expect_rc 0
+    summary_is "compare: 12 cases, 6 faster, 0 slower, 6 same, 0 only in base, 0 only in new; by rule: 0 threshold, 12 mann-whitney"
+    run compare "$d/twin-1.json" "$d/slowed.json"
+    expect_rc 4
+    summary_is "compare: 12 cases, 0 faster, 12 slower, 0 same, 0 only in base, 0 only in new; by rule: 0 threshold, 12 mann-whitney"
+    done_test "compare: two runs of one build are same, the slowed build slower (H100 samples)"
 
     run compare "$d/samples-new.json" "$d/samples-new.json"
     expect_rc 0
@@ -578,7 +594,7 @@ cli_compare() {
     done_test "compare: a file with samples against itself is same throughout"
 
     run compare --help
-    expect_out_has "--min-effect PCT" "Mann-Whitney U test" "p < 0.001" "samples_ms" "drift"
+    expect_out_has "--min-effect PCT" "Mann-Whitney U test" "p < 0.001" "samples_ms" "two processes" "[5]"
     done_test "kbench compare --help explains the mann-whitney rule"
 
     local f

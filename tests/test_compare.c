@@ -731,6 +731,33 @@ static void test_decide_synthetic(void **state)
     }
 }
 
+/* At the default minimum effect (5%): an 8% change of rows whose noise adds up
+ * to more than the threshold is called by the test, where the threshold rule
+ * calls it same; a 3% change is same however significant. */
+static void test_decide_default_effect(void **state)
+{
+    (void)state;
+    kb_cmp_pair p;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng g = {seed * 104729, 0, 0};
+        kb_cmp_row b = sample_row(&g, 400, 0.100, 0.05), n = sample_row(&g, 400, 0.108, 0.05);
+        double sp, bound;
+        assert_int_equal(kb_cmp_judge(&b, &n, 5, &sp, &bound), KB_CMP_SAME); /* noise ~10% added */
+        assert_true(bound > 8);
+        if (decide(&b, &n, KB_CMP_MIN_EFFECT_PCT, &p) != KB_CMP_SLOWER)
+            fail_msg("seed %d: 8%% slower, 5%% noise: %s, p=%g", (int)seed, kb_cmp_verdict_name(p.verdict), p.p_value);
+        assert_int_equal(p.rule, KB_CMP_RULE_MANN_WHITNEY);
+        free(n.samples_ms);
+        n = sample_row(&g, 200, 0.103, 0.01);
+        free(b.samples_ms);
+        b = sample_row(&g, 200, 0.100, 0.01);
+        assert_int_equal(decide(&b, &n, KB_CMP_MIN_EFFECT_PCT, &p), KB_CMP_SAME);
+        assert_true(p.p_value < KB_CMP_ALPHA);
+        free(b.samples_ms);
+        free(n.samples_ms);
+    }
+}
+
 /* Medians less than KB_CMP_MIN_DELTA_MS (0.5 us) apart are same under both
  * rules, however significant: the event timer's resolution. */
 static void test_decide_resolution(void **state)
@@ -1041,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_mann_whitney_p),
         cmocka_unit_test(test_decide_synthetic),
+        cmocka_unit_test(test_decide_default_effect),
         cmocka_unit_test(test_decide_fallback),
         cmocka_unit_test(test_decide_resolution),
         cmocka_unit_test(test_samples_files),
