@@ -579,9 +579,12 @@ static int gemm_rung(kb_timer *t, kb_gemm_key k, const kb_opts *o, int dtype, in
  * ladder of sizes (smaller ones can run at higher clocks than the largest,
  * which draw the most power), each L2 flushed, median: every size in the
  * TN layout, then the other layouts at the best size and its neighbours
- * (cuBLAS picks other kernels for them: torch.mm's NN beat TN by 2% at 4096^3
- * bf16 on an H100). Cached per key for the timer's life; a size that does not
- * fit is left out (0: none fitted). */
+ * (cuBLAS picks other kernels for them; fp32's best was NT on an H100). The
+ * operands are kernels/gemm.cu's fill: uniform [-1, 1) drawn in fp32, rounded
+ * once, like every op's inputs (a GEMM's power and so its clock depend on the
+ * bits: torch.mm beat this ceiling by 3% only on torch.rand(bf16) * 2 - 1,
+ * whose small values keep few mantissa bits). Cached per key for the timer's
+ * life; a size that does not fit is left out (0: none fitted). */
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout)
 {
     *tflops = 0;
