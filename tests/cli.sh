@@ -410,6 +410,13 @@ cli_mlp() {
     tail -n 1 "$T/out" | grep -q '^96 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
     done_test "configs/mlp-grid.json: 12 token counts x 4 widths x 2 dtypes"
 
+    # every (warpgroups, bn, cluster) fused_wgmma takes: 2 with one warpgroup, 8 with two
+    run sweep configs/mlp-tiles.json --dry-run
+    expect_rc 0
+    tail -n 1 "$T/out" | grep -q '^120 cases; ' || bad "closing line: $(tail -n 1 "$T/out")"
+    [ "$(grep -cE '^ *[0-9]+  mlp .* cluster=2 warpgroups=1 ' "$T/out")" -eq 0 ] || bad "a one-warpgroup case in clusters of 2"
+    done_test "configs/mlp-tiles.json: 6 token counts x 2 widths x 10 tiles"
+
     run check mlp --dry-run
     expect_rc 0
     grep -qE '^ *[0-9]+  rope ' "$T/out" && bad "check mlp lists rope cases"
