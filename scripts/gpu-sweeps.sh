@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: issue 23's checks on one GPU, into ${OUT:-results}/sweeps.
-#   scripts/gpu-sweeps.sh [SWEEP.json]   (default configs/rope.json)
+#   scripts/gpu-sweeps.sh [SWEEP.json]   (default configs/layernorm.json: the
+#   whole script fits a device call; configs/rope.json took 89 s a run)
 #   1. the sweep plain, then with --devices all: kbench compare (all same)
 #   2. --shard 0/2 and --shard 1/2, kbench merge, compared with the plain run
 #      (all same, no case only in one) and every case present
@@ -10,12 +11,15 @@ set -uo pipefail
 out=${OUT:-results}/sweeps
 mkdir -p "$out"
 K=./kbench
-sw=${1:-configs/rope.json}
+sw=${1:-configs/layernorm.json}
 f="--impl opt --min-time 0.1 --quiet"
 t() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "  ($(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s, exit $rc)"; }
 echo "== 1. plain and --devices all"
 t $K sweep "$sw" $f --csv "$out/plain.csv" --json "$out/plain.json"
-t $K sweep "$sw" $f --devices all --csv "$out/dev.csv" --json "$out/dev.json"
+# not --quiet: the progress line (each GPU's current case) goes to dev.progress
+dev() { $K sweep "$sw" ${f/--quiet/} --devices all --csv "$out/dev.csv" --json "$out/dev.json" > "$out/dev.log" 2> "$out/dev.progress"; }
+t dev
+echo "  progress, sampled: $(tr '\r' '\n' < "$out/dev.progress" | grep -v '^$' | awk 'NR % 20 == 1' | head -n 3 | cut -c1-160 | tr '\n' '|')"
 $K compare "$out/plain.json" "$out/dev.json" | tail -n 1
 echo "== 2. two shards, merged"
 for k in 0 1; do t $K sweep "$sw" $f --shard $k/2 --csv "$out/s$k.csv" --json "$out/s$k.json"; done
