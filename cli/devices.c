@@ -104,15 +104,6 @@ static int worker_next(void *ctx)
 static volatile sig_atomic_t stop_sig;
 static void on_stop(int sig) { stop_sig = sig; }
 
-/* Parts beside the run's JSON, from its stem (X.json -> X.gpuD.json and
- * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON). */
-static void part_path(const char *json, const char *tag, const char *ext, char *buf, size_t n)
-{
-    size_t l = strlen(json);
-    int stem = l > 5 && !strcmp(json + l - 5, ".json") ? (int)(l - 5) : (int)l;
-    snprintf(buf, n, "%.*s.%s%s", stem, json, tag, ext);
-}
-
 /* The CUDA index of worker i's GPU: the i-th of this process's
  * CUDA_VISIBLE_DEVICES where it is set (a Slurm allocation, a container's
  * share), else the index itself. */
@@ -216,23 +207,18 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         fprintf(stderr, "kbench: %s\n", err);
         return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
     }
-    /* the outputs: the run's, each worker writing its part beside the JSON */
+    /* the outputs (the plan check in the child above checked them): the
+     * run's, each worker writing its part beside the JSON (X.gpuD.json and
+     * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON) */
     kb_opts *o = &plan->opts;
     char csv[1100], json[1100];
-    snprintf(csv, sizeof csv, "%s", o->csv);
-    snprintf(json, sizeof json, "%s", o->json);
-    if (!csv[0]) snprintf(csv, sizeof csv, "%s/%s.csv", o->out_dir, info->name);
-    if (!json[0]) snprintf(json, sizeof json, "%s/%s.json", o->out_dir, info->name);
-    if (!dry && (kb_output_check(csv, "--csv", err, sizeof err) || kb_output_check(json, "--json", err, sizeof err))) {
-        fprintf(stderr, "kbench: %s\n", err);
-        return KB_EXIT_USAGE;
-    }
+    kb_output_paths(plan, info, csv, json, sizeof csv);
     char pj[KB_MAX_DEVICES + 1][1200], pc[1200];
     for (int w = 0; w <= n && !dry; w++) { /* no part of an earlier run is merged */
         char tag[16];
         snprintf(tag, sizeof tag, w < n ? "gpu%d" : "ended", w < n ? ids[w] : 0);
-        part_path(json, tag, ".json", pj[w], sizeof pj[w]);
-        part_path(json, tag, ".csv", pc, sizeof pc);
+        kb_sibling_path(json, tag, "json", pj[w], sizeof pj[w]);
+        kb_sibling_path(json, tag, "csv", pc, sizeof pc);
         unlink(pj[w]);
         unlink(pc);
     }
@@ -278,7 +264,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             snprintf(o->json, sizeof o->json, "%s", pj[w]);
             char tag[16];
             snprintf(tag, sizeof tag, "gpu%d", ids[w]);
-            part_path(json, tag, ".csv", o->csv, sizeof o->csv);
+            kb_sibling_path(json, tag, "csv", o->csv, sizeof o->csv);
             o->quiet = 1;
             kb_run_info wi = *info;
             wi.next_case = worker_next;
@@ -384,7 +370,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         for (int w = 0; w < started; w++)
             if (!access(pj[w], R_OK)) parts[np++] = pj[w];
         char pe[1200];
-        part_path(json, "ended", ".csv", pe, sizeof pe);
+        kb_sibling_path(json, "ended", "csv", pe, sizeof pe);
         ended e = {owner, status, ids, started, pj[n], pe};
         if (died && !in_child(plan, info, &e)) parts[np++] = pj[n];
         char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
@@ -397,7 +383,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) /* merged: the parts go */
             for (int p = 0; p < np; p++) {
                 unlink(parts[p]);
-                snprintf(pc, sizeof pc, "%.*s.csv", (int)strlen(parts[p]) - 5, parts[p]);
+                kb_sibling_path(parts[p], NULL, "csv", pc, sizeof pc);
                 unlink(pc);
             }
     }

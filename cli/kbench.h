@@ -298,6 +298,9 @@ int kb_choice_count(const kb_param *p);
  * values; returns count or -1 with err. */
 int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
 int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen);
+/* An int list's values joined by sep, whole: the length it needs (as
+ * snprintf; buf holds it when that is under n, else what fitted). */
+size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n);
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 /* "seq=2048 batch=16 ..." (all parameters) */
 void kb_case_label(const kb_case *c, char *buf, size_t n);
@@ -521,6 +524,9 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
 /* Whether a run could write path (what: "--csv", "--json"), without writing:
  * 0, or -1 with err ("--json results is a directory"). */
 int kb_output_check(const char *path, const char *what, char *err, size_t errlen);
+/* X.json -> X.TAG.EXT beside it (TAG NULL: X.EXT); a path without .json keeps
+ * its whole name as the stem: a part's files (--devices, merge) */
+void kb_sibling_path(const char *json, const char *tag, const char *ext, char *buf, size_t n);
 /* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole).
  * 0, or -1 at the first failed write (a full disk, a file size limit): then
  * kb_report_error says "cannot write PATH: REASON", every row written before
@@ -555,6 +561,9 @@ typedef struct {
     void *next_ctx;
     int worker;
 } kb_run_info;
+/* The result files a run writes: the flags', else DIR/NAME.{csv,json}
+ * (kbench check: only those asked for). */
+void kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n);
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 /* The plan on a worker process per GPU of opts.devices (devices.c); dry: the
  * queue's assignment printed, no GPU touched. The exit code. */

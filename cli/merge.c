@@ -101,12 +101,11 @@ static int by_case(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* the sibling CSV of a part: X.json -> X.csv */
-static void csv_of(const char *json, char *buf, size_t n)
+void kb_sibling_path(const char *json, const char *tag, const char *ext, char *buf, size_t n)
 {
     size_t l = strlen(json);
-    if (l > 5 && !strcmp(json + l - 5, ".json")) snprintf(buf, n, "%.*s.csv", (int)(l - 5), json);
-    else snprintf(buf, n, "%s.csv", json);
+    int stem = l > 5 && !strcmp(json + l - 5, ".json") ? (int)(l - 5) : (int)l;
+    snprintf(buf, n, "%.*s%s%s.%s", stem, json, tag ? "." : "", tag ? tag : "", ext);
 }
 
 typedef struct {
@@ -131,7 +130,7 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
     for (int p = 0; p < np; p++) {
         if (ps[p].dropped) continue;
         char path[1100], *text = NULL;
-        csv_of(ps[p].path, path, sizeof path);
+        kb_sibling_path(ps[p].path, NULL, "csv", path, sizeof path);
         if (kb_read_text(path, "CSV", MAX_FILE_BYTES, &text, err, errlen)) goto out;
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         if (!line) { kb_errf(err, errlen, "%s: empty (no header)", path); free(text); goto out; }

@@ -456,6 +456,21 @@ static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *
     return n;
 }
 
+size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n)
+{
+    size_t o = 0;
+    int fits = n > 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < v->nlist; i++) {
+        char t[16];
+        int k = i ? snprintf(t, sizeof t, "%c%d", sep, v->list[i]) : snprintf(t, sizeof t, "%d", v->list[i]);
+        if (fits && o + (size_t)k < n) memcpy(buf + o, t, (size_t)k + 1);
+        else fits = 0;
+        o += (size_t)k;
+    }
+    return o;
+}
+
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
 {
     switch (p->type) {

@@ -69,29 +69,37 @@ static const kb_impl *find_impl(const kb_op *op, const char *name)
 typedef struct {
     kbp_case kc;
     const char *names[KB_MAX_PARAMS];
-    const char *values[KB_MAX_PARAMS];
-    char text[KB_MAX_PARAMS][256];
+    const char *values[KB_MAX_PARAMS]; /* into the text after the struct */
     kbp_tensor in[KB_MAX_PLUGIN_INPUTS], out[KB_MAX_OUTPUTS];
     void *state;
 } pcase;
 
-static void fill_case(pcase *pc, const kb_case *c)
+/* The case as a plugin sees it, its values' text in the same allocation (an
+ * int list whole, "5,50,17" as flags take it, however long: the table's
+ * kb_format_value shortens long lists); free() releases it. */
+static pcase *new_case(const kb_case *c)
 {
-    memset(pc, 0, sizeof *pc);
     const kb_op *op = c->op;
+    const int np = op->nparams < KB_MAX_PARAMS ? op->nparams : KB_MAX_PARAMS;
+    size_t len[KB_MAX_PARAMS], total = 0;
+    for (int i = 0; i < np; i++)
+        total += len[i] = op->params[i].type == KB_P_INTLIST ? kb_format_list(&c->v[i], ',', NULL, 0) + 1 : 256;
+    pcase *pc = calloc(1, sizeof *pc + total);
+    if (!pc) abort();
+    char *t = (char *)(pc + 1);
     pc->kc.op = op->name;
     pc->kc.dtype = (kbp_dtype)kb_case_dtype(c);
-    for (int i = 0; i < op->nparams && i < KB_MAX_PARAMS; i++) {
-        kb_format_value(&op->params[i], &c->v[i], pc->text[i], sizeof pc->text[i]);
-        if (op->params[i].type == KB_P_INTLIST) /* "5+50+17" as the table prints it: "5,50,17" as flags take it */
-            for (char *q = pc->text[i]; *q; q++)
-                if (*q == '+') *q = ',';
+    for (int i = 0; i < np; i++) {
+        if (op->params[i].type == KB_P_INTLIST) kb_format_list(&c->v[i], ',', t, len[i]);
+        else kb_format_value(&op->params[i], &c->v[i], t, len[i]);
         pc->names[i] = op->params[i].name;
-        pc->values[i] = pc->text[i];
+        pc->values[i] = t;
+        t += len[i];
     }
-    pc->kc.nparams = op->nparams;
+    pc->kc.nparams = np;
     pc->kc.names = pc->names;
     pc->kc.values = pc->values;
+    return pc;
 }
 
 static const pimpl *of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }
@@ -104,8 +112,7 @@ int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t 
         return 1;
     }
     if (!pi->p->supports) return 0;
-    pcase *pc = malloc(sizeof *pc);
-    fill_case(pc, c);
+    pcase *pc = new_case(c);
     why[0] = 0;
     int r = pi->p->supports(&pc->kc, why, n);
     free(pc);
@@ -117,8 +124,7 @@ static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, k
 {
     (void)d;
     const pimpl *pi = of(r->impl);
-    pcase *pc = malloc(sizeof *pc);
-    fill_case(pc, c);
+    pcase *pc = new_case(c);
     r->priv = pc;
     int nin = 0, nout = 0;
     kb_last_error[0] = 0;

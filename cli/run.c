@@ -77,9 +77,8 @@ static int plan_ops(const kb_plan *plan, const kb_op **ops)
     return kb_plan_ops(plan, ops, 32);
 }
 
-/* The result files a run writes: the flags', else DIR/NAME.{csv,json}
- * (kbench check: only those asked for). */
-static void output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n)
+/* kbench.h */
+void kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n)
 {
     const kb_opts *o = &plan->opts;
     snprintf(csv, n, "%s", o->csv);
@@ -99,7 +98,7 @@ int kb_plan_check(kb_plan *plan, const kb_run_info *info, char *err, size_t errl
         return -1;
     if (check_impl_filter(plan, err, errlen)) return -1;
     char csv[1100], json[1100];
-    output_paths(plan, info, csv, json, sizeof csv);
+    kb_output_paths(plan, info, csv, json, sizeof csv);
     if (kb_output_check(csv, "--csv", err, errlen) || kb_output_check(json, "--json", err, errlen)) return -1;
     return 0;
 }
@@ -401,7 +400,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     const kb_op *ops[32];
     int nops = plan_ops(plan, ops);
     char csv[1100], json[1100];
-    output_paths(plan, info, csv, json, sizeof csv);
+    kb_output_paths(plan, info, csv, json, sizeof csv);
     if (!info->check_mode) {
         int by = -1;
         int e = kb_copy_gbps(timer, (double)(1u << 29), (double)(1u << 29), o, &dev.copy_gbps, &by);

@@ -572,10 +572,38 @@ static void test_levenshtein_nearest(void **state)
     assert_string_equal(kb_nearest("abc", one, 1), "abcd");
 }
 
+/* kb_format_list: the whole list, however long (a plugin's seqlens value),
+ * and snprintf's contract when the buffer is short */
+static void test_format_list(void **state)
+{
+    (void)state;
+    int vals[300];
+    for (int i = 0; i < 300; i++) vals[i] = 1000 + i;
+    kb_val v = {0, vals, 300};
+    size_t need = kb_format_list(&v, ',', NULL, 0);
+    assert_int_equal(need, 300 * 4 + 299); /* 300 four-digit values, 299 commas */
+    char *buf = malloc(need + 1);
+    assert_int_equal(kb_format_list(&v, ',', buf, need + 1), need);
+    assert_int_equal(strlen(buf), need);
+    assert_int_equal(strncmp(buf, "1000,1001,1002,", 15), 0);
+    assert_string_equal(buf + need - 9, "1298,1299");
+    assert_null(strchr(buf, '+'));
+    free(buf);
+    char small[12];
+    assert_int_equal(kb_format_list(&v, '+', small, sizeof small), need);
+    assert_string_equal(small, "1000+1001"); /* whole values only */
+    kb_val one = {0, vals, 1}, none = {0, NULL, 0};
+    assert_int_equal(kb_format_list(&one, ',', small, sizeof small), 4);
+    assert_string_equal(small, "1000");
+    assert_int_equal(kb_format_list(&none, ',', small, sizeof small), 0);
+    assert_string_equal(small, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_op),
+        cmocka_unit_test(test_format_list),
         cmocka_unit_test(test_axis_lists_and_ranges),
         cmocka_unit_test(test_axis_enums),
         cmocka_unit_test(test_axis_bad),
