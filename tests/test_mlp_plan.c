@@ -131,6 +131,24 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
                  p->cl, wg, bn, cl);
 }
 
+/* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
+ * (tokens 257-447, hidden >= 4096), written out apart from plan.c's test */
+static int cublas_mid(int M, int H) { return M >= 257 && M <= 447 && H >= 4096; }
+
+/* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
+ * wgmma tile (and fused_wgmma asked by name plans that tile everywhere) */
+static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int cl, const char *what)
+{
+    if (!cublas_mid(M, H)) {
+        expect_wgmma(p, wg, bn, cl, what);
+        assert_false(HAS(*p, KB_MLP_ROW_CUBLAS_MID));
+        return;
+    }
+    if (p->variant != KB_MLP_CUBLAS_CAT) fail_msg("%s: variant %d, expected cublas_cat's path", what, p->variant);
+    assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID);
+    assert_int_equal(p->grid, 0);
+}
+
 /* ---- H100 ----------------------------------------------------------------------- */
 
 static void test_h100_seed(void **state)
@@ -182,6 +200,31 @@ static void test_h100_seed(void **state)
     p = plan_ok("h100", req(300, 1024, 11008, 2, KB_MLP_AUTO));
     assert_int_equal(p.cl, 1);
     assert_int_equal(p.group, 3);
+    /* ... at hidden 1024; at 4096 fused runs cublas_cat's path (measured
+     * ahead), named in the kernel column, and not where a tunable is fixed,
+     * nor on the A100, nor at 256 or 448 tokens, nor at hidden 2048 */
+    for (int dt = 1; dt <= 2; dt++) {
+        p = plan_ok("h100", req(300, 4096, 11008, dt, KB_MLP_AUTO));
+        assert_int_equal(p.variant, KB_MLP_CUBLAS_CAT);
+        char buf[96];
+        kb_mlp_plan_describe(&p, buf, sizeof buf);
+        assert_string_equal(buf, "cublas_cat (planner: short last m-block)");
+        kb_mlp_req f = req(300, 4096, 11008, dt, KB_MLP_AUTO);
+        f.cluster = 1;
+        kb_mlp_plan q;
+        char why[128];
+        assert_int_equal(kb_mlp_plan_make(&f, dev("h100"), NULL, NULL, &q, why, sizeof why), 0);
+        expect_wgmma(&q, 2, 128, 1, "300x4096x11008 cluster=1");
+        assert_int_equal(plan_ok("a100", req(300, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_MMA);
+        q = plan_ok("h100", req(256, 4096, 11008, dt, KB_MLP_AUTO));
+        expect_wgmma(&q, 2, 96, 2, "256x4096");
+        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(385, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(447, 4096, 14336, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(448, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(300, 2048, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    }
     /* 128 tokens: one m-block; 129: two */
     assert_int_equal(plan_ok("h100", req(128, 1024, 11008, 1, KB_MLP_AUTO)).cl, 1);
     assert_int_equal(plan_ok("h100", req(129, 1024, 11008, 1, KB_MLP_AUTO)).cl, 2);
@@ -199,6 +242,9 @@ static void test_h100_pins(void **state)
                 char what[96];
                 snprintf(what, sizeof what, "h100 dtype %d %dx%dx%d", dt, toks[t], shapes[s][0], shapes[s][1]);
                 kb_mlp_plan p = plan_ok("h100", req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_AUTO));
+                expect_h100(&p, toks[t], shapes[s][0], h100_pins[t][s][0], h100_pins[t][s][1], h100_pins[t][s][2], what);
+                if (cublas_mid(toks[t], shapes[s][0])) /* the kernel by name: the pinned tile */
+                    p = plan_ok("h100", req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_WGMMA));
                 expect_wgmma(&p, h100_pins[t][s][0], h100_pins[t][s][1], h100_pins[t][s][2], what);
                 int wg, bn, cl;
                 old_hopper(toks[t], shapes[s][1], 132, &wg, &bn, &cl);
@@ -217,7 +263,7 @@ static void test_h100_old_code(void **state)
     static const int inters[] = {8, 200, 1000, 1004, 2736, 11008, 14336, 28672, 65536};
     for (int M = 1; M <= 1100; M += (M < 300 ? 1 : 7))
         for (int i = 0; i < (int)(sizeof inters / sizeof inters[0]); i++) {
-            kb_mlp_plan p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_AUTO));
+            kb_mlp_plan p = plan_ok("h100", req(M, 4096, inters[i], 2, cublas_mid(M, 4096) ? KB_MLP_WGMMA : KB_MLP_AUTO));
             int wg, bn, cl;
             old_hopper(M, inters[i], 132, &wg, &bn, &cl);
             char what[64];
@@ -245,6 +291,7 @@ static void test_variants(void **state)
                     const int N = s < NSHAPE ? shapes[s][1] : odd[s - NSHAPE][1];
                     kb_mlp_plan p = plan_ok(devs[d], req(toks[t], H, N, dt, KB_MLP_AUTO));
                     kb_mlp_variant want = dt == 0 ? KB_MLP_F32 : d == 0 && H % 8 == 0 ? KB_MLP_WGMMA : KB_MLP_MMA;
+                    if (want == KB_MLP_WGMMA && cublas_mid(toks[t], H)) want = KB_MLP_CUBLAS_CAT;
                     if (p.variant != want)
                         fail_msg("%s dtype %d %dx%dx%d: variant %d, expected %d", devs[d], dt, toks[t], H, N, p.variant, want);
                     if (want == KB_MLP_MMA) {
@@ -259,7 +306,7 @@ static void test_variants(void **state)
                     char why[256];
                     kb_mlp_req r = req(toks[t], H, N, dt, KB_MLP_WGMMA);
                     assert_int_equal(kb_mlp_plan_make(&r, dev(devs[d]), NULL, NULL, &q, why, sizeof why) == 0,
-                                     want == KB_MLP_WGMMA);
+                                     want == KB_MLP_WGMMA || want == KB_MLP_CUBLAS_CAT);
                     r.want = KB_MLP_MMA;
                     assert_int_equal(kb_mlp_plan_make(&r, dev(devs[d]), NULL, NULL, &q, why, sizeof why) == 0, dt != 0);
                     if (dt) assert_int_equal(q.variant, KB_MLP_MMA);
@@ -426,6 +473,7 @@ static void test_rows(void **state)
             for (int t = 0; t < NTOK; t++) {
                 seen |= plan_ok(devs[d], req(toks[t], 1024, 11008, dt, KB_MLP_AUTO)).rows;
                 seen |= plan_ok(devs[d], req(toks[t], 1001, 11008, dt, KB_MLP_AUTO)).rows;
+                seen |= plan_ok(devs[d], req(toks[t], 4096, 11008, dt, KB_MLP_AUTO)).rows;
             }
     kb_mlp_plan p;
     char why[128];

@@ -396,7 +396,8 @@ static const kb_impl impls[] = {
      .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then cuBLAS down (bf16/fp16)"},
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down"},
+     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down; "
+             "cublas_cat's path where measured faster (hidden >= 4096, tokens 257-447; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
@@ -454,6 +455,10 @@ static const char *const checks[] = {
      * store, the threads store h, pairs where inter is even), with one
      * consumer warpgroup (40 tokens) and two */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
+    /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096, 257-447
+     * tokens), and the wgmma kernel over 64 k-blocks with a short last
+     * m-block */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 300, \"hidden\": 4096, \"inter\": 16}",
     /* fused_wgmma's and fused's tunables forced (n/a off Hopper and for the
      * other implementations): every two-warpgroup tile width in clusters of
      * 1 and 2, over an even (200) and an odd (300: the last cluster's second

@@ -2,7 +2,8 @@
 // prepare plans the case (plan.c, with the runtime's occupancy of the wgmma
 // kernels), sets the kernel's shared-memory attribute, makes the TMA tensor
 // maps and names what runs; launch runs the gate/up kernel the plan chose,
-// then the down projection y = h D^T through cuBLAS (kb_linear_cublas).
+// then the down projection y = h D^T through cuBLAS (kb_linear_cublas); or,
+// where the planner measured cuBLAS ahead (KB_MLP_CUBLAS_CAT), cublas_cat.
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -150,11 +151,18 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
             w.tma_store = store ? 1 : 0;
         }
     }
+    if (plan.variant == KB_MLP_CUBLAS_CAT && (!a->GU || !a->gu || (long)2 * a->inter > 0x7fffffffL)) {
+        delete f;
+        return (int)cudaErrorInvalidValue; /* the caller gave no stacked weights or g/u workspace */
+    }
     if (plan.variant == KB_MLP_MMA) plan.vec = plan.vec && aligned16(a->x) && aligned16(a->G) && aligned16(a->U);
     f->plan = plan;
     char what[128];
     kb_mlp_plan_describe(&plan, what, sizeof what);
-    snprintf(kernel, kernel_len, "%s%s + cublas down%s", what, note, a->dtype == 0 && a->tf32 ? " tf32" : "");
+    if (plan.variant == KB_MLP_CUBLAS_CAT) /* cublas_cat's whole path, its down GEMM included */
+        snprintf(kernel, kernel_len, "%s", what);
+    else
+        snprintf(kernel, kernel_len, "%s%s + cublas down%s", what, note, a->dtype == 0 && a->tf32 ? " tf32" : "");
     *out = f;
     return 0;
 }
@@ -168,6 +176,7 @@ extern "C" int kb_mlp_fused_launch(const kb_mlp_fused *f, void *stream)
     case KB_MLP_WGMMA: rc = kb::mlp::wgmma_launch(f->w, s); break;
     case KB_MLP_MMA: rc = kb::mlp::gate_up_mma(a, f->plan.vec != 0, s); break;
     case KB_MLP_F32: rc = kb::mlp::gate_up_f32(a, s); break;
+    case KB_MLP_CUBLAS_CAT: return kb_mlp_cublas_cat(a, s);
     default: return (int)cudaErrorInvalidValue;
     }
     if (rc) return rc;

@@ -62,6 +62,14 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "fused_mma: hidden % 8 == 0 and x, G, U 16-byte aligned: 16-byte cp.async, zero-filled past the edges; "
         "else element loads through registers",
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
+    [KB_MLP_ROW_CUBLAS_MID] = {
+        "fused on Hopper with no tunable fixed, hidden >= 4096, 3 m-blocks of 128 (tokens 257-384) or 4 with fewer "
+        "than 64 rows in the last (385-447): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down "
+        "(cublas_cat's path; the kernel column says so)",
+        "bf16, fused_wgmma vs cublas_cat (2026-11-25): 300x4096x11008 0.1954 vs 0.1596 ms, 257x4096x11008 0.2040 vs "
+        "0.1485, 320x4096x14336 0.2426 vs 0.2045, 300x8192x28672 0.9603 vs 0.6837, 385x4096x11008 0.2307 vs 0.1878, "
+        "384x4096x11008 0.1809 vs 0.1781; the best forced tile at 300x4096x11008 0.1869 ms still lost; kept: 448 "
+        "(0.2014 vs 0.2063), 256, 512, and hidden 1024 (300: 0.0566 vs 0.0566)"},
 };
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -116,6 +124,17 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
         if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
     }
     return best ? best : 128;
+}
+
+/* KB_MLP_ROW_CUBLAS_MID: a few 128-row m-blocks with the last one short,
+ * at hidden >= 4096 (two warpgroups, BM 128). The wgmma kernel's time
+ * grows as the last m-block empties (bf16, x 4096 x 11008: 384 tokens
+ * 0.1809 ms, 320 0.1847, 300 0.1954, 257 0.2040), and cuBLAS, whose tiles
+ * follow the tokens, is ahead there. */
+static int cublas_mid(const kb_mlp_req *r)
+{
+    const int mblocks = (r->tokens + 127) / 128, last = r->tokens - 128 * (mblocks - 1);
+    return r->hidden >= 4096 && (mblocks == 3 || (mblocks == 4 && last < 64));
 }
 
 /* The wgmma kernel's tile: 0, 1 (n/a, why) or 2 (it fits no cluster here, why). */
@@ -212,6 +231,12 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
+            if (rc == 0 && !forced && cublas_mid(r)) {
+                memset(p, 0, sizeof *p);
+                p->variant = KB_MLP_CUBLAS_CAT;
+                p->rows = rows | 1u << KB_MLP_ROW_CUBLAS_MID;
+                return 0;
+            }
             if (rc == 0) return 0;
             if (rc == 1 || forced) return 1; /* a tunable it cannot take; or forced, so no fallback */
             memset(p, 0, sizeof *p);         /* fits nowhere: the portable kernel */
@@ -236,6 +261,7 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
         break;
     case KB_MLP_MMA: snprintf(buf, n, "fused_mma %s", p->vec ? "vec" : "scalar"); break;
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;
+    case KB_MLP_CUBLAS_CAT: snprintf(buf, n, "cublas_cat (planner: short last m-block)"); break;
     default: snprintf(buf, n, "fused (not planned)"); break;
     }
 }

@@ -32,7 +32,9 @@ typedef enum {
     KB_MLP_AUTO = 0, /* the planner's choice (`fused`) */
     KB_MLP_WGMMA,    /* Hopper TMA + wgmma, warp-specialised, persistent */
     KB_MLP_MMA,      /* mma.sync m16n8k16 + cp.async (sm_80+) */
-    KB_MLP_F32       /* CUDA cores, fp32 */
+    KB_MLP_F32,      /* CUDA cores, fp32 */
+    KB_MLP_CUBLAS_CAT /* `fused` only: cuBLAS's GEMM over the stacked [G; U] and the silu(g) * u kernel
+                       * (cublas_cat's path), where it is measured to beat the wgmma kernel */
 } kb_mlp_variant;
 
 /* What is asked: the shape, the dtype, which variant (AUTO for `fused`),
@@ -62,6 +64,7 @@ typedef enum {
     KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
     KB_MLP_ROW_TMA_STORE,   /* inter % 8 == 0 -> h by TMA stores, else register stores */
     KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
+    KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 257-447 -> cuBLAS's stacked gate/up (cublas_cat) */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
@@ -73,7 +76,7 @@ typedef struct {
 extern const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS];
 
 typedef struct {
-    kb_mlp_variant variant; /* WGMMA, MMA or F32 */
+    kb_mlp_variant variant; /* WGMMA, MMA, F32 or CUBLAS_CAT */
     /* WGMMA */
     int wg, bn, cl;      /* consumer warpgroups, tile width, cluster size */
     int bm, stages, smem; /* BM = 64 wg; KB_MLP_WG_STAGES / _SMEM */
@@ -103,7 +106,8 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
 int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl);
 
 /* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
- * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM). */
+ * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM), or
+ * "cublas_cat (planner: short last m-block)". */
 void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n);
 
 #ifdef __cplusplus
