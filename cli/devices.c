@@ -60,21 +60,26 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
     return n;
 }
 
-static const kb_plan *queue_plan; /* qsort has no context argument in C11 */
+typedef struct {
+    double cost; /* kb_case_cost, once a case */
+    int i;
+} queued;
 
 static int by_size(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    double cx = kb_case_cost(&queue_plan->cases[x]), cy = kb_case_cost(&queue_plan->cases[y]);
-    if (cx != cy) return cx > cy ? -1 : 1;
-    return (x > y) - (x < y);
+    const queued *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
 }
 
 void kb_devices_queue(const kb_plan *plan, int *order)
 {
-    for (int i = 0; i < plan->ncases; i++) order[i] = i;
-    queue_plan = plan;
-    qsort(order, (size_t)plan->ncases, sizeof *order, by_size);
+    queued *q = malloc(sizeof *q * (size_t)(plan->ncases + 1));
+    if (!q) abort();
+    for (int i = 0; i < plan->ncases; i++) q[i] = (queued){kb_case_cost(&plan->cases[i]), i};
+    qsort(q, (size_t)plan->ncases, sizeof *q, by_size);
+    for (int i = 0; i < plan->ncases; i++) order[i] = q[i].i;
+    free(q);
 }
 
 /* The GPUs CUDA sees, counted in a child (this process stays CUDA-free): -1 unknown. */

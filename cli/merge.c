@@ -32,8 +32,9 @@ typedef struct {
 } part;
 
 typedef struct {
-    const cJSON *row;
-    int cs, p, i; /* its case, part and place in the part */
+    int cs, p, i;       /* its case, part and place in the part: the merge's order */
+    const cJSON *row;   /* the JSON's row (kb_merge_files) */
+    char *line;         /* or the CSV's line (merge_csv) */
 } mrow;
 
 
@@ -108,24 +109,12 @@ void kb_sibling_path(const char *json, const char *tag, const char *ext, char *b
     snprintf(buf, n, "%.*s%s%s.%s", stem, json, tag ? "." : "", tag ? tag : "", ext);
 }
 
-typedef struct {
-    char *line;
-    int cs, p, i;
-} crow;
-
-static int by_case_csv(const void *a, const void *b)
-{
-    const crow *x = a, *y = b;
-    if (x->cs != y->cs) return x->cs < y->cs ? -1 : 1;
-    if (x->p != y->p) return x->p < y->p ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
 
 /* The parts' CSVs (beside their JSON), one header, rows by case. */
 static int merge_csv(const part *ps, int np, const char *out, char *err, size_t errlen)
 {
     char *header = NULL;
-    crow *rows = NULL;
+    mrow *rows = NULL;
     int nr = 0, cap = 0, rc = -1;
     for (int p = 0; p < np; p++) {
         if (ps[p].dropped) continue;
@@ -161,7 +150,7 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
             }
             if (!ps[p].keep[i++]) continue; /* left out of the JSON: out of the CSV too */
             if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
-            rows[nr++] = (crow){strdup(line), (int)cs, p, i};
+            rows[nr++] = (mrow){(int)cs, p, i, NULL, strdup(line)};
         }
         free(text);
         if (i != ps[p].nrows) {
@@ -169,7 +158,7 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
             goto out;
         }
     }
-    if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case_csv);
+    if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     FILE *f = fopen(out, "w");
     if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
     fprintf(f, "%s\n", header ? header : "");
@@ -298,7 +287,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         int i = 0;
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ps[p].root, "results")) {
             if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
-            rows[nr++] = (mrow){r, (int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++};
+            rows[nr++] = (mrow){(int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++, r, NULL};
         }
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);

@@ -17,7 +17,6 @@
 typedef struct {
     char alias[64], path[1024];
     void *dl;
-    const kbp_table *tab;
 } plib;
 
 typedef struct {
@@ -225,8 +224,8 @@ static int check_table(const char *path, const kbp_table *t, int builtin_names, 
     return 0;
 }
 
-/* dlopen + entry point; the handle or NULL with err */
-static void *open_lib(const char *path, const kbp_table **tab, char *err, size_t n)
+/* dlopen + entry point + check_table; the handle (tab: its table) or NULL with err */
+static void *open_lib(const char *path, int builtin_names, const kbp_table **tab, char *err, size_t n)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) return kb_errf(err, n, "%s: no such file", path), NULL;
@@ -247,6 +246,10 @@ static void *open_lib(const char *path, const kbp_table **tab, char *err, size_t
     kbp_entry_fn fn;
     memcpy(&fn, &sym, sizeof fn);
     *tab = fn();
+    if (check_table(path, *tab, builtin_names, err, n)) {
+        dlclose(dl);
+        return NULL;
+    }
     return dl;
 }
 
@@ -258,17 +261,12 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         if (!strcmp(libs[i].path, path) && !strcmp(libs[i].alias, alias ? alias : "")) return 0;
     if (nlibs == MAX_LIBS) return kb_errf(err, n, "more than %d plugins", MAX_LIBS), -1;
     const kbp_table *t = NULL;
-    void *dl = open_lib(path, &t, err, n);
+    void *dl = open_lib(path, 0, &t, err, n);
     if (!dl) return -1;
-    if (check_table(path, t, 0, err, n)) {
-        dlclose(dl);
-        return -1;
-    }
     plib *L = &libs[nlibs];
     snprintf(L->alias, sizeof L->alias, "%s", alias ? alias : "");
     snprintf(L->path, sizeof L->path, "%s", path);
     L->dl = dl;
-    L->tab = t;
     int first = npimpls;
     for (int i = 0; i < t->nimpls; i++) {
         const kbp_impl *p = &t->impls[i];
@@ -368,12 +366,8 @@ void kb_plugins_unload(void)
 int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
 {
     const kbp_table *t = NULL;
-    void *dl = open_lib(path, &t, err, n);
+    void *dl = open_lib(path, 1, &t, err, n);
     if (!dl) return -1;
-    if (check_table(path, t, 1, err, n)) {
-        dlclose(dl);
-        return -1;
-    }
     fprintf(f, "%s: kbench plugin ABI %d, %d implementation%s\n", path, t->abi, t->nimpls, t->nimpls == 1 ? "" : "s");
     for (int i = 0; i < t->nimpls; i++) {
         const kbp_impl *p = &t->impls[i];
