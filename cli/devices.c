@@ -295,7 +295,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGPIPE, &ign, &old_pipe);
-    int done = 0, died = 0, shown = 0, tty = !o->quiet && !dry && isatty(2); /* shown: a progress line is up */
+    /* the progress line on a terminal, each GPU's current case (a dry run's
+     * too: its workers stand in for the GPUs) */
+    int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -324,7 +326,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     if (dry) {
                         char label[1024];
                         kb_case_label(&plan->cases[ci], label, sizeof label);
+                        if (shown) fprintf(stderr, "\r\033[K"); /* the line goes above the progress line */
                         printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+                        fflush(stdout);
                     }
                 }
                 if (tty) {

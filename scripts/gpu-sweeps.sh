@@ -16,8 +16,9 @@ f="--impl opt --min-time 0.1 --quiet"
 t() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "  ($(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s, exit $rc)"; }
 echo "== 1. plain and --devices all"
 t $K sweep "$sw" $f --csv "$out/plain.csv" --json "$out/plain.json"
-# not --quiet: the progress line (each GPU's current case) goes to dev.progress
-dev() { $K sweep "$sw" ${f/--quiet/} --devices all --csv "$out/dev.csv" --json "$out/dev.json" > "$out/dev.log" 2> "$out/dev.progress"; }
+# not --quiet, stderr on a terminal (script(1)): the progress line (each GPU's
+# current case) is drawn, and kept in dev.progress
+dev() { script -qec "$K sweep '$sw' ${f/--quiet/} --devices all --csv '$out/dev.csv' --json '$out/dev.json' > '$out/dev.log'" /dev/null > "$out/dev.progress"; }
 t dev
 echo "  progress, sampled: $(tr '\r' '\n' < "$out/dev.progress" | grep -v '^$' | awk 'NR % 20 == 1' | head -n 3 | cut -c1-160 | tr '\n' '|')"
 $K compare "$out/plain.json" "$out/dev.json" | tail -n 1

@@ -168,6 +168,17 @@ cli_usage_errors() {
     seq 1 187 | cmp -s - "$T/dev.txt" || bad "the workers were not handed every case once"
     [ "$(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort -u | tr '\n' ' ')" != "" ] || bad "no GPU took a case"
     done_test "--devices 0,1,2 --dry-run: three workers take every case once"
+    # on a terminal (script(1) gives it one): the progress line names each GPU's current case
+    if command -v script >/dev/null 2>&1; then
+        last_args=(sweep configs/ci.json --devices 0,1 --dry-run "(stderr on a terminal)")
+        script -qec "'$KBENCH' sweep configs/ci.json --devices 0,1 --dry-run >/dev/null" /dev/null >"$T/err" 2>&1
+        tr '\r' '\n' <"$T/err" | grep -qE '^\[[0-9]+/187 cases\] gpu0: [a-z]+ #[0-9]+ gpu1: [a-z]+ #[0-9]+' ||
+            bad "no progress line with both GPUs' current cases"
+        tr '\r' '\n' <"$T/err" | grep -qE '^\[186/187 cases\]' || bad "the progress never reached 186 of 187 done"
+        done_test "--devices on a terminal: a progress line with each GPU's current case"
+    else
+        t_skip "cli: --devices progress on a terminal (no script(1) to give it one)"
+    fi
     usage_error "--devices 0,0 exits 2" sweep configs/ci.json --devices 0,0 --dry-run -- "GPU 0 twice"
     usage_error "--devices x exits 2" sweep configs/ci.json --devices x --dry-run -- "expected all or a list"
     usage_error "--devices with an unknown --impl exits 2" sweep configs/ci.json --devices 0,1 --impl optt --dry-run -- "no implementation 'optt'"
