@@ -132,8 +132,12 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
- * (tokens 257-447, hidden >= 4096), written out apart from plan.c's test */
-static int cublas_mid(int M, int H) { return M >= 257 && M <= 447 && H >= 4096; }
+ * (tokens 129-191, 257-447, 513-576 at hidden >= 4096), written out apart
+ * from plan.c's table */
+static int cublas_mid(int M, int H)
+{
+    return H >= 4096 && ((M >= 129 && M <= 191) || (M >= 257 && M <= 447) || (M >= 513 && M <= 576));
+}
 
 /* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
  * wgmma tile (and fused_wgmma asked by name plans that tile everywhere) */
@@ -223,6 +227,11 @@ static void test_h100_seed(void **state)
         assert_int_equal(plan_ok("h100", req(447, 4096, 14336, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(448, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        static const int edges[][2] = {{128, 0}, {129, 1}, {191, 1}, {192, 0}, {256, 0}, {257, 1}, {447, 1},
+                                       {448, 0}, {512, 0}, {513, 1}, {576, 1}, {577, 0}, {1000, 0}};
+        for (int e = 0; e < (int)(sizeof edges / sizeof edges[0]); e++)
+            assert_int_equal(plan_ok("h100", req(edges[e][0], 4096, 14336, dt, KB_MLP_AUTO)).variant,
+                             edges[e][1] ? KB_MLP_CUBLAS_CAT : KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(300, 2048, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     }
     /* 128 tokens: one m-block; 129: two */

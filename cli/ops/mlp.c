@@ -397,7 +397,7 @@ static const kb_impl impls[] = {
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down; "
-             "cublas_cat's path where measured faster (hidden >= 4096, tokens 257-447; the kernel column says so)"},
+             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-191, 257-447, 513-576; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
@@ -455,7 +455,7 @@ static const char *const checks[] = {
      * store, the threads store h, pairs where inter is even), with one
      * consumer warpgroup (40 tokens) and two */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
-    /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096, 257-447
+    /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096 and 300
      * tokens), and the wgmma kernel over 64 k-blocks with a short last
      * m-block */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 300, \"hidden\": 4096, \"inter\": 16}",

@@ -63,13 +63,13 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "else element loads through registers",
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
-        "fused on Hopper with no tunable fixed, hidden >= 4096, 3 m-blocks of 128 (tokens 257-384) or 4 with fewer "
-        "than 64 rows in the last (385-447): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down "
-        "(cublas_cat's path; the kernel column says so)",
-        "bf16, fused_wgmma vs cublas_cat (2026-11-25): 300x4096x11008 0.1954 vs 0.1596 ms, 257x4096x11008 0.2040 vs "
-        "0.1485, 320x4096x14336 0.2426 vs 0.2045, 300x8192x28672 0.9603 vs 0.6837, 385x4096x11008 0.2307 vs 0.1878, "
-        "384x4096x11008 0.1809 vs 0.1781; the best forced tile at 300x4096x11008 0.1869 ms still lost; kept: 448 "
-        "(0.2014 vs 0.2063), 256, 512, and hidden 1024 (300: 0.0566 vs 0.0566)"},
+        "fused on Hopper with no tunable fixed, hidden >= 4096, tokens 129-191, 257-447 or 513-576 (2 to 5 m-blocks "
+        "of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's path; "
+        "the kernel column says so)",
+        "bf16 x 4096 x 11008, fused_wgmma vs the better cuBLAS path (2026-11-25): 129 0.1404 vs 0.1229 ms, 160 0.1317 "
+        "vs 0.1263, 257 0.2040 vs 0.1485, 300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 "
+        "0.2307 vs 0.1878, 416 0.2202 vs 0.2083, 513 0.3131 vs 0.2173, 576 0.2969 vs 0.2305; 300x8192x28672 0.9603 "
+        "vs 0.6837; kept: 127, 256, 448 (0.2014 vs 0.2015), 512, 1000, and hidden 1024 (300: 0.0566 vs 0.0566)"},
 };
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -126,15 +126,20 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
     return best ? best : 128;
 }
 
-/* KB_MLP_ROW_CUBLAS_MID: a few 128-row m-blocks with the last one short,
- * at hidden >= 4096 (two warpgroups, BM 128). The wgmma kernel's time
- * grows as the last m-block empties (bf16, x 4096 x 11008: 384 tokens
- * 0.1809 ms, 320 0.1847, 300 0.1954, 257 0.2040), and cuBLAS, whose tiles
- * follow the tokens, is ahead there. */
+/* KB_MLP_ROW_CUBLAS_MID: the token ranges where cuBLAS was measured ahead
+ * of the wgmma kernel at hidden >= 4096, each a few 128-row m-blocks with
+ * the last one short. The kernel's time grows as the last m-block empties
+ * (bf16 x 4096 x 11008: 384 tokens 0.1809 ms, 320 0.1847, 300 0.1954, 257
+ * 0.2040, with the same tiles), and cuBLAS, whose tiles follow the tokens,
+ * is ahead there. Ranges, not a model: each end is a measured point or the
+ * m-block edge next to one. */
 static int cublas_mid(const kb_mlp_req *r)
 {
-    const int mblocks = (r->tokens + 127) / 128, last = r->tokens - 128 * (mblocks - 1);
-    return r->hidden >= 4096 && (mblocks == 3 || (mblocks == 4 && last < 64));
+    static const int ranges[][2] = {{129, 191}, {257, 447}, {513, 576}};
+    if (r->hidden < 4096) return 0;
+    for (int i = 0; i < (int)(sizeof ranges / sizeof ranges[0]); i++)
+        if (r->tokens >= ranges[i][0] && r->tokens <= ranges[i][1]) return 1;
+    return 0;
 }
 
 /* The wgmma kernel's tile: 0, 1 (n/a, why) or 2 (it fits no cluster here, why). */
