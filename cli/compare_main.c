@@ -283,7 +283,8 @@ static void print_help(FILE *f)
             "are any; FAILED and n/a come from no rule).\n\n"
             "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
             "file that is missing, not JSON or not a kbench result file, 1 the --plot chart could\n"
-            "not be drawn (gnuplot missing or failing; the comparison is printed all the same).\n\n"
+            "not be drawn and nothing regressed (gnuplot missing or failing; the comparison is\n"
+            "printed all the same).\n\n"
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
             "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n"
@@ -450,14 +451,14 @@ int kb_compare_main(int argc, char **argv)
                 if (fd < 0) kb_errf(err, sizeof err, "--plot: a temporary CSV: %s", strerror(errno));
                 fprintf(stderr, "kbench compare: %s\n", err);
                 if (fd >= 0) unlink(tmpcsv);
-                rc = KB_EXIT_VERIFY;
+                if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
                 goto out;
             }
             src = tmpcsv;
         }
         if (run_plot(script, src, plot, err, sizeof err)) {
             fprintf(stderr, "kbench compare: %s\n", err);
-            rc = KB_EXIT_VERIFY;
+            if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
         } else if (!quiet) {
             printf("wrote %s\n", plot);
         }

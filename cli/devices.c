@@ -14,6 +14,7 @@
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
  * once do not oversubscribe the host. */
+#include "harness.h"
 #include "kbench.h"
 
 #include <errno.h>
@@ -46,7 +47,8 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
             kb_errf(err, errlen, "--devices: expected all or a list of GPU indices (0,2,3), got '%s'", s);
             return -1;
         }
-        if (count >= 0 && v >= count) {
+        if (count == 0) { kb_errf(err, errlen, "--devices: no CUDA device (GPU %ld asked for)", v); return -1; }
+        if (count > 0 && v >= count) {
             kb_errf(err, errlen, "--devices: GPU %ld is not there (%d visible: 0 to %d)", v, count, count - 1);
             return -1;
         }
@@ -58,28 +60,6 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
         p = end + 1;
     }
     return n;
-}
-
-typedef struct {
-    double cost; /* kb_case_cost, once a case */
-    int i;
-} queued;
-
-static int by_size(const void *a, const void *b)
-{
-    const queued *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-void kb_devices_queue(const kb_plan *plan, int *order)
-{
-    queued *q = malloc(sizeof *q * (size_t)(plan->ncases + 1));
-    if (!q) abort();
-    for (int i = 0; i < plan->ncases; i++) q[i] = (queued){kb_case_cost(&plan->cases[i]), i};
-    qsort(q, (size_t)plan->ncases, sizeof *q, by_size);
-    for (int i = 0; i < plan->ncases; i++) order[i] = q[i].i;
-    free(q);
 }
 
 /* The GPUs CUDA sees, counted in a child (this process stays CUDA-free): -1 unknown. */
@@ -106,9 +86,6 @@ static int worker_next(void *ctx)
     return atoi(line);
 }
 
-static volatile sig_atomic_t stop_sig;
-static void on_stop(int sig) { stop_sig = sig; }
-
 /* The CUDA index of worker i's GPU: the i-th of this process's
  * CUDA_VISIBLE_DEVICES where it is set (a Slurm allocation, a container's
  * share), else the index itself. */
@@ -128,11 +105,18 @@ static void visible_id(int id, char *buf, size_t n)
     }
 }
 
-/* The cases whose worker ended during them (owner -2 - GPU): the error rows
- * of the implementations the run selects, as a part for kbench merge. */
+/* "the worker on GPU G ended (signal 9)" from its wait status */
+static void worker_ended(int gpu, int st, char *buf, size_t n)
+{
+    snprintf(buf, n, "the worker on GPU %d ended (%s %d)", gpu, WIFSIGNALED(st) ? "signal" : "exit",
+             WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+/* The cases whose worker ended during them (dead[i]: that worker, else
+ * -1): the error rows of the implementations the run selects, as a part
+ * for kbench merge. */
 typedef struct {
-    const int *owner, *status, *ids;
-    int n;
+    const int *dead, *status, *ids;
     const char *json, *csv;
 } ended;
 
@@ -142,10 +126,8 @@ static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t er
     if (!rep) return -1;
     kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, -1);
     for (int i = 0; i < plan->ncases; i++) {
-        if (e->owner[i] > -2) continue;
-        int gpu = -2 - e->owner[i], st = 0;
-        for (int w = 0; w < e->n; w++)
-            if (e->ids[w] == gpu) st = e->status[w];
+        if (e->dead[i] < 0) continue;
+        const int gpu = e->ids[e->dead[i]], st = e->status[e->dead[i]];
         const kb_case *c = &plan->cases[i];
         for (int k = 0; k < kb_op_nimpls(c->op); k++) {
             const char *im = kb_op_impl(c->op, k)->name;
@@ -155,8 +137,9 @@ static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t er
             row.c = c;
             row.impl = im;
             row.verified = -1;
-            snprintf(row.error, sizeof row.error, "the worker on GPU %d ended (%s %d) during this case", gpu,
-                     WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            char how[96];
+            worker_ended(gpu, st, how, sizeof how);
+            snprintf(row.error, sizeof row.error, "%s during this case", how);
             kb_report_row(rep, &row);
         }
     }
@@ -199,7 +182,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
 {
     int ids[KB_MAX_DEVICES];
     char err[KB_ERRLEN];
-    stop_sig = 0;
     if (info->check_mode) {
         fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
         return KB_EXIT_USAGE;
@@ -224,18 +206,30 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         snprintf(tag, sizeof tag, w < n ? "gpu%d" : "ended", w < n ? ids[w] : 0);
         kb_sibling_path(json, tag, "json", pj[w], sizeof pj[w]);
         kb_sibling_path(json, tag, "csv", pc, sizeof pc);
+        if (strlen(pc) >= sizeof o->json) { /* a worker's --json and --csv hold its part's paths */
+            fprintf(stderr, "kbench: --devices: %s: a path too long for a worker's part (%zu characters at most)\n",
+                    pc, sizeof o->json - 1);
+            return KB_EXIT_USAGE;
+        }
         unlink(pj[w]);
         unlink(pc);
     }
     int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
-    int *owner = malloc(sizeof *owner * (size_t)(plan->ncases + 1)); /* the GPU that ran each case; <= -2: died */
-    if (!order || !owner) abort();
-    kb_devices_queue(plan, order);
-    for (int i = 0; i < plan->ncases; i++) owner[i] = -1;
+    int *dead = malloc(sizeof *dead * (size_t)(plan->ncases + 1)); /* the worker that ended during it, else -1 */
+    if (!order || !dead) abort();
+    kb_plan_by_cost(plan, order);
+    for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     int cores = host_cores(), threads = cores > n ? cores / n : 1;
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
-    int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK;
+    int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK, halt = 0; /* halt: no more cases handed out */
+    /* SIGINT/SIGTERM from here on: the workers finish their case, no other
+     * is handed out (a worker's own run catches them as a sweep does) */
+    struct sigaction old_stop[2], ign, old_pipe;
+    kb_catch_stop(old_stop);
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails, no signal */
+    sigaction(SIGPIPE, &ign, &old_pipe);
     fflush(stdout);
     fflush(stderr);
     for (int w = 0; w < n; w++) {
@@ -286,15 +280,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         started++;
         alive++;
     }
-    if (rc) stop_sig = SIGTERM; /* a worker could not start: stop the others after their case */
-    struct sigaction sa, ign, old_int, old_term, old_pipe;
-    memset(&sa, 0, sizeof sa);
-    memset(&ign, 0, sizeof ign);
-    sa.sa_handler = on_stop;
-    ign.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails, no signal */
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGPIPE, &ign, &old_pipe);
+    if (rc) halt = 1; /* a worker could not start: stop the others after their case */
     /* the progress line on a terminal, each GPU's current case (a dry run's
      * too: its workers stand in for the GPUs) */
     int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */
@@ -303,8 +289,18 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
         if (poll(fds, (nfds_t)started, 1000) < 0) {
             if (errno == EINTR) continue;
-            perror("kbench: poll");
-            stop_sig = SIGTERM;
+            perror("kbench: poll"); /* cannot hear the workers: end them */
+            for (int w = 0; w < started; w++)
+                if (from[w] >= 0) {
+                    kill(pid[w], SIGKILL);
+                    while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
+                    close(from[w]);
+                    close(to[w]);
+                    from[w] = -1;
+                }
+            alive = 0;
+            rc = KB_EXIT_CUDA;
+            break;
         }
         for (int w = 0; w < started; w++) {
             if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -313,7 +309,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (k == 5 && !memcmp(buf, "next\n", 5)) {
                 if (cur[w] >= 0) done++;
                 cur[w] = -1;
-                int ci = !stop_sig && next < plan->ncases ? order[next++] : -1;
+                int ci = !halt && !kb_stop_signal && next < plan->ncases ? order[next++] : -1;
                 char line[32];
                 int l = snprintf(line, sizeof line, "%d\n", ci);
                 if (write(to[w], line, (size_t)l) != l) {
@@ -322,7 +318,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 }
                 if (ci >= 0) {
                     cur[w] = ci;
-                    owner[ci] = ids[w];
                     if (dry) {
                         char label[1024];
                         kb_case_label(&plan->cases[ci], label, sizeof label);
@@ -348,21 +343,19 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
             alive--;
             int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1;
-            if (cur[w] >= 0 && !stop_sig && code != 130 && code != 143) { /* stopped by a signal: not a death */
+            if (cur[w] >= 0 && !kb_stop_signal && code != 130 && code != 143) { /* stopped by a signal: not a death */
                 died++;
-                char label[1024];
+                char label[1024], how[96];
                 kb_case_label(&plan->cases[cur[w]], label, sizeof label);
-                fprintf(stderr, "%skbench: the worker on GPU %d ended (%s %d) during case %d, %s %s\n", shown ? "\n" : "",
-                        ids[w], WIFSIGNALED(status[w]) ? "signal" : "exit",
-                        WIFSIGNALED(status[w]) ? WTERMSIG(status[w]) : WEXITSTATUS(status[w]),
+                worker_ended(ids[w], status[w], how, sizeof how);
+                fprintf(stderr, "%skbench: %s during case %d, %s %s\n", shown ? "\n" : "", how,
                         plan->cases[cur[w]].index + 1, plan->cases[cur[w]].op->name, label);
-                owner[cur[w]] = -2 - ids[w];
+                dead[cur[w]] = w;
             }
             cur[w] = -1;
         }
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    kb_uncatch_stop(old_stop);
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (shown) fprintf(stderr, "\r\033[K");
     for (int w = 0; w < started; w++) {
@@ -380,7 +373,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (!access(pj[w], R_OK)) parts[np++] = pj[w];
         char pe[1200];
         kb_sibling_path(json, "ended", "csv", pe, sizeof pe);
-        ended e = {owner, status, ids, started, pj[n], pe};
+        ended e = {dead, status, ids, pj[n], pe};
         if (died && !in_child(plan, info, &e)) parts[np++] = pj[n];
         char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
         if (!expected) abort();
@@ -397,13 +390,12 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             }
     }
     free(order);
-    free(owner);
-    if (stop_sig == SIGINT || stop_sig == SIGTERM) {
-        if (!rc || rc == KB_EXIT_VERIFY) {
-            fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
-                    stop_sig == SIGINT ? "SIGINT" : "SIGTERM", csv, json);
-            return 128 + stop_sig;
-        }
+    free(dead);
+    const int sig = kb_stop_signal;
+    if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
+        fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                csv, json);
+        return 128 + sig;
     }
     return rc;
 }

@@ -8,6 +8,10 @@
 /* SIGINT or SIGTERM during a run (run.c): 0, or the signal. The timer stops
  * sampling at the next batch, and the run writes no row for the case under way. */
 extern volatile sig_atomic_t kb_stop_signal;
+/* Catch them (kb_stop_signal set; a second one ends the process at once,
+ * SA_RESETHAND), and put back what was there (run.c). */
+void kb_catch_stop(struct sigaction old[2]);
+void kb_uncatch_stop(const struct sigaction old[2]);
 /* A launch or a batch finished: the run's watchdog (run.c) is not to fire. */
 void kb_watch_kick(void);
 

@@ -313,9 +313,9 @@ size_t kb_escape_controls(const char *in, char *out, size_t n);
 /* snprintf into an error buffer, control characters escaped: one line (params.c) */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void kb_verrf(char *err, size_t n, const char *fmt, va_list ap); /* kb_errf's body */
-/* "kbench CMD: MESSAGE" on stderr, one line (control characters escaped, as
- * kb_errf); returns KB_EXIT_USAGE */
-int kb_usage(const char *cmd, const char *fmt, ...);
+/* "kbench CMD: MESSAGE" on stderr ("kbench: MESSAGE" with cmd NULL), one
+ * line (control characters escaped, as kb_errf); returns KB_EXIT_USAGE */
+int kb_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct cJSON;
 /* cJSON_ParseWithOpts of a whole text (config.c); on a syntax error NULL,
  * with where it stopped (*at) and that place's 1-based line and column */
@@ -416,8 +416,9 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen);
 /* "all" (count GPUs; count < 0: unknown, refused) or a list of distinct
  * indices below count (count < 0: not checked): how many, or -1 with err */
 int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen);
-/* the order cases are handed out in: the largest (kb_case_cost) first */
-void kb_devices_queue(const kb_plan *plan, int *order);
+/* the order cases are handed out in (--devices) and dealt to shards: the
+ * largest (kb_case_cost) first, ties by op and label (shard.c) */
+void kb_plan_by_cost(const kb_plan *plan, int *order);
 
 
 /* Give every case its own seed from the run's seed (after flags are applied). */
@@ -524,6 +525,13 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
 /* Whether a run could write path (what: "--csv", "--json"), without writing:
  * 0, or -1 with err ("--json results is a directory"). */
 int kb_output_check(const char *path, const char *what, char *err, size_t errlen);
+/* text and a newline as the whole of path: a regular file replaced whole
+ * (path.tmp, then rename, so the file on disk is always a complete
+ * version), anything else (/dev/stdout, a pipe) written in place. 0, or -1
+ * with err ("cannot write PATH: why"), the temporary removed (report.c). */
+int kb_write_whole(const char *path, const char *text, char *err, size_t errlen);
+/* the directories above path, created where missing (report.c). 0, or -1 with err */
+int kb_ensure_dir_of(const char *path, char *err, size_t errlen);
 /* X.json -> X.TAG.EXT beside it (TAG NULL: X.EXT); a path without .json keeps
  * its whole name as the stem: a part's files (--devices, merge) */
 void kb_sibling_path(const char *json, const char *tag, const char *ext, char *buf, size_t n);

@@ -28,17 +28,6 @@ static void getopt_reset(void)
     optind = 1;
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    char line[4096];
-    va_start(ap, fmt);
-    kb_verrf(line, sizeof line, fmt, ap); /* one line, whatever the user typed */
-    va_end(ap);
-    fprintf(stderr, "%s%s%s: %s\n", prog, cmd ? " " : "", cmd ? cmd : "", line);
-    return KB_EXIT_USAGE;
-}
-
 /* the end of every command that runs a plan: seeds, a dry or a real run, the cases freed */
 static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, int check, int dry)
 {
@@ -46,7 +35,7 @@ static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, 
     char err[KB_ERRLEN];
     if (kb_plan_shard(plan, err, sizeof err)) {
         kb_cases_free(plan->cases, plan->ncases);
-        return usage_error(NULL, "%s", err);
+        return kb_usage(NULL, "%s", err);
     }
     kb_run_info info = {argc, argv, name, check, NULL, NULL, -1};
     int rc = plan->opts.devices[0] ? kb_run_devices(plan, &info, dry)
@@ -231,10 +220,10 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             /* a short option that is not -h ("-x", or "-seq" read as -s -e -q): getopt
              * stays inside the word and argv[optind - 1] is the word before it */
             if (c == '?' && optopt != 0 && optopt != 'h' && optopt < OPT_DRY)
-                return usage_error(cmd, "unknown option '-%c' (long options take two dashes; see: %s %s --help)",
-                                   optopt, prog, cmd);
+                return kb_usage(cmd, "unknown option '-%c' (long options take two dashes; see: %s %s --help)",
+                                optopt, prog, cmd);
             const char *bad = argv[optind - 1];
-            if (c == ':') return usage_error(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
+            if (c == ':') return kb_usage(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
             if (bad[0] == '-' && bad[1] == '-') {
                 char word[128];
                 snprintf(word, sizeof word, "%s", bad + 2);
@@ -242,7 +231,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
                 /* an exact name that getopt rejected is ambiguous or takes no value */
                 for (int i = 0; i < n; i++)
                     if (!strcmp(word, cands[i]))
-                        return usage_error(cmd, "option '--%s' takes no value", word);
+                        return kb_usage(cmd, "option '--%s' takes no value", word);
                 /* a prefix of several names: ambiguous, said as such with the names */
                 char which[512] = "";
                 int nprefix = 0;
@@ -252,23 +241,23 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
                         o += (size_t)snprintf(which + o, sizeof which - o, "%s--%s", nprefix ? ", " : "", cands[i]);
                         nprefix++;
                     }
-                if (nprefix > 1) return usage_error(cmd, "option '--%s' is ambiguous: %s", word, which);
+                if (nprefix > 1) return kb_usage(cmd, "option '--%s' is ambiguous: %s", word, which);
                 const char *near = kb_nearest(word, cands, n);
-                if (near) return usage_error(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
-                return usage_error(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);
+                if (near) return kb_usage(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
+                return kb_usage(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);
             }
-            return usage_error(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
+            return kb_usage(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
         }
         if (c == OPT_HELP) return -1; /* the caller prints its help and returns KB_EXIT_OK */
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
         if (c == OPT_SET) {
             const char *eq = strchr(optarg, '=');
             if (strlen(optarg) >= sizeof cli->axis_buf[0])
-                return usage_error(cmd, "--set: NAME=VALUES longer than %zu characters", sizeof cli->axis_buf[0] - 1);
+                return kb_usage(cmd, "--set: NAME=VALUES longer than %zu characters", sizeof cli->axis_buf[0] - 1);
             if (!eq || eq == optarg || !eq[1])
-                return usage_error(cmd, "--set takes NAME=VALUES, a parameter and its axis (--set dtype=fp16,bf16), not '%s'",
-                                   optarg);
-            if (cli->naxes == KB_MAX_SET_AXES) return usage_error(cmd, "--set: at most %d axes", KB_MAX_SET_AXES);
+                return kb_usage(cmd, "--set takes NAME=VALUES, a parameter and its axis (--set dtype=fp16,bf16), not '%s'",
+                                optarg);
+            if (cli->naxes == KB_MAX_SET_AXES) return kb_usage(cmd, "--set: at most %d axes", KB_MAX_SET_AXES);
             char *b = cli->axis_buf[cli->naxes];
             snprintf(b, sizeof cli->axis_buf[0], "%s", optarg);
             b[eq - optarg] = 0;
@@ -278,13 +267,13 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
         }
         if (c >= OPT_PARAM) {
             if (kb_sweep_set(&cli->sweep, cli->op->params[c - OPT_PARAM].name, optarg, err, sizeof err))
-                return usage_error(cmd, "%s", err);
+                return kb_usage(cmd, "%s", err);
             continue;
         }
         const kb_setting *s = &kb_settings[c - OPT_SETTING];
         const char *val = s->type == KB_S_BOOL ? "1" : optarg;
-        if (kb_opts_set(&cli->opts, s->name, val, err, sizeof err)) return usage_error(cmd, "--%s", err);
-        if (cli->nset == 64) return usage_error(cmd, "more than 64 option flags (each setting once is enough)");
+        if (kb_opts_set(&cli->opts, s->name, val, err, sizeof err)) return kb_usage(cmd, "--%s", err);
+        if (cli->nset == 64) return kb_usage(cmd, "more than 64 option flags (each setting once is enough)");
         cli->set_name[cli->nset] = s->name;
         cli->set_val[cli->nset++] = val;
     }
@@ -309,7 +298,7 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
     int rc = parse_flags(op->name, argc, argv, &cli);
     if (rc < 0) print_op_help(stdout, op);
     else if (!rc && cli.npos)
-        rc = usage_error(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
+        rc = kb_usage(op->name, "unexpected argument '%s' (parameters are flags: --seq 2048)", cli.pos[0]);
     if (rc) {
         kb_sweep_free(&cli.sweep);
         return rc < 0 ? KB_EXIT_OK : rc;
@@ -322,7 +311,7 @@ static int cmd_op(const kb_op *op, int argc, char **argv, int full_argc, char **
     kb_sweep_free(&cli.sweep); /* the cases own their values */
     if (erc) {
         kb_cases_free(plan.cases, plan.ncases);
-        return usage_error(NULL, "%s", err);
+        return kb_usage(NULL, "%s", err);
     }
     return run_and_free(&plan, full_argc, full_argv, op->name, 0, cli.dry_run);
 }
@@ -352,7 +341,7 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
         return KB_EXIT_OK;
     }
     if (rc) return rc;
-    if (cli.npos > 1) return usage_error("sweep", "one sweep file at a time (got '%s' and '%s')", cli.pos[0], cli.pos[1]);
+    if (cli.npos > 1) return kb_usage("sweep", "one sweep file at a time (got '%s' and '%s')", cli.pos[0], cli.pos[1]);
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     kb_opts_default(&plan.opts);
@@ -365,14 +354,14 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     const char *name = "default";
     char base[256]; /* the output's base name: lives until the plan has run */
     if (cli.npos == 1) {
-        if (kb_config_load(cli.pos[0], &plan, err, sizeof err)) return usage_error(NULL, "%s", err);
+        if (kb_config_load(cli.pos[0], &plan, err, sizeof err)) return kb_usage(NULL, "%s", err);
         const char *b = strrchr(cli.pos[0], '/');
         snprintf(base, sizeof base, "%s", b ? b + 1 : cli.pos[0]);
         char *dot = strrchr(base, '.');
         if (dot && dot != base) *dot = 0;
         name = base;
     } else if (kb_config_parse(kb_default_config, "configs/default.json (built in)", &plan, err, sizeof err)) {
-        return usage_error(NULL, "%s", err);
+        return kb_usage(NULL, "%s", err);
     }
     apply_flag_settings(&cli, &plan.opts);
     return run_and_free(&plan, full_argc, full_argv, name, 0, cli.dry_run);
@@ -395,7 +384,7 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     }
     if (rc) return rc;
     for (int k = 0; k < cli.npos; k++) /* before any case is made: nothing to free */
-        if (!kb_find_op(cli.pos[k])) return usage_error("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
+        if (!kb_find_op(cli.pos[k])) return kb_usage("check", "unknown op '%s' (see: %s list)", cli.pos[k], prog);
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.opts = cli.opts;
@@ -457,7 +446,7 @@ static int cmd_list(int argc, char **argv)
         }
     }
     for (int k = 0; k < argc; k++)
-        if (!kb_find_op(argv[k])) return usage_error("list", "unknown op '%s'", argv[k]);
+        if (!kb_find_op(argv[k])) return kb_usage("list", "unknown op '%s'", argv[k]);
     return shown ? KB_EXIT_OK : KB_EXIT_USAGE;
 }
 
@@ -475,7 +464,7 @@ static int cmd_device(int argc, char **argv)
                prog);
         return KB_EXIT_OK;
     }
-    if (argc > 0) return usage_error("device", "unexpected argument '%s'", argv[0]);
+    if (argc > 0) return kb_usage("device", "unexpected argument '%s'", argv[0]);
     kb_device d;
     int rc = kb_device_open(&d);
     if (rc) return rc;
@@ -493,7 +482,7 @@ static int cmd_device(int argc, char **argv)
 
 static int cmd_plugin(int argc, char **argv)
 {
-    if (argc == 0) return usage_error("plugin", "want a subcommand: plugin info LIB.so (see: %s plugin --help)", prog);
+    if (argc == 0) return kb_usage("plugin", "want a subcommand: plugin info LIB.so (see: %s plugin --help)", prog);
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
         FILE *f = stdout;
         fprintf(f,
@@ -520,8 +509,8 @@ static int cmd_plugin(int argc, char **argv)
                 prog, prog, prog, prog);
         return KB_EXIT_OK;
     }
-    if (strcmp(argv[0], "info")) return usage_error("plugin", "unknown subcommand '%s' (plugin info LIB.so)", argv[0]);
-    if (argc != 2) return usage_error("plugin", "plugin info takes one library path");
+    if (strcmp(argv[0], "info")) return kb_usage("plugin", "unknown subcommand '%s' (plugin info LIB.so)", argv[0]);
+    if (argc != 2) return kb_usage("plugin", "plugin info takes one library path");
     char err[KB_ERRLEN];
     if (kb_plugin_info(argv[1], stdout, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
@@ -545,7 +534,7 @@ static int cmd_selftest(int argc, char **argv)
                "make test runs it where a GPU is.\n", prog);
         return KB_EXIT_OK;
     }
-    if (argc > 0) return usage_error("selftest", "unexpected argument '%s'", argv[0]);
+    if (argc > 0) return kb_usage("selftest", "unexpected argument '%s'", argv[0]);
     kb_opts o;
     kb_opts_default(&o);
     return kb_selftest(&o);
@@ -587,8 +576,8 @@ static int run_command(int argc, char **argv)
     const char *fixed[] = {"sweep", "check", "list", "device", "selftest", "plugin", "compare", "merge", "help"};
     for (int i = 0; i < KB_COUNT(fixed); i++) cands[n++] = fixed[i];
     const char *near = kb_nearest(cmd, cands, n);
-    if (near) return usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
-    return usage_error(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
+    if (near) return kb_usage(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
+    return kb_usage(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
 }
 
 int kb_main(int argc, char **argv)

@@ -149,8 +149,10 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
                 goto out;
             }
             if (!ps[p].keep[i++]) continue; /* left out of the JSON: out of the CSV too */
-            if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
-            rows[nr++] = (mrow){(int)cs, p, i, NULL, strdup(line)};
+            if (nr == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256)))) abort();
+            char *l = strdup(line);
+            if (!l) abort();
+            rows[nr++] = (mrow){(int)cs, p, i, NULL, l};
         }
         free(text);
         if (i != ps[p].nrows) {
@@ -159,6 +161,7 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
         }
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
+    if (kb_ensure_dir_of(out, err, errlen)) goto out;
     FILE *f = fopen(out, "w");
     if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
     fprintf(f, "%s\n", header ? header : "");
@@ -255,7 +258,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     }
     int n = ps[0].n, incomplete = 0;
     for (int p = 0; p < np; p++) { /* a shard (or the whole) given twice */
-        for (int q = 0; q < p && !ps[p].dropped && !expected; q++)
+        for (int q = 0; q < p && !ps[p].dropped; q++)
             if (!ps[q].dropped && ps[q].k == ps[p].k && ps[q].worker == ps[p].worker) {
                 fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
                         n ? n : 1, ps[q].path);
@@ -286,12 +289,13 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         const cJSON *r;
         int i = 0;
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ps[p].root, "results")) {
-            if (nr == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256));
+            if (nr == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256)))) abort();
             rows[nr++] = (mrow){(int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++, r, NULL};
         }
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     seen = calloc((size_t)ps[0].cases + 1, 1);
+    if (!seen) abort();
     cJSON *root = cJSON_Duplicate(ps[0].root, 0); /* the first part's objects, its results replaced */
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
     if (!expected) cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard"); /* one run's parts: still its shard */
@@ -332,7 +336,9 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         }
         cJSON_AddItemToArray(res, row);
     }
-    if (dup) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
+    /* (--devices: a dead worker's error rows stand in for its case's every
+     * implementation; those it finished come first and stay, silently) */
+    if (dup && !expected) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
     for (int p = 0; p < np; p++) { /* cases a part ran no implementation of (--impl): no row is due */
         const cJSON *sk, *v;
         if (ps[p].dropped || !(sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench"), "skipped_cases")))
@@ -352,11 +358,10 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     int written = cJSON_GetArraySize(res);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    FILE *f = fopen(out, "w");
-    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f)) ok = 0;
+    if (!text) abort();
+    int bad = kb_ensure_dir_of(out, err, sizeof err) || kb_write_whole(out, text, err, sizeof err);
     free(text);
-    if (!ok) { kb_usage("merge", "-o: cannot write %s: %s", out, strerror(errno)); goto out; }
+    if (bad) { kb_usage("merge", "-o: %s", err); goto out; }
     if (csv && merge_csv(ps, np, csv, err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
     if (!quiet)
         printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,

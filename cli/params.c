@@ -59,12 +59,12 @@ void kb_errf(char *err, size_t n, const char *fmt, ...)
 
 int kb_usage(const char *cmd, const char *fmt, ...)
 {
-    char line[KB_ERRLEN];
+    char line[4096];
     va_list ap;
     va_start(ap, fmt);
     kb_verrf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "kbench %s: %s\n", cmd, line);
+    fprintf(stderr, "kbench%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", line);
     return KB_EXIT_USAGE;
 }
 
@@ -477,14 +477,12 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
     case KB_P_INT: snprintf(buf, n, "%.0f", v->num); break;
     case KB_P_FLOAT: snprintf(buf, n, "%.10g", v->num); break;
     case KB_P_ENUM: kb_choice(p, (int)v->num, buf, n); break;
-    case KB_P_INTLIST: {
-        size_t o = 0;
-        buf[0] = 0;
-        for (int i = 0; i < v->nlist && o + 12 < n; i++)
-            o += (size_t)snprintf(buf + o, n - o, i ? "+%d" : "%d", v->list[i]);
-        if (v->nlist && o + 12 >= n && n > 4) snprintf(buf + n - 4, 4, "...");
+    case KB_P_INTLIST: /* too long for buf: the values that fit, then "..." */
+        if (kb_format_list(v, '+', buf, n) >= n && n > 4) {
+            size_t o = strlen(buf);
+            memcpy(buf + (o < n - 4 ? o : n - 4), "...", 4);
+        }
         break;
-    }
     }
 }
 

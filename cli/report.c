@@ -18,7 +18,7 @@
 
 struct kb_report {
     FILE *csv;
-    char json_path[1024], json_tmp[1100];
+    char json_path[1024];
     cJSON *root, *results;
     const kb_op *const *ops;
     int nops, quiet;
@@ -207,35 +207,43 @@ void kb_table_row(FILE *f, const kb_row *r)
     fflush(f);
 }
 
-/* The whole JSON document: a regular file is replaced whole (temporary +
- * rename, so the file on disk is always the last complete version);
- * anything else (/dev/stdout, a pipe) is written in place. 0, or -1 with
- * r->err, the temporary removed. */
+int kb_write_whole(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[1100];
+    struct stat sb;
+    int special = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    if (!special) snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const char *target = special ? path : tmp;
+    int e = 0;
+    errno = 0;
+    FILE *f = fopen(target, "w");
+    if (!f) e = errno ? errno : EIO;
+    else {
+        int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || flush_ok(f);
+        e = bad ? (errno ? errno : EIO) : 0;
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (!e && !special && rename(tmp, path) != 0) e = errno, target = path;
+    }
+    if (!e) return 0;
+    snprintf(err, errlen, "cannot write %s: %s", target, strerror(e));
+    if (!special) remove(tmp);
+    return -1;
+}
+
+/* The whole JSON document (kb_write_whole). 0, or -1 with r->err. */
 static int json_write(kb_report *r)
 {
     if (!r->root) return 0;
     char *text = cJSON_Print(r->root);
     if (!text) return write_failed(r, r->json_path, ENOMEM);
-    struct stat sb;
-    int special = stat(r->json_path, &sb) == 0 && !S_ISREG(sb.st_mode);
-    const char *target = special ? r->json_path : r->json_tmp;
-    int rc = 0;
-    errno = 0;
-    FILE *f = fopen(target, "w");
-    if (!f) rc = write_failed(r, target, errno);
-    else {
-        int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || flush_ok(f);
-        int e = errno;
-        if (fclose(f) != 0 && !bad) bad = 1, e = errno;
-        if (bad) rc = write_failed(r, target, e);
-        else if (!special && rename(r->json_tmp, r->json_path) != 0) rc = write_failed(r, r->json_path, errno);
-    }
-    if (rc && !special) remove(r->json_tmp);
+    char err[KB_ERRLEN];
+    int rc = kb_write_whole(r->json_path, text, err, sizeof err);
+    if (rc && !r->err[0]) snprintf(r->err, sizeof r->err, "%s", err);
     free(text);
     return rc;
 }
 
-static int ensure_dir_of(const char *path, char *err, size_t errlen)
+int kb_ensure_dir_of(const char *path, char *err, size_t errlen)
 {
     char d[1024];
     snprintf(d, sizeof d, "%s", path);
@@ -297,7 +305,7 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
     r->quiet = quiet;
     r->table = stdout;
     if (csv && *csv) {
-        if (ensure_dir_of(csv, err, errlen)) goto fail;
+        if (kb_ensure_dir_of(csv, err, errlen)) goto fail;
         r->csv = fopen(csv, "w");
         if (!r->csv) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno)); goto fail; }
         snprintf(r->csv_path, sizeof r->csv_path, "%s", csv);
@@ -305,9 +313,8 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
         if (flush_ok(r->csv)) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno ? errno : EIO)); goto fail; }
     }
     if (json && *json) {
-        if (ensure_dir_of(json, err, errlen)) goto fail;
+        if (kb_ensure_dir_of(json, err, errlen)) goto fail;
         snprintf(r->json_path, sizeof r->json_path, "%s", json);
-        snprintf(r->json_tmp, sizeof r->json_tmp, "%s.tmp", json);
         r->root = cJSON_CreateObject();
         cJSON *k = cJSON_AddObjectToObject(r->root, "kbench");
         cJSON_AddStringToObject(k, "version", KB_VERSION);
@@ -510,6 +517,7 @@ void kb_report_skip(kb_report *r, int case_index)
     cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "skipped_cases");
     if (!a) a = cJSON_AddArrayToObject(k, "skipped_cases");
     cJSON_AddItemToArray(a, cJSON_CreateNumber(case_index));
+    json_write(r); /* on disk now, as every row: a worker killed later leaves it said (kbench merge) */
 }
 
 int kb_report_close(kb_report *r, char *err, size_t errlen)

@@ -32,13 +32,11 @@ static void human_bytes(double b, char *buf, size_t n)
 /* Is impl name selected by the --impl filter (comma list)? */
 static int impl_selected(const char *filter, const char *name) { return !filter[0] || kb_list_has(filter, name); }
 
-static int plan_ops(const kb_plan *plan, const kb_op **ops);
-
 static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
 {
     const char *f = plan->opts.impl;
-    const kb_op *ops[32];
-    int nops = plan_ops(plan, ops);
+    const kb_op *const *ops = plan->ops_all; /* the whole sweep's (kb_plan_shard): every shard takes the same names */
+    const int nops = plan->nops_all;
     for (const char *s = f; *s;) {
         size_t l = strcspn(s, ",");
         int found = 0;
@@ -63,18 +61,6 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
         s += l + (s[l] == ',');
     }
     return 0;
-}
-
-/* The distinct ops of a plan, in order of appearance: the whole sweep's
- * when it was sharded (kb_plan_shard), so that every shard accepts the same
- * --impl names and writes the same CSV columns. */
-static int plan_ops(const kb_plan *plan, const kb_op **ops)
-{
-    if (plan->nops_all > 0) {
-        for (int k = 0; k < plan->nops_all; k++) ops[k] = plan->ops_all[k];
-        return plan->nops_all;
-    }
-    return kb_plan_ops(plan, ops, 32);
 }
 
 /* kbench.h */
@@ -272,7 +258,7 @@ static void on_stop(int sig) { kb_stop_signal = sig; }
 
 /* SIGINT and SIGTERM (Ctrl-C, Slurm's time limit) stop the sweep after the
  * rows finished so far; a second one ends the process at once (SA_RESETHAND). */
-static void catch_stop(struct sigaction old[2])
+void kb_catch_stop(struct sigaction old[2])
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -284,7 +270,7 @@ static void catch_stop(struct sigaction old[2])
     sigaction(SIGTERM, &sa, &old[1]);
 }
 
-static void uncatch_stop(const struct sigaction old[2])
+void kb_uncatch_stop(const struct sigaction old[2])
 {
     sigaction(SIGINT, &old[0], NULL);
     sigaction(SIGTERM, &old[1], NULL);
@@ -397,8 +383,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_timer_destroy(timer);
         return KB_EXIT_CUDA;
     }
-    const kb_op *ops[32];
-    int nops = plan_ops(plan, ops);
+    const kb_op *const *ops = plan->ops_all; /* the whole sweep's: every shard writes the same CSV columns */
+    const int nops = plan->nops_all;
     char csv[1100], json[1100];
     kb_output_paths(plan, info, csv, json, sizeof csv);
     if (!info->check_mode) {
@@ -452,7 +438,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     char fatal_what[2000] = ""; /* the implementation and case that lost the context */
     int nrows = 0;
     struct sigaction old_sig[2];
-    catch_stop(old_sig);
+    kb_catch_stop(old_sig);
     double t0 = wall_s();
     void *stream = kb_timer_stream(timer);
     for (int step = 0; !fatal && !lost && !kb_stop_signal; step++) {
@@ -615,7 +601,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
     }
     progress_done(o->quiet);
-    uncatch_stop(old_sig);
+    kb_uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";
     int write_failed = kb_report_close(rep, werr, sizeof werr) != 0;
     if (write_failed) {

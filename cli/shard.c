@@ -94,10 +94,9 @@ double kb_case_cost(const kb_case *c)
     return b + f / 250;
 }
 
-void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
+void kb_plan_by_cost(const kb_plan *plan, int *order)
 {
     shard_item *it = malloc(sizeof *it * (size_t)(plan->ncases + 1));
-    double load[KB_MAX_SHARDS] = {0};
     if (!it) abort();
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
@@ -107,14 +106,25 @@ void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
         it[i].i = i;
     }
     qsort(it, (size_t)plan->ncases, sizeof *it, by_cost);
+    for (int i = 0; i < plan->ncases; i++) order[i] = it[i].i;
+    free(it);
+}
+
+void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
+{
+    int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
+    double load[KB_MAX_SHARDS] = {0};
+    if (!order) abort();
+    kb_plan_by_cost(plan, order); /* largest first, ties by label: the same whatever the flags' order */
     for (int j = 0; j < plan->ncases; j++) {
         int best = 0;
         for (int s = 1; s < n; s++)
             if (load[s] < load[best]) best = s;
-        load[best] += it[j].cost > 0 ? it[j].cost : 1;
-        shard_of[it[j].i] = best;
+        const double cost = kb_case_cost(&plan->cases[order[j]]);
+        load[best] += cost > 0 ? cost : 1;
+        shard_of[order[j]] = best;
     }
-    free(it);
+    free(order);
 }
 
 int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)

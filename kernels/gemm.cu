@@ -134,17 +134,21 @@ int gemm_types(int dtype, int tf32, cudaDataType_t *t, cublasComputeType_t *ct)
     return (int)cudaErrorInvalidValue;
 }
 
-// c [n, n] = op(a) op(b), column-major, every leading dimension n
-int gemm_square(const kb_gemm_bench *g, cudaStream_t stream)
+// y = op(x) op(w) as cuBLAS sees it, column-major: y^T [N, M] = opA(w) opB(x^T)
+// with K deep. opA T, opB N is nn.Linear's y = x w^T on row-major data (w
+// [N, K], x [M, K]); the other layouts of a ceiling GEMM take the same
+// buffers with other ops (kb_gemm_layout), leading dimensions to match.
+int gemm_ex(cublasOperation_t oa, cublasOperation_t ob, const void *x, const void *w, void *y, int M, int N, int K,
+            int dtype, int tf32, cudaStream_t stream)
 {
+    if (M <= 0 || N <= 0 || K <= 0) return (int)cudaErrorInvalidValue;
     cudaDataType_t t;
     cublasComputeType_t ct;
-    int n = g->n, rc = gemm_types(g->dtype, g->tf32, &t, &ct);
+    int rc = gemm_types(dtype, tf32, &t, &ct);
     if (rc || (rc = bind(stream))) return rc;
-    cublasOperation_t oa = g->layout == KB_GEMM_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t ob = g->layout == KB_GEMM_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
     const float one = 1.0f, zero = 0.0f;
-    CK_CUBLAS(cublasGemmEx(handle, oa, ob, n, n, n, &one, g->b, t, n, g->a, t, n, &zero, g->c, t, n, ct,
+    const int lda = oa == CUBLAS_OP_T ? K : N, ldb = ob == CUBLAS_OP_N ? K : M;
+    CK_CUBLAS(cublasGemmEx(handle, oa, ob, N, M, K, &one, w, t, lda, x, t, ldb, &zero, y, t, N, ct,
                            CUBLAS_GEMM_DEFAULT));
     return 0;
 }
@@ -153,16 +157,7 @@ int gemm_square(const kb_gemm_bench *g, cudaStream_t stream)
 extern "C" int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32,
                                 void *stream)
 {
-    if (M <= 0 || N <= 0 || K <= 0) return (int)cudaErrorInvalidValue;
-    cudaDataType_t t;
-    cublasComputeType_t ct;
-    int rc = gemm_types(dtype, tf32, &t, &ct);
-    if (rc || (rc = bind((cudaStream_t)stream))) return rc;
-    const float one = 1.0f, zero = 0.0f;
-    // Column-major, cuBLAS sees y^T [N, M] = w [N, K] (w^T stored: OP_T) * x^T [K, M].
-    CK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, t, K, x, t, K, &zero, y, t, N, ct,
-                           CUBLAS_GEMM_DEFAULT));
-    return 0;
+    return gemm_ex(CUBLAS_OP_T, CUBLAS_OP_N, x, w, y, M, N, K, dtype, tf32, (cudaStream_t)stream);
 }
 
 extern "C" int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes)
@@ -218,16 +213,13 @@ extern "C" int kb_gemm_bench_create_layout(kb_gemm_bench *g, int dtype, int tf32
     return rc;
 }
 
-extern "C" int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n)
-{
-    return kb_gemm_bench_create_layout(g, dtype, tf32, n, KB_GEMM_TN);
-}
-
 extern "C" int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream)
 {
-    if (g->layout != KB_GEMM_TN) return gemm_square(g, (cudaStream_t)stream); /* one square GEMM */
+    const cublasOperation_t oa = g->layout == KB_GEMM_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t ob = g->layout == KB_GEMM_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
     for (int i = 0; i < g->nshapes; i++) {
-        int rc = kb_linear_cublas(g->a, g->b, g->c, g->mnk[i][0], g->mnk[i][1], g->mnk[i][2], g->dtype, g->tf32, stream);
+        int rc = gemm_ex(oa, ob, g->a, g->b, g->c, g->mnk[i][0], g->mnk[i][1], g->mnk[i][2], g->dtype, g->tf32,
+                         (cudaStream_t)stream);
         if (rc) return rc;
     }
     return 0;

@@ -109,7 +109,6 @@ typedef struct {
     int n, dtype, tf32, layout;
     int nshapes, mnk[KB_GEMM_BENCH_SHAPES][3];
 } kb_gemm_bench;
-int kb_gemm_bench_create(kb_gemm_bench *g, int dtype, int tf32, int n); /* layout TN */
 int kb_gemm_bench_create_layout(kb_gemm_bench *g, int dtype, int tf32, int n, int layout);
 int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);

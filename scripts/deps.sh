@@ -15,7 +15,7 @@
 #   scripts/deps.sh [WHAT...]   WHAT: build (cJSON, nvcc), test (cmocka),
 #                               plot (gnuplot), slurm (slurm-wlm, munge);
 #                               default: build, test and plot.
-#   `make test` asks for build and test, `make run` and `make plot` for build and plot.
+#   `make test` asks for build, test and plot, `make run` for build and plot.
 set -u
 
 want_build=0 want_test=0 want_plot=0 want_slurm=0

@@ -7,6 +7,8 @@
 #      (all same, no case only in one) and every case present
 #   3. --devices all with a worker killed mid-sweep (SIGKILL to the worker):
 #      the killed case an error row, the JSON valid, exit 3
+#   4. --devices all stopped by SIGINT to kbench (not a worker): the workers
+#      finish their case, the finished rows merged, the JSON valid, exit 130
 set -uo pipefail
 out=${OUT:-results}/sweeps
 mkdir -p "$out"
@@ -37,3 +39,14 @@ wait $pid
 echo "exit $? (want 3)"
 cat "$out/kill.err"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=[r for r in d["results"] if r.get("error")]; print("JSON parses:", len(d["results"]), "rows,", len(e), "error rows:", [r["error"] for r in e][:2])' "$out/kill.json"
+echo "== 4. --devices all stopped by SIGINT"
+rm -f "$out/int.json" "$out/int.csv"
+$K sweep "$sw" $f --devices all --csv "$out/int.csv" --json "$out/int.json" 2> "$out/int.err" &
+pid=$!
+sleep 8
+kill -INT $pid
+wait $pid
+echo "exit $? (want 130)"
+cat "$out/int.err"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("JSON parses:", len(d["results"]), "rows")' "$out/int.json"
+ls "$out" | grep -E '\.gpu[0-9]+\.|\.ended\.|\.tmp$' && echo "parts or temporaries left" || echo "no parts or temporaries left"

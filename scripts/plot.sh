@@ -58,18 +58,47 @@ csv=$1
 header=$(head -n 1 "$csv" | tr -d '\r')
 here=$(cd "$(dirname "$0")" && pwd)
 
+need_gnuplot() {
+    command -v gnuplot >/dev/null 2>&1 && return 0
+    echo "$prog: gnuplot not found; install it (Debian: apt-get install gnuplot-nox, or run scripts/deps.sh)" >&2
+    exit 1
+}
+# $tmp: the data files. KBENCH_PLOT_DATA=DIR keeps them there (for tests
+# and for plotting them some other way); otherwise they go with the script,
+# a signal included.
+make_tmp() {
+    if [ -n "${KBENCH_PLOT_DATA:-}" ]; then
+        tmp=$KBENCH_PLOT_DATA
+        mkdir -p "$tmp" || exit 1
+    else
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1
+        trap 'rm -rf "$tmp"' EXIT
+    fi
+    trap 'exit 130' INT TERM
+}
+status=0
+# gnuplot's warnings count as failures: a plot that warned is not the one asked for
+draw() { # args-file script png
+    if gnuplot -e "$(cat "$1")" "$2" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then
+        echo "$3"
+    else
+        echo "$prog: gnuplot failed for $3:" >&2
+        cat "$tmp/err" >&2
+        status=1
+    fi
+}
+
 # kbench compare's CSV (--csv): the speedup chart, OUTDIR/X-speedup.png, or
 # the file itself when the second argument ends in .png
 case $header in
 op,impl,*,speedup,threshold_pct,verdict,*)
-    command -v gnuplot >/dev/null 2>&1 || { echo "$prog: gnuplot not found; install it (Debian: apt-get install gnuplot-nox, or run scripts/deps.sh)" >&2; exit 1; }
+    need_gnuplot
     case ${2:-} in
     *.png) png=$2 ;;
     *) d=${2:-$(dirname "$csv")}; b=$(basename "$csv"); png=$d/${b%.csv}-speedup.png ;;
     esac
     mkdir -p "$(dirname "$png")" || exit 1
-    if [ -n "${KBENCH_PLOT_DATA:-}" ]; then tmp=$KBENCH_PLOT_DATA; mkdir -p "$tmp" || exit 1
-    else tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1; trap 'rm -rf "$tmp"' EXIT; fi
+    make_tmp
     awk -v tmp="$tmp" -v out="$png" "$lib"'
 { sub(/\r$/, "") }
 NR == 1 {
@@ -135,12 +164,8 @@ END {
 }
 ' "$csv" || exit 2
     if [ "$(cat "$tmp/speedup.args")" = none ]; then echo "$prog: $csv: nothing to plot (no matched case with a speedup)"; exit 0; fi
-    if gnuplot -e "$(cat "$tmp/speedup.args")" "$here/speedup.gp" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then
-        echo "$png"; exit 0
-    fi
-    echo "$prog: gnuplot failed for $png:" >&2
-    cat "$tmp/err" >&2
-    exit 1
+    draw "$tmp/speedup.args" "$here/speedup.gp" "$png"
+    exit $status
     ;;
 esac
 
@@ -157,26 +182,14 @@ done
 
 gp=$here/plot.gp
 [ -f "$gp" ] || { echo "$prog: $gp is missing" >&2; exit 1; }
-if ! command -v gnuplot >/dev/null 2>&1; then
-    echo "$prog: gnuplot not found; install it (Debian: apt-get install gnuplot-nox, or run scripts/deps.sh)" >&2
-    exit 1
-fi
+need_gnuplot
 
 outdir=${2:-$(dirname "$csv")}
 mkdir -p "$outdir" || { echo "$prog: cannot create $outdir" >&2; exit 1; }
 base=$(basename "$csv")
 base=${base%.csv}
 
-# KBENCH_PLOT_DATA=DIR keeps the series' data files there (for tests and
-# for plotting them some other way); otherwise they go with the script.
-if [ -n "${KBENCH_PLOT_DATA:-}" ]; then
-    tmp=$KBENCH_PLOT_DATA
-    mkdir -p "$tmp" || exit 1
-else
-    tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-plot.XXXXXX") || exit 1
-    trap 'rm -rf "$tmp"' EXIT
-fi
-trap 'exit 130' INT TERM
+make_tmp
 
 # The awk part: parses the CSV (quoted fields included), and for each
 # (op, pass) group writes the series' data files ($tmp/gK_sN.dat: x gbps copy),
@@ -287,7 +300,7 @@ END {
         # the metric: TFLOP/s against the GEMM ceilings where the rows carry one
         tfl = 0
         for (r = 1; r <= nr; r++) if (rg[r] == g && rgm[r] != "" && rtf[r] != "") tfl = 1
-        # distinct values per column: dall counts empty as a value, dnum only numbers
+        # distinct values per column: dall counts empty as a value, dnon only the non-empty ones
         split("", seen); split("", dall); split("", dnon); split("", nonnum); split("", one)
         for (r = 1; r <= nr; r++) {
             if (rg[r] != g) continue
@@ -580,18 +593,7 @@ if [ ! -s "$tmp/manifest" ] && [ ! -s "$tmp/roof.args" ]; then
     exit 0
 fi
 
-status=0
 tab=$(printf '\t')
-# gnuplot's warnings count as failures: a plot that warned is not the one asked for
-draw() { # args-file script png
-    if gnuplot -e "$(cat "$1")" "$2" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then
-        echo "$3"
-    else
-        echo "$prog: gnuplot failed for $3:" >&2
-        cat "$tmp/err" >&2
-        status=1
-    fi
-}
 if [ -s "$tmp/manifest" ]; then
     while IFS=$tab read -r g png; do draw "$tmp/g$g.args" "$gp" "$png"; done <"$tmp/manifest"
 fi

@@ -166,7 +166,8 @@ cli_usage_errors() {
     expect_out_has "187 cases on 3 GPUs, largest first"
     grep -E '^gpu ' "$T/out" | awk '{print $3}' | sort -n >"$T/dev.txt"
     seq 1 187 | cmp -s - "$T/dev.txt" || bad "the workers were not handed every case once"
-    [ "$(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort -u | tr '\n' ' ')" != "" ] || bad "no GPU took a case"
+    [ "$(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort -u | tr '\n' ' ')" = "0 1 2 " ] ||
+        bad "not every GPU took a case: $(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort | uniq -c | tr '\n' ' ')"
     done_test "--devices 0,1,2 --dry-run: three workers take every case once"
     # on a terminal (script(1) gives it one): the progress line names each GPU's current case
     if command -v script >/dev/null 2>&1; then
@@ -345,6 +346,12 @@ cli_device() {
         expect_stderr_lines 1
         expect_err_has "--devices all: no CUDA device"
         done_test "--devices all exits 3 with one line (no GPU)"
+
+        run sweep configs/ci.json --devices 0
+        expect_rc 3
+        expect_stderr_lines 1
+        expect_err_has "--devices: no CUDA device (GPU 0 asked for)"
+        done_test "--devices 0 exits 3 with one line (no GPU)"
         t_skip "cli: kbench selftest passes on the GPU"
 
         t_skip "cli: kbench check passes on the GPU"
@@ -503,6 +510,14 @@ cli_compare() {
 
     # --plot: the chart beside the verdicts (a bar per matched case), or a one-line refusal
     usage_error "compare --plot: not a .png" compare "$d/base.json" "$d/new.json" --plot "$T/cmp.jpg" -- "--plot: expected a .png file"
+    # a chart that cannot be drawn (no gnuplot on PATH): exit 1, but never over a regression's 4
+    PATH=/nonexistent run compare "$d/base.json" "$d/new.json" --plot "$T/nogp.png"
+    expect_rc 4
+    expect_err_has "kbench compare: --plot:"
+    PATH=/nonexistent run compare "$d/base.json" "$d/base.json" --plot "$T/nogp.png"
+    expect_rc 1
+    expect_err_has "kbench compare: --plot:"
+    done_test "compare --plot without gnuplot: exit 1, a regression's exit 4 kept"
     if command -v gnuplot >/dev/null 2>&1; then
         rm -f "$T/cmp.png"
         KBENCH_PLOT_DATA=$T/cmpplot run compare "$d/base.json" "$d/new.json" --plot "$T/cmp.png"
@@ -813,6 +828,14 @@ cli_merge() {
         bad "merged CSV: $(cat "$d/all.csv")"
     done_test "merge: two shards in case order, JSON and CSV, exit 0"
 
+    # outputs in directories that do not exist yet (kb_output_check lets them through): created
+    run merge -o "$d/new/a/all.json" --csv "$d/new/b/all.csv" "$d/p0.json" "$d/p1.json"
+    expect_rc 0
+    cmp -s "$d/all.json" "$d/new/a/all.json" || bad "the JSON in a new directory differs from all.json"
+    cmp -s "$d/all.csv" "$d/new/b/all.csv" || bad "the CSV in a new directory differs from all.csv"
+    [ -z "$(ls "$d/new/a" | grep -v '^all.json$')" ] || bad "left beside it: $(ls "$d/new/a")"
+    done_test "merge: -o and --csv in new directories are created"
+
     run merge -o "$d/half.json" "$d/p0.json"
     expect_rc 1
     expect_err_has "1 of 2 shards missing: 1" "2 of 4 cases have no row: 1, 2"
@@ -874,6 +897,9 @@ cli_merge() {
     # the Slurm scripts, their array simulated (SLURM_ARRAY_TASK_ID/COUNT): the
     # merged plan of a --dry-run array is the unsharded plan
     local sd=$T/slurm k
+    mkdir -p "$sd"
+    echo stale >"$sd/shard-2.json" # an earlier real run's part: a --dry-run task takes it away
+    echo stale >"$sd/shard-2.csv"
     for k in 0 1 2 3; do
         SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=4 KBENCH=$KBENCH scripts/slurm/kbench-sweep.sbatch configs/ci.json "$sd" --dry-run ||
             bad "kbench-sweep.sbatch task $k failed"
@@ -881,6 +907,7 @@ cli_merge() {
     KBENCH=$KBENCH scripts/slurm/kbench-merge.sbatch configs/ci.json "$sd" >"$T/out" 2>"$T/err" || bad "kbench-merge.sbatch failed: $(cat "$T/err")"
     run sweep configs/ci.json --dry-run
     grep -E '^ +[0-9]+  ' "$T/out" | cmp -s - "$sd/all.plan" || bad "the merged plan of 4 shards is not the sweep's"
+    [ -e "$sd/shard-2.json" ] || [ -e "$sd/shard-2.csv" ] && bad "a --dry-run task left an earlier run's shard-2.json/csv"
     done_test "slurm: a --dry-run array of 4 tasks, merged, is the unsharded plan (the array simulated)"
 }
 

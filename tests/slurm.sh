@@ -17,7 +17,8 @@ skip() { echo "SKIP slurm: $*"; exit 77; }
 for c in munged slurmctld slurmd sbatch squeue; do command -v $c >/dev/null || skip "$c not installed (apt-get install slurm-wlm munge)"; done
 d=$(mktemp -d /tmp/kbench-slurm.XXXXXX)
 cleanup() {
-    scancel --full -u root >/dev/null 2>&1
+    # this test's own Slurm only (SLURM_CONF exported below): never the machine's
+    [ "${SLURM_CONF:-}" = "$d/slurm.conf" ] && scancel --full -u root >/dev/null 2>&1
     [ -f "$d/slurmd.pid" ] && kill "$(cat "$d/slurmd.pid")" 2>/dev/null
     [ -f "$d/slurmctld.pid" ] && kill "$(cat "$d/slurmctld.pid")" 2>/dev/null
     [ -f "$d/munged.pid" ] && kill "$(cat "$d/munged.pid")" 2>/dev/null
@@ -71,11 +72,11 @@ for i in $(seq ${KB_SLURM_WAIT:-60}); do
     sleep 1
 done
 sinfo -h -o %T 2>/dev/null | grep -q idle ||
-    skip "the node did not come up idle in 60 s: $(sinfo -h 2>&1 | tr '\n' ' '); $(tail -n 3 "$d/log/slurmd.log" | tr '\n' ' ')"
+    skip "the node did not come up idle in ${KB_SLURM_WAIT:-60} s: $(sinfo -h 2>&1 | tr '\n' ' '); $(tail -n 3 "$d/log/slurmd.log" | tr '\n' ' ')"
 cd "$root" || exit 1
 jid=$(KBENCH=$kb sbatch --parsable --export=ALL --array=0-3 --cpus-per-task=1 --output="$d/log/sweep-%a.out" \
     scripts/slurm/kbench-sweep.sbatch configs/ci.json "$d/out" --dry-run) || { echo "FAIL slurm: sbatch of the array"; exit 1; }
-KBENCH=$kb sbatch --parsable --export=ALL --wait --dependency=afterany:"$jid" --output="$d/log/merge.out" \
+KBENCH=$kb timeout 600 sbatch --parsable --export=ALL --wait --dependency=afterany:"$jid" --output="$d/log/merge.out" \
     scripts/slurm/kbench-merge.sbatch configs/ci.json "$d/out" >/dev/null
 rc=$?
 if [ $rc -ne 0 ] || [ ! -s "$d/out/all.plan" ]; then

@@ -236,6 +236,18 @@ static void test_check_and_format(void **state)
     kb_val lv = {.list = l, .nlist = 3};
     kb_format_value(param("seqlens"), &lv, buf, sizeof buf);
     assert_string_equal(buf, "3+40+7");
+    /* too long for the buffer: the values that fit, then "...", visible at every size */
+    static const char *const want[] = {"3...", "3+...", "3+40+7", "3+40+7"}; /* n = 5, 6, 7, 8 */
+    for (size_t n = 5; n <= 8; n++) {
+        char small[8];
+        kb_format_value(param("seqlens"), &lv, small, n);
+        assert_string_equal(small, want[n - 5]);
+    }
+    int big[] = {100, 200, 300, 400, 500};
+    kb_val bv = {.list = big, .nlist = 5};
+    char b16[16];
+    kb_format_value(param("seqlens"), &bv, b16, sizeof b16);
+    assert_string_equal(b16, "100+200+300+...");
 }
 
 /* ---- sweeps ------------------------------------------------------------- */

@@ -331,9 +331,15 @@ static void test_na_row(void **state)
     kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(rep);
     kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4, -1); /* shard 2 of 4 of a 10-case sweep */
+    kb_report_skip(rep, 7);
+    /* a skipped case is on disk before the run ends (a killed worker's part says it) */
+    cJSON *j = read_json(path);
+    const cJSON *sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "kbench"), "skipped_cases");
+    assert_true(cJSON_IsArray(sk) && cJSON_GetArraySize(sk) == 1 && cJSON_GetArrayItem(sk, 0)->valuedouble == 7);
+    cJSON_Delete(j);
     kb_report_row(rep, &r);
     assert_int_equal(kb_report_close(rep, NULL, 0), 0);
-    cJSON *j = read_json(path);
+    j = read_json(path);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(j, "kbench");
     assert_string_equal(jstr(kb, "sweep_id"), "0123456789abcdef");
     assert_true(cJSON_GetObjectItemCaseSensitive(kb, "sweep_cases")->valuedouble == 10);

@@ -166,7 +166,7 @@ static void test_devices_parse(void **state)
         {"4", 4, "GPU 4 is not there (4 visible: 0 to 3)"}, {"1,1", 4, "GPU 1 twice"},
         {"", 4, "expected all or a list"},    {"0,", 4, "expected all or a list"},
         {"-1", 4, "expected all or a list"},  {"0;1", 4, "expected all or a list"},
-        {"a", 4, "expected all or a list"},
+        {"a", 4, "expected all or a list"},  {"0", 0, "no CUDA device (GPU 0 asked for)"},
     };
     for (int i = 0; i < KB_COUNT(bad); i++) {
         err[0] = 0;
@@ -183,7 +183,7 @@ static void test_devices_queue(void **state)
     load(&p, "configs/ci.json", 1);
     int *order = malloc(sizeof *order * (size_t)p.ncases);
     char *seen = calloc((size_t)p.ncases, 1);
-    kb_devices_queue(&p, order);
+    kb_plan_by_cost(&p, order);
     for (int i = 0; i < p.ncases; i++) {
         assert_true(order[i] >= 0 && order[i] < p.ncases);
         if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
