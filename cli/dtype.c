@@ -65,9 +65,9 @@ static float to_float_odd(double v)
 {
     float f = (float)v;
     if (!isfinite(v) || (double)f == v) return f;
-    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f); /* truncate toward zero */
-    uint32_t u = f2u(f) | 1u;                                /* sticky bit: inexact */
-    return u2f(u);
+    uint32_t u = f2u(f);
+    if (fabs((double)f) > fabs(v)) u--; /* truncate toward zero: the next float down in magnitude (Inf: FLT_MAX) */
+    return u2f(u | 1u);                 /* sticky bit: inexact */
 }
 
 double kb_store(void *buf, size_t i, double v, kb_dtype t)
@@ -103,14 +103,36 @@ uint64_t kb_rng_next(kb_rng *r) { return mix(r->s += 0x9e3779b97f4a7c15ull); }
 
 /* splitmix64 is counter-based: draw k of a seed's stream is mix(s0 + k*gamma),
  * so any element can be drawn on its own, in parallel. */
+/* draw i (from 0) of the stream of s0 = seed ^ gamma, in [lo, hi) */
+static inline double draw(uint64_t s0, size_t i, double lo, double hi)
+{
+    const uint64_t z = mix(s0 + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+    return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
+}
+
+/* One loop per dtype (a switch per element cost more than the draw); a value
+ * that rounds to zero is replaced, so no input is ever zero. */
 void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, double hi)
 {
     const uint64_t s0 = seed ^ 0x9e3779b97f4a7c15ull;
+    const double alt = 0.5 * (lo + hi) + 0.25 * (hi - lo);
+    if (t == KB_FP32) {
+        float *f = buf;
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = mix(s0 + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
-        double v = lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
-        if (kb_store(buf, i, v, t) == 0.0) kb_store(buf, i, 0.5 * (lo + hi) + 0.25 * (hi - lo), t); /* never zeros */
+        for (size_t i = 0; i < n; i++) {
+            float v = (float)draw(s0, i, lo, hi);
+            f[i] = v != 0.0f ? v : (float)alt;
+        }
+    } else if (t == KB_FP16 || t == KB_BF16) {
+        uint16_t *h = buf;
+        const int bf = t == KB_BF16;
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            const float v = to_float_odd(draw(s0, i, lo, hi));
+            uint16_t q = bf ? kb_f32_to_bf16(v) : kb_f32_to_f16(v);
+            if ((q & 0x7fffu) == 0) q = bf ? kb_f32_to_bf16(to_float_odd(alt)) : kb_f32_to_f16(to_float_odd(alt));
+            h[i] = q;
+        }
     }
 }
 

@@ -3,7 +3,7 @@
  *
  * The loops run over the weights' rows (OpenMP), each weight row read once
  * for all the tokens asked for, so a sample of 64 tokens at 4096 x 11008
- * streams the 1 GiB of double weights once rather than once per token. */
+ * streams the weights once rather than once per token. */
 #include "refs.h"
 
 #include "../include/kb_dtype.h"
@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Rows worth computing: a budget of 2^31 multiply-adds per GEMM (3 x 2^31 in
  * all, about a second of double arithmetic on a 16-core host), and never
@@ -32,33 +33,88 @@ static double round_to(double v, int dtype)
     return kb_store(&tmp, 0, v, (kb_dtype)dtype);
 }
 
-/* four partial sums: independent chains for the FPU, still double throughout */
-static double dot(const double *a, const double *b, long n)
+/* Two doubles a lane pair (GCC's vector extension: SSE2 on any x86-64, NEON
+ * on arm64); each lane does what one scalar partial sum did, in the same
+ * order, so the results are those of the scalar loops, bit for bit. */
+typedef double v2d __attribute__((vector_size(16)));
+
+static v2d load2(const double *p)
 {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    long k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    for (; k < n; k++) s0 += a[k] * b[k];
-    return (s0 + s1) + (s2 + s3);
+    v2d v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
-/* the sum of (a_k b_k)^2 */
-static double dot_sq(const double *a, const double *b, long n)
+/* A dot product and a sum of squared products at once: d = sum_k a_k b_k in
+ * four partial sums (k mod 4), combined (s0 + s1) + (s2 + s3); q = sum_k
+ * (c_k b_k)^2 in two (k mod 2), c = a or another vector. Every sum runs in
+ * this order whatever the blocking around it, so the results do not depend
+ * on it. */
+typedef struct {
+    v2d s01, s23, q01;
+} acc;
+
+static inline __attribute__((always_inline)) void acc_step(acc *r, v2d p01, v2d p23, v2d c01, v2d c23)
 {
-    double s0 = 0, s1 = 0;
-    long k = 0;
+    r->s01 += p01;
+    r->s23 += p23;
+    r->q01 += c01 * c01;
+    r->q01 += c23 * c23;
+}
+
+/* the tail from k (a multiple of 4) to n, and the sums */
+static void acc_finish(const acc *r, const double *a, const double *c, const double *b, long k, long n, double *d,
+                       double *q)
+{
+    double s0 = r->s01[0], q0 = r->q01[0], q1 = r->q01[1];
+    for (long j = k; j < n; j++) s0 += a[j] * b[j];
     for (; k + 2 <= n; k += 2) {
-        const double p0 = a[k] * b[k], p1 = a[k + 1] * b[k + 1];
-        s0 += p0 * p0;
-        s1 += p1 * p1;
+        const double p0 = c[k] * b[k], p1 = c[k + 1] * b[k + 1];
+        q0 += p0 * p0;
+        q1 += p1 * p1;
     }
-    for (; k < n; k++) s0 += a[k] * b[k] * a[k] * b[k];
-    return s0 + s1;
+    for (; k < n; k++) q0 += c[k] * b[k] * c[k] * b[k];
+    *d = (s0 + r->s01[1]) + (r->s23[0] + r->s23[1]);
+    *q = q0 + q1;
+}
+
+/* x's rows x0 and x1 (x1 may be x0) against the weight rows g and u: dot
+ * and squares of each pair (d[0..3], q[0..3]: x0 g, x0 u, x1 g, x1 u) in one
+ * pass, four independent chains for the FPU */
+static void xgu(const double *x0, const double *x1, const double *g, const double *u, long n, double d[4], double q[4])
+{
+    acc r[4] = {0};
+    long k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v2d g01 = load2(g + k), g23 = load2(g + k + 2), u01 = load2(u + k), u23 = load2(u + k + 2);
+        const v2d a01 = load2(x0 + k), a23 = load2(x0 + k + 2), b01 = load2(x1 + k), b23 = load2(x1 + k + 2);
+        const v2d p0 = a01 * g01, p1 = a23 * g23, p2 = a01 * u01, p3 = a23 * u23;
+        const v2d p4 = b01 * g01, p5 = b23 * g23, p6 = b01 * u01, p7 = b23 * u23;
+        acc_step(&r[0], p0, p1, p0, p1);
+        acc_step(&r[1], p2, p3, p2, p3);
+        acc_step(&r[2], p4, p5, p4, p5);
+        acc_step(&r[3], p6, p7, p6, p7);
+    }
+    acc_finish(&r[0], x0, x0, g, k, n, &d[0], &q[0]);
+    acc_finish(&r[1], x0, x0, u, k, n, &d[1], &q[1]);
+    acc_finish(&r[2], x1, x1, g, k, n, &d[2], &q[2]);
+    acc_finish(&r[3], x1, x1, u, k, n, &d[3], &q[3]);
+}
+
+/* rows r0 and r1 of h and hc (r1 may be r0) against D's row w: y = h w and
+ * q = sum (hc w)^2 of each */
+static void hdw(const double *h0, const double *c0, const double *h1, const double *c1, const double *w, long n,
+                double y[2], double q[2])
+{
+    acc r[2] = {0};
+    long k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v2d w01 = load2(w + k), w23 = load2(w + k + 2);
+        acc_step(&r[0], load2(h0 + k) * w01, load2(h0 + k + 2) * w23, load2(c0 + k) * w01, load2(c0 + k + 2) * w23);
+        acc_step(&r[1], load2(h1 + k) * w01, load2(h1 + k + 2) * w23, load2(c1 + k) * w01, load2(c1 + k + 2) * w23);
+    }
+    acc_finish(&r[0], h0, c0, w, k, n, &y[0], &q[0]);
+    acc_finish(&r[1], h1, c1, w, k, n, &y[1], &q[1]);
 }
 
 static double silu_prime(double a) /* sigmoid(a) (1 + a (1 - sigmoid(a))) */
@@ -67,34 +123,73 @@ static double silu_prime(double a) /* sigmoid(a) (1 + a (1 - sigmoid(a))) */
     return s * (1.0 + a * (1.0 - s));
 }
 
-double ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y)
+/* row `row` (n values) of w, in double: w holds doubles (wt < 0) or dtype wt */
+static const double *row_of(const void *w, int wt, long row, long n, double *buf)
+{
+    if (wt < 0) return (const double *)w + row * n;
+    for (long k = 0; k < n; k++) buf[k] = kb_load(w, (size_t)(row * n + k), (kb_dtype)wt);
+    return buf;
+}
+
+/* Each weight row is read once, for all the rows of x asked for, and turned
+ * into doubles there (a thread's row buffer), never the whole matrix: at
+ * 8192 x 28672 that was three 1.9 GB copies a case. */
+static double mlp(const ref_mlp_args *a, const double *x, const void *G, const void *U, const void *D, int wt,
+                  double *y)
 {
     const long R = a->rows, H = a->hidden, I = a->inter;
     double *h = malloc((size_t)(R * I + 1) * sizeof *h), *hc = malloc((size_t)(R * I + 1) * sizeof *hc);
-#pragma omp parallel for schedule(static)
-    for (long j = 0; j < I; j++) {
-        const double *gj = G + j * H, *uj = U + j * H;
-        for (long r = 0; r < R; r++) {
-            const double *xr = x + r * H;
-            double g = round_to(dot(xr, gj, H), a->dtype);
-            double u = round_to(dot(xr, uj, H), a->dtype);
-            const double hv = round_to(ref_silu(g) * u, a->dtype);
-            const double gs = sqrt(dot_sq(xr, gj, H)), us = sqrt(dot_sq(xr, uj, H));
-            const double c = (fabs(silu_prime(g)) * gs * fabs(u) + fabs(ref_silu(g)) * us) / 4;
-            h[r * I + j] = hv;
-            hc[r * I + j] = c > fabs(hv) ? c : fabs(hv);
-        }
-    }
     double ss = 0;
-#pragma omp parallel for schedule(static) reduction(+ : ss)
-    for (long i = 0; i < H; i++) {
-        const double *di = D + i * I;
-        for (long r = 0; r < R; r++) {
-            y[r * H + i] = dot(h + r * I, di, I);
-            ss += dot_sq(hc + r * I, di, I);
+#pragma omp parallel reduction(+ : ss)
+    {
+        double *gb = malloc((size_t)(H + 1) * sizeof *gb), *ub = malloc((size_t)(H + 1) * sizeof *ub),
+               *db = malloc((size_t)(I + 1) * sizeof *db);
+#pragma omp for schedule(static)
+        for (long j = 0; j < I; j++) {
+            const double *gj = row_of(G, wt, j, H, gb), *uj = row_of(U, wt, j, H, ub);
+            for (long r = 0; r < R; r += 2) {
+                const long r1 = r + 1 < R ? r + 1 : r; /* an odd last row: twice, kept once */
+                double d[4], q[4];
+                xgu(x + r * H, x + r1 * H, gj, uj, H, d, q);
+                for (int t = 0; t < 2 && r + t < R; t++) {
+                    const double g = round_to(d[2 * t], a->dtype), u = round_to(d[2 * t + 1], a->dtype);
+                    const double hv = round_to(ref_silu(g) * u, a->dtype);
+                    const double gs = sqrt(q[2 * t]), us = sqrt(q[2 * t + 1]);
+                    const double c = (fabs(silu_prime(g)) * gs * fabs(u) + fabs(ref_silu(g)) * us) / 4;
+                    h[(r + t) * I + j] = hv;
+                    hc[(r + t) * I + j] = c > fabs(hv) ? c : fabs(hv);
+                }
+            }
         }
+        /* the implicit barrier: h and hc are whole */
+#pragma omp for schedule(static)
+        for (long i = 0; i < H; i++) {
+            const double *di = row_of(D, wt, i, I, db);
+            for (long r = 0; r < R; r += 2) {
+                const long r1 = r + 1 < R ? r + 1 : r;
+                double yv[2], q[2];
+                hdw(h + r * I, hc + r * I, h + r1 * I, hc + r1 * I, di, I, yv, q);
+                for (int t = 0; t < 2 && r + t < R; t++) {
+                    y[(r + t) * H + i] = yv[t];
+                    ss += q[t];
+                }
+            }
+        }
+        free(gb);
+        free(ub);
+        free(db);
     }
     free(h);
     free(hc);
     return sqrt(ss);
+}
+
+double ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y)
+{
+    return mlp(a, x, G, U, D, -1, y);
+}
+
+double ref_mlp_typed(const ref_mlp_args *a, const double *x, const void *G, const void *U, const void *D, double *y)
+{
+    return mlp(a, x, G, U, D, a->dtype, y);
 }

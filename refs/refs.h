@@ -55,5 +55,8 @@ long ref_mlp_sample_count(long tokens, long hidden, long inter);
  * products cancel (tiny hidden sizes), fp32 sums err relative to gs, not |g|,
  * and hc carries that through silu and the product into y. */
 double ref_mlp(const ref_mlp_args *a, const double *x, const double *G, const double *U, const double *D, double *y);
+/* The same, bit for bit, with G, U and D in the dtype a->dtype (the op's
+ * host buffers), each row turned into doubles as it is read. */
+double ref_mlp_typed(const ref_mlp_args *a, const double *x, const void *G, const void *U, const void *D, double *y);
 
 #endif

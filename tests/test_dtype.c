@@ -282,6 +282,17 @@ static void test_store_rounds_once(void **state)
     got = kb_store(h, 0, v, KB_BF16);
     if (got != 1.0 + 0x1p-7)
         fail_msg("kb_store(%a, bf16) stored %a (0x%04x); nearest is %a (0x3f81)", v, got, h[0], 1.0 + 0x1p-7);
+    /* just below the ties (float rounds these up, onto the tie), either sign */
+    for (int sg = -1; sg <= 1; sg += 2) {
+        assert_true(kb_store(h, 0, sg * (1.0 + 0x1p-11 - 0x1p-40), KB_FP16) == sg * 1.0);
+        assert_true(kb_store(h, 0, sg * (1.0 + 0x1p-8 - 0x1p-40), KB_BF16) == sg * 1.0);
+        assert_true(kb_store(h, 0, sg * (1.0 + 0x1p-11 + 0x1p-40), KB_FP16) == sg * (1.0 + 0x1p-10));
+    }
+    /* past float's range: Inf in both, as one rounding gives */
+    assert_true(isinf(kb_store(h, 0, 1e39, KB_BF16)) && kb_store(h, 0, -1e39, KB_BF16) < 0);
+    assert_true(isinf(kb_store(h, 0, 1e39, KB_FP16)));
+    /* just under bf16's largest value plus half an ulp: its largest value */
+    assert_true(kb_store(h, 0, 0x1.fefffffp127, KB_BF16) == 0x1.fep127);
 }
 
 /* ---- rng ---------------------------------------------------------------- */
@@ -306,6 +317,31 @@ static void test_fill_uniform(void **state)
         assert_true(f[i] >= -1.0f && f[i] < 1.0f);
         assert_true(kb_bf16_to_f32(h[i]) != 0.0f);
     }
+    /* every dtype: each element is kb_store of the stream's draw, bit for
+     * bit, or where that rounds to zero the range's three-quarter point;
+     * ranges past fp16's, with subnormals, and where fp16 (1e-7) or bf16
+     * (1e-40) round some draws to zero */
+    static const double range[][2] = {{-1, 1}, {-7e4, 7e4}, {-3e-5, -1e-5}, {-1e-7, 1e-7}, {-1e-40, 1e-40}};
+    for (int t = 0; t < KB_NDTYPES; t++)
+        for (int k = 0; k < 5; k++) {
+            const double lo = range[k][0], hi = range[k][1];
+            void *buf = t == KB_FP32 ? (void *)f : (void *)h;
+            kb_fill_uniform(buf, N, (kb_dtype)t, 7 + (uint64_t)k, lo, hi);
+            kb_rng_seed(&r, 7 + (uint64_t)k);
+            int zeros = 0;
+            for (int i = 0; i < N; i++) {
+                union { float f; uint16_t h; } one;
+                double want = kb_store(&one, 0, kb_rng_uniform(&r, lo, hi), (kb_dtype)t);
+                if (want == 0.0) {
+                    zeros++;
+                    want = kb_store(&one, 0, 0.5 * (lo + hi) + 0.25 * (hi - lo), (kb_dtype)t);
+                }
+                const double got = kb_load(buf, (size_t)i, (kb_dtype)t);
+                if (got != want)
+                    fail_msg("dtype %s [%g, %g) element %d: %a, want %a", kb_dtype_name((kb_dtype)t), lo, hi, i, got, want);
+            }
+            if ((t == KB_FP16 && k == 3) || (t == KB_BF16 && k == 4)) assert_true(zeros > 0); /* replaced */
+        }
 }
 
 static void test_rng(void **state)

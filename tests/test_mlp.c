@@ -199,6 +199,44 @@ static void test_rows_independent(void **state)
     free(xs);
 }
 
+/* The op's path (weights in their dtype, a row at a time in double) is the
+ * double path bit for bit: odd sizes (rows in pairs, sums in fours), every dtype. */
+static void test_typed_weights(void **state)
+{
+    (void)state;
+    kb_rng r;
+    kb_rng_seed(&r, 5);
+    for (int it = 0; it < 60; it++) {
+        const long T = 1 + (long)(kb_rng_next(&r) % 9), H = 1 + (long)(kb_rng_next(&r) % 37),
+                   In = 1 + (long)(kb_rng_next(&r) % 41);
+        const kb_dtype dt = (kb_dtype)(it % KB_NDTYPES);
+        const size_t nw = (size_t)(H * In), es = kb_dtype_size(dt);
+        double *x = malloc(sizeof(double) * (size_t)(T * H)), *wd[3], *y0 = malloc(sizeof(double) * (size_t)(T * H)),
+               *y1 = malloc(sizeof(double) * (size_t)(T * H));
+        void *w[3];
+        for (long i = 0; i < T * H; i++) x[i] = kb_rng_uniform(&r, -1, 1);
+        for (int k = 0; k < 3; k++) {
+            w[k] = malloc(nw * es);
+            wd[k] = malloc(nw * sizeof(double));
+            kb_fill_uniform(w[k], nw, dt, 100 + (uint64_t)(3 * it + k), -0.8, 0.8);
+            kb_load_all(w[k], nw, dt, wd[k]);
+        }
+        ref_mlp_args a = {T, H, In, dt};
+        const double s0 = ref_mlp(&a, x, wd[0], wd[1], wd[2], y0), s1 = ref_mlp_typed(&a, x, w[0], w[1], w[2], y1);
+        if (s0 != s1 || memcmp(y0, y1, sizeof(double) * (size_t)(T * H)))
+            fail_msg("%ld x %ld x %ld %s: the typed reference differs (scale %.17g vs %.17g)", T, H, In,
+                     kb_dtype_name(dt), s1, s0);
+        assert_true(s0 > 0 && isfinite(s0));
+        free(x);
+        free(y0);
+        free(y1);
+        for (int k = 0; k < 3; k++) {
+            free(w[k]);
+            free(wd[k]);
+        }
+    }
+}
+
 /* ---- the tolerance against fp32 arithmetic where products cancel ------------------ */
 
 /* fp32 as a GPU computes it: fmaf running sums (forwards, or backwards: another
@@ -624,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_hand_2x3x4),
         cmocka_unit_test(test_rounding_points),
         cmocka_unit_test(test_rows_independent),
+        cmocka_unit_test(test_typed_weights),
         cmocka_unit_test(test_sample_count),
         cmocka_unit_test(test_sample_rows),
         cmocka_unit_test(test_models),
