@@ -488,7 +488,8 @@ static void test_impls(void **state)
 {
     (void)state;
     static const char *const names[] = {"naive", "cublas", "cublas_cat", "fused_wgmma", "fused_mma", "fused"};
-    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups", NULL, "bn,cluster,warpgroups"};
+    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups,sched", NULL,
+                                           "bn,cluster,warpgroups,sched"};
     assert_int_equal(mlp()->nimpls, 6);
     for (int i = 0; i < 6; i++) {
         const kb_impl *im = &mlp()->impls[i];
@@ -501,10 +502,10 @@ static void test_impls(void **state)
         else assert_null(im->tunables);
         assert_false(im->nondeterministic);
     }
-    /* bn, cluster, warpgroups: tunable enums whose first choice is auto */
-    static const char *const tn[] = {"bn", "cluster", "warpgroups"};
-    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2"};
-    for (int k = 0; k < 3; k++) {
+    /* bn, cluster, warpgroups, sched: tunable enums whose first choice is auto */
+    static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched"};
+    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic"};
+    for (int k = 0; k < 4; k++) {
         int i = kb_param_index(mlp(), tn[k]);
         assert_true(i >= 0);
         const kb_param *p = &mlp()->params[i];
@@ -615,6 +616,16 @@ static void test_check_sweeps(void **state)
         for (int c = 1; c <= 2; c++) assert_true(tiles[2][b][c] >= 4); /* bn 64..128 x clusters 1, 2 */
     assert_true(tiles[1][1][1] >= 4 && tiles[1][4][1] >= 4);       /* one warpgroup: bn 64, 128 */
     assert_true(tiles[0][0][0] > 0);                                 /* and the rest at auto */
+    /* the dynamic scheduler, each dtype: one warpgroup and two, one tile a CTA and several */
+    const int psc = kb_param_index(mlp(), "sched");
+    int dyn[2][3] = {{0}}; /* [fp16, bf16][40, 300, 640 tokens] */
+    for (int k = 0; k < n; k++) {
+        const long t = (long)cases[k].v[2].num;
+        if (cases[k].v[psc].num == 2 && (t == 40 || t == 300 || t == 640))
+            dyn[kb_case_dtype(&cases[k]) == KB_BF16][t == 40 ? 0 : t == 300 ? 1 : 2]++;
+    }
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 3; t++) assert_true(dyn[d][t] >= 1);
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {

@@ -395,6 +395,38 @@ static void test_tunables(void **state)
     assert_non_null(strstr(refused("h100", forced(2048, 2, KB_MLP_MMA, 128, 0, 0)), "fused_mma takes no"));
 }
 
+/* sched: auto and static keep tile t on CTA t mod the grid; dynamic hands
+ * tiles out from the counter, in clusters of 1 (the cluster rule gives way,
+ * a forced cluster of 2 is refused), and the kernel column says so */
+static void test_sched(void **state)
+{
+    (void)state;
+    char buf[160];
+    for (int sched = 0; sched <= 2; sched++) {
+        kb_mlp_req r = forced(2048, 2, KB_MLP_WGMMA, 0, 0, 0);
+        r.sched = sched;
+        kb_mlp_plan p = plan_ok("h100", r);
+        assert_int_equal(p.dyn, sched == 2);
+        expect_wgmma(&p, 2, sched == 2 ? 112 : 112, sched == 2 ? 1 : 2, "sched");
+        kb_mlp_plan_describe(&p, buf, sizeof buf);
+        assert_int_equal(strstr(buf, " dynamic") != NULL, sched == 2);
+    }
+    kb_mlp_req r = forced(300, 2, KB_MLP_AUTO, 128, 0, 2);
+    r.sched = 2; /* forced: the wgmma kernel, not CUBLAS_MID's cublas_cat */
+    r.hidden = 4096;
+    kb_mlp_plan p = plan_ok("h100", r);
+    assert_int_equal(p.variant, KB_MLP_WGMMA);
+    assert_true(p.dyn);
+    kb_mlp_plan_describe(&p, buf, sizeof buf);
+    assert_string_equal(buf, "fused_wgmma wg=2 bn=128 cl=1 tma-store dynamic");
+    r = forced(2048, 2, KB_MLP_WGMMA, 0, 2, 0);
+    r.sched = 2;
+    assert_non_null(strstr(refused("h100", r), "sched=dynamic runs clusters of 1"));
+    r = forced(2048, 0, KB_MLP_AUTO, 0, 0, 0);
+    r.sched = 1; /* fp32: no wgmma kernel to schedule */
+    assert_non_null(strstr(refused("h100", r), "sched"));
+}
+
 /* ---- occupancy ------------------------------------------------------------------------- */
 
 static int occ_calls;
@@ -501,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_h100_old_code),
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_tunables),
+        cmocka_unit_test(test_sched),
         cmocka_unit_test(test_occupancy),
         cmocka_unit_test(test_rows),
     };

@@ -36,8 +36,12 @@ static const kb_param params[] = {
      "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles)", .tunable = 1},
     {"warpgroups", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
      "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 takes bn 64 or 128, clusters of 1)", .tunable = 1},
+    {"sched", KB_P_ENUM, "auto", 0, 0, "auto,static,dynamic",
+     "fused_wgmma's tile scheduler: static (tile t on CTA t mod the grid) or dynamic (tiles in order from a global "
+     "counter as CTAs free up; clusters of 1); auto: static",
+     .tunable = 1},
 };
-enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, NPARAMS };
+enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, NPARAMS };
 
 #define I(c, k) ((long)(c)->v[k].num)
 
@@ -312,7 +316,7 @@ static kb_mlp_req fused_req(const kb_case *c, kb_mlp_variant want)
 {
     static const int bns[] = {0, 64, 96, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
     kb_mlp_req r = {(int)I(c, P_TOKENS), (int)I(c, P_HIDDEN), (int)I(c, P_INTER), (int)kb_case_dtype(c), want,
-                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)]};
+                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)], (int)I(c, P_SCHED)};
     return r;
 }
 
@@ -374,7 +378,7 @@ static void release_fused(const kb_case *c, kb_state *st, kb_impl_run *r)
     r->priv = NULL;
 }
 
-#define FUSED_TUNABLES "bn,cluster,warpgroups"
+#define FUSED_TUNABLES "bn,cluster,warpgroups,sched"
 
 static const kb_impl impls[] = {
     {.name = "naive", .prepare = prepare_naive, .launch = launch_naive, .release = release_args,
@@ -464,6 +468,14 @@ static const char *const checks[] = {
     /* ... and one warpgroup's two widths, at decode (40) and over 4 m-blocks of 64 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
     "\"bn\": [64, 128], \"cluster\": 1, \"warpgroups\": 1}",
+    /* the dynamic scheduler: one and two warpgroups, CTAs that take one
+     * tile (300 x 200) and several (640 x 4000: 3 of them at BN 96 for 132
+     * CTAs), TMA and register stores of h, one launch after another (the
+     * counter set back by the last CTA: a launch that began from a stale
+     * counter would leave tiles of the poisoned h unwritten) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 300], \"hidden\": 72, \"inter\": [200, 1004], "
+    "\"sched\": \"dynamic\"}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"sched\": \"dynamic\"}",
 };
 
 const kb_op kb_op_mlp = {

@@ -113,7 +113,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     int sms = d->sm_count;
     kb_mlp_plan plan;
     if (kb_mlp_plan_make(r, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
-    const bool forced = r->bn || r->cluster || r->warpgroups;
+    const bool forced = r->bn || r->cluster || r->warpgroups || r->sched;
     kb_mlp_fused *f = new (std::nothrow) kb_mlp_fused();
     if (!f) return (int)cudaErrorMemoryAllocation;
     f->a = *a;
@@ -149,6 +149,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
             w.M = a->tokens, w.N = a->inter, w.K = a->hidden, w.dtype = a->dtype;
             w.wg = plan.wg, w.bn = plan.bn, w.cl = plan.cl, w.grid = plan.grid, w.group = plan.group;
             w.tma_store = store ? 1 : 0;
+            w.dyn = plan.dyn;
         }
     }
     if (plan.variant == KB_MLP_CUBLAS_CAT && (!a->GU || !a->gu || (long)2 * a->inter > 0x7fffffffL)) {

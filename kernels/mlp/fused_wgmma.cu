@@ -42,6 +42,10 @@ __device__ __forceinline__ void tile_coords(int t, int m_groups, int n_blocks, i
     nb = w / size;
 }
 
+// The dynamic scheduler's counters (dyn): the next tile to hand out, and
+// the CTAs whose producer has taken its last; the last CTA sets both back to
+// 0 for the next launch. One launch at a time uses them (kbench runs one).
+__device__ unsigned int g_next_tile, g_ctas_done;
 #endif // KB_PTX_SM90A
 
 // h [M, N] = silu(x G^T) * (x U^T), x [M, K], G and U [N, K] (TMA maps tmx,
@@ -53,6 +57,14 @@ __device__ __forceinline__ void tile_coords(int t, int m_groups, int n_blocks, i
 // CL = 2: clusters of two CTAs take m-blocks 2i and 2i+1 of one n-block;
 // CTA r loads the G (r = 0) or U (r = 1) tile for both (multicast), so
 // each stage's empty barrier waits for the consumer warps of both CTAs.
+//
+// dyn (clusters of 1): tiles go out in order from a global counter as CTAs
+// free up, not tile t to CTA t mod the grid, so the m-blocks of an n-block
+// start together however long each tile takes (with a short last m-block,
+// the static walk drifts apart and G and U are read from DRAM about 1.5
+// times: ncu, H100, 2026-11-25). The producer thread takes the next tile
+// when it starts loading one and passes it to the consumers through a
+// two-slot ring in shared memory.
 //
 // The epilogue (tma_store, where h's rows are 16-byte multiples): once both
 // warpgroups' wgmmas are done with the tile's last stage, each writes its 64
@@ -67,15 +79,17 @@ template <typename T, int NWG, int BN, int STAGES, int CL>
 __global__ void __launch_bounds__(128 * (NWG + 1), 1)
     gate_up_wgmma(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,
                   const __grid_constant__ CUtensorMap tmu, const __grid_constant__ CUtensorMap tmh, T *__restrict__ h,
-                  int M, int N, int K, int group, int tma_store_h)
+                  int M, int N, int K, int group, int tma_store_h, int dyn)
 {
 #ifdef KB_PTX_SM90A
     static_assert(CL == 1 || CL == 2, "clusters of 1 or 2 CTAs");
+    if (CL > 1) dyn = 0; // the host plans dyn with clusters of 1 only
     constexpr int BM = 64 * NWG, A_BYTES = BM * 128, B_HALF = BN * 128, STAGE = A_BYTES + 2 * B_HALF;
     static_assert(STAGE % 1024 == 0, "stages keep the 1024-byte alignment of 128B swizzle");
     static_assert(BN % 16 == 0 && NWG * 64 * BN * (int)sizeof(T) <= STAGE, "h's tile fits in a stage, in 16-column boxes");
     extern __shared__ uint8_t smem_raw[];
-    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], tfull[2], tempty[2];
+    __shared__ volatile int tile_ring[2];
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     uint32_t rank = 0;
@@ -88,6 +102,10 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
         for (int s = 0; s < STAGES; s++) {
             mbar_init(smem_u32(&full[s]), 1);
             mbar_init(smem_u32(&empty[s]), CL * NWG * 4);
+        }
+        for (int s = 0; s < 2; s++) {
+            mbar_init(smem_u32(&tfull[s]), 1);
+            mbar_init(smem_u32(&tempty[s]), NWG * 4);
         }
         fence_mbar_init();
     }
@@ -102,9 +120,22 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             prefetch_tensormap(&tmx);
             prefetch_tensormap(&tmg);
             prefetch_tensormap(&tmu);
-            int stage = 0;
-            uint32_t phase = 0;
-            for (int t = cluster; t < tiles; t += clusters) {
+            int stage = 0, slot = 0;
+            uint32_t phase = 0, tphase = 0;
+            // the next tile: static, or the counter's next, handed on through the ring
+            auto next_tile = [&](int t) {
+                if (!dyn) return t < 0 ? cluster : t + clusters;
+                const int v = (int)atomicAdd(&g_next_tile, 1u); // >= tiles: the end, for the consumers too
+                mbar_wait(smem_u32(&tempty[slot]), tphase ^ 1);
+                tile_ring[slot] = v;
+                mbar_arrive(smem_u32(&tfull[slot])); // release: the consumers' acquire sees v
+                if (++slot == 2) {
+                    slot = 0;
+                    tphase ^= 1;
+                }
+                return v;
+            };
+            for (int t = next_tile(-1); t < tiles; t = next_tile(t)) {
                 int mg, nb;
                 tile_coords(t, m_groups, n_blocks, group, mg, nb);
                 const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
@@ -123,6 +154,14 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                         stage = 0;
                         phase ^= 1;
                     }
+                }
+            }
+            if (dyn) { // this CTA takes no more tiles; the last to get here resets the counters
+                __threadfence();
+                if (atomicAdd(&g_ctas_done, 1u) == gridDim.x - 1) {
+                    g_next_tile = 0;
+                    g_ctas_done = 0;
+                    __threadfence();
                 }
             }
         }
@@ -196,6 +235,22 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
 #pragma unroll
             for (int i = 0; i < BN; i++) reg_fence(d[i]);
         };
+        int slot = 0;
+        uint32_t tphase = 0;
+        // the next tile: static, or the producer's from the ring (each warp
+        // reads it, then its lane 0 hands the slot back)
+        auto next_tile = [&](int t) {
+            if (!dyn) return t < 0 ? cluster : t + clusters;
+            mbar_wait(smem_u32(&tfull[slot]), tphase);
+            const int v = tile_ring[slot];
+            __syncwarp();
+            if (lane == 0) mbar_arrive(smem_u32(&tempty[slot]));
+            if (++slot == 2) {
+                slot = 0;
+                tphase ^= 1;
+            }
+            return v;
+        };
         int pending = -1; // the stage h's TMA stores read from, handed back once they have
         auto drain = [&] {
             if (pending < 0) return;
@@ -204,7 +259,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             release(pending);
             pending = -1;
         };
-        for (int t = cluster; t < tiles; t += clusters) {
+        for (int t = next_tile(-1); t < tiles; t = next_tile(t)) {
             int mg, nb;
             tile_coords(t, m_groups, n_blocks, group, mg, nb);
             const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
@@ -287,7 +342,7 @@ template <typename T, int NWG, int BN, int CL> int launch(const kb::mlp::WgmmaLa
     cfg.gridDim = dim3((unsigned)L.grid);
     cfg.stream = s;
     return (int)cudaLaunchKernelEx(&cfg, gate_up_wgmma<T, NWG, BN, Shape<NWG, BN>::STAGES, CL>, L.mx, L.mg, L.mu, L.mh,
-                                   (T *)L.h, L.M, L.N, L.K, L.group, L.tma_store);
+                                   (T *)L.h, L.M, L.N, L.K, L.group, L.tma_store, L.dyn);
 }
 
 template <int V> using ic = std::integral_constant<int, V>;

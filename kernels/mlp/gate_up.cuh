@@ -15,6 +15,7 @@ struct WgmmaLaunch {
     void *h;
     int M, N, K, dtype;
     int wg, bn, cl, grid, group, tma_store;
+    int dyn; // tiles from the global counter (clusters of 1)
 };
 // Clusters of cl CTAs of gate_up_wgmma<dtype, wg, bn> that fit at once
 // (cudaOccupancyMaxActiveClusters, asked once a kernel; it also sets the

@@ -87,7 +87,8 @@ static int na(char *why, size_t n, const char *fmt, ...)
 int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl)
 {
     if (!d || wg < 1 || wg > 2 || cl < 1 || bn < 16) return 0;
-    const long smem = KB_MLP_WG_SMEM(wg, bn) + 16L * KB_MLP_WG_STAGES(wg, bn); /* + the full/empty barriers */
+    /* + the full/empty barriers, and the tile ring's (two slots of a barrier pair and an int) */
+    const long smem = KB_MLP_WG_SMEM(wg, bn) + 16L * KB_MLP_WG_STAGES(wg, bn) + 40;
     if (smem > d->smem_per_block_optin) return 0;
     long per_sm = d->smem_per_sm / (smem + 1024); /* the runtime reserves 1 KiB a block */
     const long by_threads = d->max_threads_per_sm / (128L * (wg + 1));
@@ -152,6 +153,9 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     if (cl && cl != 1 && cl != 2) return na(why, n, "cluster=%d: the wgmma kernel runs clusters of 1 or 2", cl);
     if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
         return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide", bn);
+    if (r->sched == 2 && cl == 2)
+        return na(why, n, "sched=dynamic runs clusters of 1 (cluster=2 needs sched static)");
+    if (r->sched == 2) cl = 1;
     if (!wg) {
         wg = M <= 64 ? 1 : 2;
         p->rows |= 1u << KB_MLP_ROW_WARPGROUPS;
@@ -192,6 +196,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     p->group = (16 + cl - 1) / cl;
     if (p->group > m_groups) p->group = (int)m_groups;
     p->tma_store = N % 8 == 0;
+    p->dyn = r->sched == 2;
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
     return 0;
@@ -205,7 +210,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     if (r->tokens < 1 || r->hidden < 1 || r->inter < 1 || r->dtype < 0 || r->dtype > 2)
         return na(why, n, "no such MLP case (tokens %d, hidden %d, inter %d, dtype %d)", r->tokens, r->hidden, r->inter,
                   r->dtype);
-    const int forced = r->bn || r->cluster || r->warpgroups;
+    const int forced = r->bn || r->cluster || r->warpgroups || r->sched;
     char sm[32];
     snprintf(sm, sizeof sm, "sm_%d%d", d->cc_major, d->cc_minor);
     if (r->dtype == 0) {
@@ -214,7 +219,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         if (r->want == KB_MLP_MMA)
             return na(why, n, "fp32: fused_mma takes bf16/fp16 (mma.sync m16n8k16 on 16-bit operands); fused runs fp32 on CUDA cores");
         if (forced)
-            return na(why, n, "dtype fp32 runs fused_f32 (CUDA cores), which takes no bn, cluster or warpgroups (auto for them)");
+            return na(why, n, "dtype fp32 runs fused_f32 (CUDA cores), which takes no bn, cluster, warpgroups or sched (auto for them)");
         p->variant = KB_MLP_F32;
         p->rows |= 1u << KB_MLP_ROW_F32;
         return 0;
@@ -223,7 +228,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         return na(why, n, "the 16-bit fused kernels need sm_80 or newer (mma.sync m16n8k16 bf16); this device is %s", sm);
     const int hopper = d->cc_major == 9, pitch = r->hidden % 8 == 0;
     if (r->want == KB_MLP_MMA) {
-        if (forced) return na(why, n, "fused_mma takes no bn, cluster or warpgroups (auto for them)");
+        if (forced) return na(why, n, "fused_mma takes no bn, cluster, warpgroups or sched (auto for them)");
     } else if (r->want == KB_MLP_WGMMA) {
         if (!hopper) return na(why, n, "fused_wgmma is Hopper-only (sm_90a TMA, wgmma, clusters); this device is %s", sm);
         if (!pitch)
@@ -248,7 +253,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
             p->rows = rows | 1u << KB_MLP_ROW_OCCUPANCY;
             if (why && n) why[0] = 0;
         } else if (forced) {
-            return na(why, n, "bn, cluster and warpgroups are fused_wgmma's; this case runs fused_mma (%s)",
+            return na(why, n, "bn, cluster, warpgroups and sched are fused_wgmma's; this case runs fused_mma (%s)",
                       hopper ? "hidden % 8 != 0" : sm);
         }
     }
@@ -262,7 +267,8 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
 {
     switch (p->variant) {
     case KB_MLP_WGMMA:
-        snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s", p->wg, p->bn, p->cl, p->tma_store ? "tma-store" : "reg-store");
+        snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s%s", p->wg, p->bn, p->cl, p->tma_store ? "tma-store" : "reg-store",
+                 p->dyn ? " dynamic" : "");
         break;
     case KB_MLP_MMA: snprintf(buf, n, "fused_mma %s", p->vec ? "vec" : "scalar"); break;
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;

@@ -44,6 +44,7 @@ typedef struct {
     int dtype; /* 0 fp32, 1 fp16, 2 bf16 (kb_dtype) */
     kb_mlp_variant want;
     int bn, cluster, warpgroups; /* wgmma's tile width, cluster size, consumer warpgroups; 0 = auto */
+    int sched;                   /* wgmma's tile scheduler: 0 auto (static), 1 static, 2 dynamic */
 } kb_mlp_req;
 
 /* Clusters of cl CTAs of the wgmma kernel <dtype, wg, bn> that fit on the
@@ -85,6 +86,7 @@ typedef struct {
     int grid;            /* CTAs launched: cl x min(tiles, clusters) */
     int group;           /* m-groups walking the n-blocks together (kernel argument) */
     int tma_store;       /* h by TMA stores from shared memory (else register stores) */
+    int dyn;             /* tiles handed out in order by a global counter (else tile t on CTA t mod grid) */
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
