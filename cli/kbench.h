@@ -105,6 +105,14 @@ typedef struct {
     int nin;
     kb_buf out[KB_MAX_OUTPUTS];
     int nout;
+    /* device intermediates an implementation writes and a later kernel of it
+     * reads (the MLP's h): poisoned with the outputs before each verified
+     * run, so a kernel that leaves part of one unwritten fails, rather than
+     * passing on what an earlier run or implementation left there */
+    struct {
+        void *dev;
+        size_t bytes;
+    } scratch[2];
     void *priv; /* op-specific (e.g. device cu_seqlens), freed by op->teardown */
 } kb_state;
 

@@ -139,8 +139,8 @@ static double mlp(const ref_mlp_args *a, const double *x, const void *G, const v
 {
     const long R = a->rows, H = a->hidden, I = a->inter;
     double *h = malloc((size_t)(R * I + 1) * sizeof *h), *hc = malloc((size_t)(R * I + 1) * sizeof *hc);
-    double ss = 0;
-#pragma omp parallel reduction(+ : ss)
+    double *ssi = malloc((size_t)(H + 1) * sizeof *ssi); /* the scale's sum per row of D, added up in order below */
+#pragma omp parallel
     {
         double *gb = malloc((size_t)(H + 1) * sizeof *gb), *ub = malloc((size_t)(H + 1) * sizeof *ub),
                *db = malloc((size_t)(I + 1) * sizeof *db);
@@ -165,6 +165,7 @@ static double mlp(const ref_mlp_args *a, const double *x, const void *G, const v
 #pragma omp for schedule(static)
         for (long i = 0; i < H; i++) {
             const double *di = row_of(D, wt, i, I, db);
+            double ss = 0;
             for (long r = 0; r < R; r += 2) {
                 const long r1 = r + 1 < R ? r + 1 : r;
                 double yv[2], q[2];
@@ -174,13 +175,19 @@ static double mlp(const ref_mlp_args *a, const double *x, const void *G, const v
                     ss += q[t];
                 }
             }
+            ssi[i] = ss;
         }
         free(gb);
         free(ub);
         free(db);
     }
+    /* in index order: the same scale whatever the threads (an OpenMP
+     * reduction adds the threads' sums in the order they finish) */
+    double ss = 0;
+    for (long i = 0; i < H; i++) ss += ssi[i];
     free(h);
     free(hc);
+    free(ssi);
     return sqrt(ss);
 }
 

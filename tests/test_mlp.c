@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,41 @@ static void test_typed_weights(void **state)
             free(w[k]);
             free(wd[k]);
         }
+    }
+}
+
+/* The scale and y do not depend on the threads (the scale's sum runs in
+ * the rows' order, not in the order the threads finish) */
+static void test_threads_same(void **state)
+{
+    (void)state;
+    const long T = 7, H = 301, In = 203;
+    kb_rng r;
+    kb_rng_seed(&r, 9);
+    double *x = malloc(sizeof(double) * (size_t)(T * H)), *w[3], *y[3];
+    for (long i = 0; i < T * H; i++) x[i] = kb_rng_uniform(&r, -1, 1);
+    for (int k = 0; k < 3; k++) {
+        w[k] = malloc(sizeof(double) * (size_t)(H * In));
+        for (long i = 0; i < H * In; i++) w[k][i] = kb_rng_uniform(&r, -0.2, 0.2);
+        y[k] = malloc(sizeof(double) * (size_t)(T * H));
+    }
+    ref_mlp_args a = {T, H, In, KB_BF16};
+    const int threads[3] = {1, 3, 8};
+    double scale[3];
+    const int was = omp_get_max_threads();
+    for (int k = 0; k < 3; k++) {
+        omp_set_num_threads(threads[k]);
+        scale[k] = ref_mlp(&a, x, w[0], w[1], w[2], y[k]);
+    }
+    omp_set_num_threads(was);
+    for (int k = 1; k < 3; k++) {
+        if (scale[k] != scale[0]) fail_msg("%d threads: scale %.17g, 1 thread: %.17g", threads[k], scale[k], scale[0]);
+        assert_memory_equal(y[k], y[0], sizeof(double) * (size_t)(T * H));
+    }
+    free(x);
+    for (int k = 0; k < 3; k++) {
+        free(w[k]);
+        free(y[k]);
     }
 }
 
@@ -674,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_rounding_points),
         cmocka_unit_test(test_rows_independent),
         cmocka_unit_test(test_typed_weights),
+        cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_sample_count),
         cmocka_unit_test(test_sample_rows),
         cmocka_unit_test(test_models),

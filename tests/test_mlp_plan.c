@@ -407,16 +407,20 @@ static void test_sched(void **state)
         r.sched = sched;
         kb_mlp_plan p = plan_ok("h100", r);
         assert_int_equal(p.dyn, sched == 2);
-        expect_wgmma(&p, 2, sched == 2 ? 112 : 112, sched == 2 ? 1 : 2, "sched");
+        expect_wgmma(&p, 2, 112, sched == 2 ? 1 : 2, "sched"); /* dynamic: clusters of 1, the same BN here */
         kb_mlp_plan_describe(&p, buf, sizeof buf);
         assert_int_equal(strstr(buf, " dynamic") != NULL, sched == 2);
     }
-    kb_mlp_req r = forced(300, 2, KB_MLP_AUTO, 128, 0, 2);
-    r.sched = 2; /* forced: the wgmma kernel, not CUBLAS_MID's cublas_cat */
+    kb_mlp_req r = forced(300, 2, KB_MLP_AUTO, 0, 0, 0);
     r.hidden = 4096;
+    assert_int_equal(plan_ok("h100", r).variant, KB_MLP_CUBLAS_CAT); /* auto: CUBLAS_MID's path */
+    r.sched = 2; /* sched alone forces the wgmma kernel */
     kb_mlp_plan p = plan_ok("h100", r);
     assert_int_equal(p.variant, KB_MLP_WGMMA);
     assert_true(p.dyn);
+    assert_int_equal(p.cl, 1);
+    r.bn = 128, r.warpgroups = 2;
+    p = plan_ok("h100", r);
     kb_mlp_plan_describe(&p, buf, sizeof buf);
     assert_string_equal(buf, "fused_wgmma wg=2 bn=128 cl=1 tma-store dynamic");
     r = forced(2048, 2, KB_MLP_WGMMA, 0, 2, 0);
@@ -425,6 +429,9 @@ static void test_sched(void **state)
     r = forced(2048, 0, KB_MLP_AUTO, 0, 0, 0);
     r.sched = 1; /* fp32: no wgmma kernel to schedule */
     assert_non_null(strstr(refused("h100", r), "sched"));
+    r = forced(2048, 2, KB_MLP_WGMMA, 0, 0, 0);
+    r.sched = 3;
+    assert_non_null(strstr(refused("h100", r), "sched=3"));
 }
 
 /* ---- occupancy ------------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
  * where they are (the Hopper kernel loads a G tile and the matching U tile
  * into one stage, so no interleaved copy is needed) and write only h; the
  * tolerance below already covers a kernel that keeps g and u in fp32.
- * bn, cluster and warpgroups are the wgmma kernel's tunables.
+ * bn, cluster, warpgroups and sched are the wgmma kernel's tunables.
  */
 #include "../../kernels/kernels.h"
 #include "../../kernels/mlp/mlp.h"
@@ -146,6 +146,8 @@ static int setup(const kb_case *c, kb_state *st)
     KB_CK(cudaMemcpy((char *)p->GU + nw * es, U->dev, nw * es, cudaMemcpyDeviceToDevice));
     KB_CK(cudaMalloc(&p->gu, 2 * (size_t)T * (size_t)In * es + 16));
     KB_CK(cudaMalloc(&p->h, (size_t)T * (size_t)In * es + 16));
+    st->scratch[0].dev = p->gu, st->scratch[0].bytes = 2 * (size_t)T * (size_t)In * es; /* NaN in fp16 and bf16, */
+    st->scratch[1].dev = p->h, st->scratch[1].bytes = (size_t)T * (size_t)In * es;      /* and in fp32 */
     int rc = kb_cublas_init(); /* the handle and its workspace, once per process; sets kb_last_error */
     if (rc) return rc;
     p->args = (kb_mlp_args){x->dev, G->dev, U->dev, D->dev, p->GU, y->dev, p->gu, p->h, (int)dt, (int)I(c, P_TF32),
@@ -469,10 +471,11 @@ static const char *const checks[] = {
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
     "\"bn\": [64, 128], \"cluster\": 1, \"warpgroups\": 1}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
-     * tile (300 x 200) and several (640 x 4000: 3 of them at BN 96 for 132
-     * CTAs), TMA and register stores of h, one launch after another (the
+     * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
+     * BN), TMA and register stores of h, one launch after another (the
      * counter set back by the last CTA: a launch that began from a stale
-     * counter would leave tiles of the poisoned h unwritten) */
+     * counter would leave tiles of h, poisoned before each verified run,
+     * unwritten) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 300], \"hidden\": 72, \"inter\": [200, 1004], "
     "\"sched\": \"dynamic\"}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"sched\": \"dynamic\"}",

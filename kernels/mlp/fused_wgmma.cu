@@ -42,11 +42,14 @@ __device__ __forceinline__ void tile_coords(int t, int m_groups, int n_blocks, i
     nb = w / size;
 }
 
+#endif // KB_PTX_SM90A
+
 // The dynamic scheduler's counters (dyn): the next tile to hand out, and
 // the CTAs whose producer has taken its last; the last CTA sets both back to
-// 0 for the next launch. One launch at a time uses them (kbench runs one).
+// 0 for the next launch. One launch at a time may use them (kbench runs one;
+// two at once on different streams would share them). Declared in every
+// compilation pass: the host registers the variables of the last one.
 __device__ unsigned int g_next_tile, g_ctas_done;
-#endif // KB_PTX_SM90A
 
 // h [M, N] = silu(x G^T) * (x U^T), x [M, K], G and U [N, K] (TMA maps tmx,
 // tmg, tmu, boxes of 64 columns and BM or BN rows). NWG consumer
@@ -157,11 +160,11 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 }
             }
             if (dyn) { // this CTA takes no more tiles; the last to get here resets the counters
-                __threadfence();
+                __threadfence(); // release: this CTA's takes come before its count
                 if (atomicAdd(&g_ctas_done, 1u) == gridDim.x - 1) {
+                    __threadfence(); // acquire: every CTA's takes come before the reset
                     g_next_tile = 0;
-                    g_ctas_done = 0;
-                    __threadfence();
+                    g_ctas_done = 0; // the kernel's end makes both visible to the next launch
                 }
             }
         }
@@ -288,6 +291,8 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
         if (tid == 0) bulk_wait(); // h written before the kernel ends
     }
     if (CL > 1) cluster_sync(); // no CTA leaves while its peer may still signal its barriers
+#else
+    (void)&g_next_tile, (void)&g_ctas_done; // used in the sm_90a pass only
 #endif
 }
 

@@ -153,6 +153,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     if (cl && cl != 1 && cl != 2) return na(why, n, "cluster=%d: the wgmma kernel runs clusters of 1 or 2", cl);
     if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
         return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide", bn);
+    if (r->sched < 0 || r->sched > 2) return na(why, n, "sched=%d: 0 auto, 1 static, 2 dynamic", r->sched);
     if (r->sched == 2 && cl == 2)
         return na(why, n, "sched=dynamic runs clusters of 1 (cluster=2 needs sched static)");
     if (r->sched == 2) cl = 1;
