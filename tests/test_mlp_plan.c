@@ -136,7 +136,7 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
  * from plan.c's table */
 static int cublas_mid(int M, int H)
 {
-    return H >= 4096 && ((M >= 129 && M <= 191) || (M >= 257 && M <= 447) || (M >= 513 && M <= 576));
+    return H >= 4096 && ((M >= 129 && M <= 191) || (M >= 257 && M <= 447 && M != 384) || (M >= 513 && M <= 576));
 }
 
 /* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
@@ -175,8 +175,9 @@ static void test_h100_seed(void **state)
         assert_int_equal(p.tma_store, 1);
         const unsigned want = 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_CLUSTER |
                               1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP |
-                              1u << KB_MLP_ROW_TMA_STORE;
+                              1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED;
         assert_int_equal(p.rows, want);
+        assert_false(p.dyn); /* SCHED: clusters of 2 keep the static walk */
         char buf[128];
         kb_mlp_plan_describe(&p, buf, sizeof buf);
         assert_string_equal(buf, "fused_wgmma wg=2 bn=112 cl=2 tma-store");
@@ -222,13 +223,15 @@ static void test_h100_seed(void **state)
         assert_int_equal(plan_ok("a100", req(300, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_MMA);
         q = plan_ok("h100", req(256, 4096, 11008, dt, KB_MLP_AUTO));
         expect_wgmma(&q, 2, 96, 2, "256x4096");
-        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(383, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA); /* full m-blocks */
         assert_int_equal(plan_ok("h100", req(385, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(447, 4096, 14336, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(448, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-        static const int edges[][2] = {{128, 0}, {129, 1}, {191, 1}, {192, 0}, {256, 0}, {257, 1}, {447, 1},
-                                       {448, 0}, {512, 0}, {513, 1}, {576, 1}, {577, 0}, {1000, 0}};
+        static const int edges[][2] = {{128, 0}, {129, 1}, {191, 1}, {192, 0}, {256, 0}, {257, 1},
+                                       {383, 1}, {384, 0}, {385, 1}, {447, 1}, {448, 0}, {512, 0},
+                                       {513, 1}, {576, 1}, {577, 0}, {1000, 0}};
         for (int e = 0; e < (int)(sizeof edges / sizeof edges[0]); e++)
             assert_int_equal(plan_ok("h100", req(edges[e][0], 4096, 14336, dt, KB_MLP_AUTO)).variant,
                              edges[e][1] ? KB_MLP_CUBLAS_CAT : KB_MLP_WGMMA);
@@ -330,7 +333,7 @@ static void test_variants(void **state)
     char buf[64];
     kb_mlp_plan p = plan_ok("h100", req(300, 1024, 1003, 2, KB_MLP_AUTO));
     kb_mlp_plan_describe(&p, buf, sizeof buf);
-    assert_string_equal(buf, "fused_wgmma wg=2 bn=64 cl=1 reg-store"); /* 48 tiles of 64: one round */
+    assert_string_equal(buf, "fused_wgmma wg=2 bn=64 cl=1 reg-store dynamic"); /* 48 tiles of 64: one round; SCHED */
     p = plan_ok("a100", req(300, 1024, 1003, 2, KB_MLP_AUTO));
     kb_mlp_plan_describe(&p, buf, sizeof buf);
     assert_string_equal(buf, "fused_mma vec");
@@ -426,6 +429,31 @@ static void test_sched(void **state)
     r = forced(2048, 2, KB_MLP_WGMMA, 0, 2, 0);
     r.sched = 2;
     assert_non_null(strstr(refused("h100", r), "sched=dynamic runs clusters of 1"));
+    /* KB_MLP_ROW_SCHED, sched auto: dynamic exactly where two warpgroups run
+     * in clusters of 1 (whatever picked the cluster), else static */
+    static const struct { int tokens, hidden, wg, cl, bn, cluster; } at[] = {
+        {300, 1024, 2, 1, 0, 0},   /* 3 m-blocks: clusters of 1 -> dynamic */
+        {128, 4096, 2, 1, 0, 0},   /* one m-block */
+        {384, 4096, 2, 1, 0, 0},   /* full m-blocks, out of CUBLAS_MID: the wgmma kernel, dynamic */
+        {2048, 1024, 2, 2, 0, 0},  /* clusters of 2: static */
+        {40, 4096, 1, 1, 0, 0},    /* one warpgroup: static */
+        {2048, 1024, 2, 1, 0, 1},  /* cluster=1 fixed: dynamic */
+        {2048, 1024, 2, 1, 112, 1} /* and bn fixed too */
+    };
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        r = forced(at[i].tokens, 2, KB_MLP_AUTO, at[i].bn, at[i].cluster, 0);
+        r.hidden = at[i].hidden;
+        p = plan_ok("h100", r);
+        expect_wgmma(&p, at[i].wg, p.bn, at[i].cl, "sched auto");
+        assert_true(HAS(p, KB_MLP_ROW_SCHED));
+        assert_int_equal(p.dyn, at[i].wg == 2 && at[i].cl == 1);
+    }
+    /* a short last m-block at hidden 4096 stays cuBLAS's (CUBLAS_MID): 383 and 385 */
+    for (int t = 383; t <= 385; t += 2) {
+        r = forced(t, 2, KB_MLP_AUTO, 0, 0, 0);
+        r.hidden = 4096;
+        assert_int_equal(plan_ok("h100", r).variant, KB_MLP_CUBLAS_CAT);
+    }
     r = forced(2048, 0, KB_MLP_AUTO, 0, 0, 0);
     r.sched = 1; /* fp32: no wgmma kernel to schedule */
     assert_non_null(strstr(refused("h100", r), "sched"));

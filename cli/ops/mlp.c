@@ -38,7 +38,7 @@ static const kb_param params[] = {
      "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 takes bn 64 or 128, clusters of 1)", .tunable = 1},
     {"sched", KB_P_ENUM, "auto", 0, 0, "auto,static,dynamic",
      "fused_wgmma's tile scheduler: static (tile t on CTA t mod the grid) or dynamic (tiles in order from a global "
-     "counter as CTAs free up; clusters of 1); auto: static",
+     "counter as CTAs free up; clusters of 1); auto: dynamic where the planner runs clusters of 1 with two warpgroups, else static",
      .tunable = 1},
 };
 enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, NPARAMS };
@@ -398,7 +398,7 @@ static const kb_impl impls[] = {
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down; "
-             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-191, 257-447, 513-576; the kernel column says so)"},
+             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-191, 257-383, 385-447, 513-576; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------

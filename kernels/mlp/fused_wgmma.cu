@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
         }
         for (int s = 0; s < 2; s++) {
             mbar_init(smem_u32(&tfull[s]), 1);
-            mbar_init(smem_u32(&tempty[s]), NWG * 4);
+            mbar_init(smem_u32(&tempty[s]), NWG * 128);
         }
         fence_mbar_init();
     }
@@ -240,14 +240,14 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
         };
         int slot = 0;
         uint32_t tphase = 0;
-        // the next tile: static, or the producer's from the ring (each warp
-        // reads it, then its lane 0 hands the slot back)
+        // the next tile: static, or the producer's from the ring (each thread
+        // reads it, then hands the slot back: its own arrive releases its own
+        // read, so the producer's next write to the slot waits for every read)
         auto next_tile = [&](int t) {
             if (!dyn) return t < 0 ? cluster : t + clusters;
             mbar_wait(smem_u32(&tfull[slot]), tphase);
             const int v = tile_ring[slot];
-            __syncwarp();
-            if (lane == 0) mbar_arrive(smem_u32(&tempty[slot]));
+            mbar_arrive(smem_u32(&tempty[slot]));
             if (++slot == 2) {
                 slot = 0;
                 tphase ^= 1;

@@ -63,13 +63,23 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "else element loads through registers",
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
-        "fused on Hopper with no tunable fixed, hidden >= 4096, tokens 129-191, 257-447 or 513-576 (2 to 5 m-blocks "
-        "of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's path; "
-        "the kernel column says so)",
+        "fused on Hopper with no tunable fixed, hidden >= 4096, tokens 129-191, 257-383, 385-447 or 513-576 (2 to 5 "
+        "m-blocks of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "path; the kernel column says so)",
         "bf16 x 4096 x 11008, fused_wgmma vs the better cuBLAS path (2026-11-25): 129 0.1404 vs 0.1229 ms, 160 0.1317 "
         "vs 0.1263, 257 0.2040 vs 0.1485, 300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 "
         "0.2307 vs 0.1878, 416 0.2202 vs 0.2083, 513 0.3131 vs 0.2173, 576 0.2969 vs 0.2305; 300x8192x28672 0.9603 "
-        "vs 0.6837; kept: 127, 256, 448 (0.2014 vs 0.2015), 512, 1000, and hidden 1024 (300: 0.0566 vs 0.0566)"},
+        "vs 0.6837; kept: 127, 256, 384 (full m-blocks, 2026-11-25: fused_wgmma 0.1671 / 0.1675 ms vs cublas_cat 0.1727 "
+        "/ 0.1737, fp16 0.1733 / 0.1741 vs cublas 0.1798 / 0.1799), 448 (0.2014 vs 0.2015), 512, 1000, and hidden 1024 "
+        "(300: 0.0566 vs 0.0566)"},
+    [KB_MLP_ROW_SCHED] = {
+        "two warpgroups in clusters of 1: the dynamic scheduler (tiles in order from a global counter as CTAs free "
+        "up); clusters of 2 and one warpgroup: static (tile t on CTA t mod the grid)",
+        "clusters of 1, static vs dynamic (H100, 2026-11-25, two runs each): x 4096 x 11008 bf16 257 0.2062 / 0.2064 "
+        "-> 0.1949 / 0.1945 ms, 300 0.1982 -> 0.1796, 385 0.2718 -> 0.2386, 513 0.3044 -> 0.2715, 1000 0.4095 -> "
+        "0.3753 (fp16 alike); 257 x 8192 x 28672 0.980 / 1.017 -> 0.817 / 0.826; 300 x 1024 x 11008 0.0592 / 0.0613 "
+        "-> 0.0580 / 0.0575; 128 and 384 (full m-blocks) the same within 1%. Where clusters of 2 are planned, dynamic "
+        "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
 };
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -136,7 +146,7 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
  * m-block edge next to one. */
 static int cublas_mid(const kb_mlp_req *r)
 {
-    static const int ranges[][2] = {{129, 191}, {257, 447}, {513, 576}};
+    static const int ranges[][2] = {{129, 191}, {257, 383}, {385, 447}, {513, 576}};
     if (r->hidden < 4096) return 0;
     for (int i = 0; i < (int)(sizeof ranges / sizeof ranges[0]); i++)
         if (r->tokens >= ranges[i][0] && r->tokens <= ranges[i][1]) return 1;
@@ -197,7 +207,12 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     p->group = (16 + cl - 1) / cl;
     if (p->group > m_groups) p->group = (int)m_groups;
     p->tma_store = N % 8 == 0;
-    p->dyn = r->sched == 2;
+    if (r->sched) {
+        p->dyn = r->sched == 2;
+    } else {
+        p->dyn = wg == 2 && cl == 1;
+        p->rows |= 1u << KB_MLP_ROW_SCHED;
+    }
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
     return 0;
