@@ -481,6 +481,13 @@ typedef struct {
     int samples;
 } kb_stats;
 
+/* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
+ * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads)
+ * and CPU reference on the case's first row, verify and time on every row,
+ * so a sum over the rows counts each once. */
+typedef enum { KB_WALL_CEILINGS, KB_WALL_SETUP, KB_WALL_REFERENCE, KB_WALL_VERIFY, KB_WALL_TIME, KB_WALL_N } kb_wall_phase;
+extern const char *const kb_wall_names[KB_WALL_N]; /* "ceilings", "setup", "reference", "verify", "time" */
+
 typedef struct {
     const kb_case *c;
     const char *impl;
@@ -499,6 +506,7 @@ typedef struct {
     long verified_rows; /* rows compared (outputs made of rows); 0: not row-structured or not checked */
     double speedup;     /* vs the baseline; 0 when unknown */
     char error[256];    /* non-empty when the row failed */
+    double wall[KB_WALL_N]; /* seconds (kb_wall_phase); 0: not spent on this row */
 } kb_row;
 
 void kb_stats_compute(const double *ms, int n, kb_stats *st);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *const kb_wall_names[KB_WALL_N] = {"ceilings", "setup", "reference", "verify", "time"};
+
 #ifndef KB_GIT
 #define KB_GIT "unknown"
 #endif
@@ -477,6 +479,14 @@ int kb_report_row(kb_report *r, const kb_row *row)
         if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
         if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
+        cJSON *w = NULL;
+        for (int i = 0; i < KB_WALL_N; i++)
+            if (row->wall[i] > 0) {
+                if (!w) w = cJSON_AddObjectToObject(o, "wall_s");
+                char t[32];
+                snprintf(t, sizeof t, "%.4g", row->wall[i]);
+                cJSON_AddNumberToObject(w, kb_wall_names[i], strtod(t, NULL));
+            }
         cJSON_AddItemToArray(r->results, o);
         if (json_write(r)) return -1;
     }

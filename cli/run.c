@@ -455,6 +455,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             continue;
         }
         progress(o->quiet, ci, plan->ncases, c, t0);
+        double wall[KB_WALL_N] = {0}, tw = wall_s(); /* the case's phases, on its first row (kb_wall_phase) */
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
         double written = op->bytes_written ? op->bytes_written(c) : bytes / 2;
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
@@ -478,10 +479,16 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_state st;
         memset(&st, 0, sizeof st);
         kb_last_error[0] = 0;
+        wall[KB_WALL_CEILINGS] = wall_s() - tw;
+        tw = wall_s();
         int setup_rc = op->setup(c, &st);
+        wall[KB_WALL_SETUP] = wall_s() - tw;
         char setup_err[512] = "";
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
+        tw = wall_s();
         if (!setup_rc && !o->no_verify) op->reference(c, &st);
+        wall[KB_WALL_REFERENCE] = wall_s() - tw;
+        int first_row = 1;
         double base_ms = 0;
         char label[1024];
         kb_case_label(c, label, sizeof label);
@@ -499,6 +506,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             row.gemm_tflops = gemm;
             row.cublas_shape_tflops = shape_tf;
             row.timing = o->timing;
+            if (first_row) { /* the case's phases once, on whichever row comes first */
+                memcpy(row.wall, wall, sizeof wall);
+                first_row = 0;
+            }
             kb_last_error[0] = 0;
             char nv[1200];
             if (setup_rc) {
@@ -549,7 +560,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             watch_arm(what, 2 * o->timeout + 60);
             if (!e && !o->no_verify) {
                 nvtxRangePushA(nv);
+                tw = wall_s();
                 e = verify(impl, c, &st, &run, stream, info->check_mode, &row);
+                row.wall[KB_WALL_VERIFY] = wall_s() - tw;
                 nvtxRangePop();
                 if (!e) {
                     if (row.verified) npass++;
@@ -560,7 +573,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             if (!e && !info->check_mode) {
                 launch_ctx l = {impl, c, &st, &run};
                 kb_time_extra x = {.keep = o->save_samples};
+                tw = wall_s();
                 e = kb_time(timer, launch_fn, &l, o, nv, &row.st, &x);
+                row.wall[KB_WALL_TIME] = wall_s() - tw;
                 row.samples = x.samples;
                 row.cond = x.cond;
                 if (!e && row.st.median > 0) {

@@ -10,7 +10,9 @@
 #                     the cores, as --devices gives its workers), then kbench
 #                     merge; wall times, speedup over one GPU and its share
 #                     of N; kbench compare of each against the one-GPU run,
-#                     the differing cases with the GPU that ran them
+#                     the differing cases with the GPU that ran them, and
+#                     the rows' wall_s (ceilings, setup, reference, verify,
+#                     time) summed over the workers of each way
 #     kill:SWEEP      --devices all with one worker SIGKILLed after 8 s: exit 3,
 #                     the killed case an error row, every other case a row,
 #                     the JSON valid, no parts left
@@ -117,6 +119,21 @@ scale() {
     # how much of the one-GPU wall time the timed samples are: the rest
     # (ceilings, inputs, CPU references, warm-up) is what more GPUs may not cut
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=sum(r.get("samples",0)*(r.get("median_ms") or 0) for r in d["results"])/1e3; print(f"  timed samples: {g:.1f} s of the one-GPU run'"'"'s {float(sys.argv[2]):.1f} s")' "$out/$b.one.json" "$one"
+    # where the wall time went (the rows' wall_s, summed over every worker):
+    # a phase whose sum grows with the workers is host work they share cores for
+    python3 - "$out/$b" <<'PY'
+import json, sys
+for w in ("one", "dev", "shards"):
+    try:
+        rows = json.load(open(f"{sys.argv[1]}.{w}.json"))["results"]
+    except (OSError, ValueError):
+        continue
+    tot = {}
+    for r in rows:
+        for k, v in r.get("wall_s", {}).items():
+            tot[k] = tot.get(k, 0) + v
+    print(f"  wall_s summed, {w:6}: " + ", ".join(f"{k} {v:.1f}" for k, v in tot.items()))
+PY
     for w in dev shards; do
         $K compare "$out/$b.one.json" "$out/$b.$w.json" > "$out/$b.compare-$w.txt" 2>&1
         echo "  one vs $w: $(tail -n 1 "$out/$b.compare-$w.txt")"

@@ -398,6 +398,9 @@ static void test_json_report(void **state)
     snprintf(rows[0].note, sizeof rows[0].note, "l2");
     rows[0].cublas_shape_tflops = 650;
     rows[0].pct_of_cublas_shape = 101.5;
+    rows[0].wall[KB_WALL_CEILINGS] = 0.5; /* the case's phases on its first row, verify and time on each */
+    rows[0].wall[KB_WALL_REFERENCE] = 1.25;
+    rows[0].wall[KB_WALL_TIME] = 0.123456789;
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
@@ -458,7 +461,15 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(cd, "power_w_max")->valuedouble == 690.5);
     assert_string_equal(jstr(cd, "throttle_reasons"), "sw_power_cap");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cd, "throttled")));
-    /* the second row: no samples kept, no NVML: neither key */
+    /* where the wall time went: the phases spent, 4 significant digits */
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "wall_s");
+    assert_true(cJSON_IsObject(w) && cJSON_GetArraySize(w) == 3);
+    assert_true(cJSON_GetObjectItemCaseSensitive(w, "ceilings")->valuedouble == 0.5);
+    assert_true(cJSON_GetObjectItemCaseSensitive(w, "reference")->valuedouble == 1.25);
+    assert_true(cJSON_GetObjectItemCaseSensitive(w, "time")->valuedouble == 0.1235);
+    assert_null(cJSON_GetObjectItemCaseSensitive(w, "setup"));
+    /* the second row: no samples kept, no NVML, no phase timed: none of the keys */
+    assert_null(cJSON_GetObjectItemCaseSensitive(b, "wall_s"));
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "samples_ms"));
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "conditions"));
     assert_null(cJSON_GetObjectItemCaseSensitive(b, "note"));
