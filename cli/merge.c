@@ -162,12 +162,18 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     if (kb_ensure_dir_of(out, err, errlen)) goto out;
-    FILE *f = fopen(out, "w");
-    if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
-    fprintf(f, "%s\n", header ? header : "");
-    for (int i = 0; i < nr; i++) fprintf(f, "%s\n", rows[i].line);
-    if (fclose(f)) { kb_errf(err, errlen, "--csv: cannot write %s: %s", out, strerror(errno)); goto out; }
-    rc = 0;
+    /* the whole text, then written whole (a temporary renamed over it), as
+     * the JSON is: a merge that fails leaves no partial CSV */
+    size_t len = strlen(header ? header : "") + 1;
+    for (int i = 0; i < nr; i++) len += strlen(rows[i].line) + 1;
+    char *text = malloc(len + 1), *w = text;
+    if (!text) abort();
+    w += sprintf(w, "%s", header ? header : "");
+    for (int i = 0; i < nr; i++) w += sprintf(w, "\n%s", rows[i].line);
+    char werr[KB_ERRLEN] = "";
+    rc = kb_write_whole(out, text, werr, sizeof werr) ? -1 : 0; /* it adds the last newline */
+    if (rc) kb_errf(err, errlen, "--csv: %s", werr);
+    free(text);
 out:
     for (int i = 0; i < nr; i++) free(rows[i].line);
     free(rows);

@@ -826,6 +826,8 @@ cli_merge() {
     [ "$out" = "0n 0o 1n 1o 2n 2o 3n 3o 2 False True" ] || bad "merged JSON: $out"
     [ "$(cut -d, -f3,11 "$d/all.csv" | tr '\n' ' ')" = "impl,case naive,0 opt,0 naive,1 opt,1 naive,2 opt,2 naive,3 opt,3 " ] ||
         bad "merged CSV: $(cat "$d/all.csv")"
+    [ "$(wc -l < "$d/all.csv")" = 9 ] && [ -z "$(tail -c 1 "$d/all.csv")" ] || bad "merged CSV: not 9 whole lines"
+    [ ! -e "$d/all.csv.tmp" ] || bad "the CSV's temporary left beside it"
     done_test "merge: two shards in case order, JSON and CSV, exit 0"
 
     # outputs in directories that do not exist yet (kb_output_check lets them through): created
