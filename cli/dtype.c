@@ -126,12 +126,12 @@ void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, 
     } else if (t == KB_FP16 || t == KB_BF16) {
         uint16_t *h = buf;
         const int bf = t == KB_BF16;
+        const uint16_t qalt = bf ? kb_f32_to_bf16(to_float_odd(alt)) : kb_f32_to_f16(to_float_odd(alt));
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) {
             const float v = to_float_odd(draw(s0, i, lo, hi));
-            uint16_t q = bf ? kb_f32_to_bf16(v) : kb_f32_to_f16(v);
-            if ((q & 0x7fffu) == 0) q = bf ? kb_f32_to_bf16(to_float_odd(alt)) : kb_f32_to_f16(to_float_odd(alt));
-            h[i] = q;
+            const uint16_t q = bf ? kb_f32_to_bf16(v) : kb_f32_to_f16(v);
+            h[i] = (q & 0x7fffu) ? q : qalt; /* +0 or -0 */
         }
     }
 }

@@ -55,6 +55,7 @@ typedef struct {
 #define KB_MAX_IMPLS 16
 #define KB_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define KB_MAX_OUTPUTS 4
+#define KB_MAX_SCRATCH 2 /* kb_state.scratch: device intermediates poisoned before verified runs */
 #define KB_MAX_INPUTS 8
 
 struct kb_op;
@@ -112,7 +113,7 @@ typedef struct {
     struct {
         void *dev;
         size_t bytes;
-    } scratch[2];
+    } scratch[KB_MAX_SCRATCH];
     void *priv; /* op-specific (e.g. device cu_seqlens), freed by op->teardown */
 } kb_state;
 

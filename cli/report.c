@@ -386,6 +386,14 @@ fail:
     return NULL;
 }
 
+/* v to `digits` significant digits, as the JSON writes it */
+static double sig(double v, int digits)
+{
+    char t[40];
+    snprintf(t, sizeof t, "%.*g", digits, v);
+    return strtod(t, NULL);
+}
+
 static void add_num(cJSON *o, const char *k, double v)
 {
     if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
@@ -437,11 +445,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
         cJSON_AddNumberToObject(o, "samples", row->st.samples);
         if (row->samples && row->st.samples > 0) { /* events resolve about 0.5 us: 7 digits say all of it */
             cJSON *a = cJSON_AddArrayToObject(o, "samples_ms");
-            for (int i = 0; i < row->st.samples; i++) {
-                char t[32];
-                snprintf(t, sizeof t, "%.7g", row->samples[i]);
-                cJSON_AddItemToArray(a, cJSON_CreateNumber(strtod(t, NULL)));
-            }
+            for (int i = 0; i < row->st.samples; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(sig(row->samples[i], 7)));
         }
         if (row->st.samples && row->timing) cJSON_AddStringToObject(o, "timing", row->timing);
         add_num(o, "bytes", row->bytes);
@@ -483,9 +487,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
         for (int i = 0; i < KB_WALL_N; i++)
             if (row->wall[i] > 0) {
                 if (!w) w = cJSON_AddObjectToObject(o, "wall_s");
-                char t[32];
-                snprintf(t, sizeof t, "%.4g", row->wall[i]);
-                cJSON_AddNumberToObject(w, kb_wall_names[i], strtod(t, NULL));
+                cJSON_AddNumberToObject(w, kb_wall_names[i], sig(row->wall[i], 4));
             }
         cJSON_AddItemToArray(r->results, o);
         if (json_write(r)) return -1;

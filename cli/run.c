@@ -157,7 +157,7 @@ static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_
 {
     for (int i = 0; i < st->nout; i++)
         KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < KB_MAX_SCRATCH; i++)
         if (st->scratch[i].dev) KB_CK(cudaMemsetAsync(st->scratch[i].dev, 0xff, st->scratch[i].bytes, (cudaStream_t)stream));
     launch_ctx l = {impl, c, st, run};
     int rc = launch_fn(&l, stream);
