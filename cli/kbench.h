@@ -7,6 +7,7 @@
 #ifndef KBENCH_H
 #define KBENCH_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -482,12 +483,39 @@ typedef struct {
     int samples;
 } kb_stats;
 
+/* ---- bg.c ---------------------------------------------------------------- */
+/* fn(arg) on a thread of its own, with an OpenMP team of kb_bg_team(the
+ * default) threads, while the caller goes on; kb_bg_join waits for it and
+ * says how long the caller waited. Without a thread (pthread_create failed)
+ * kb_bg_start runs fn at once and returns 1. */
+typedef struct {
+    pthread_t th;
+    int started;
+    void (*fn)(void *);
+    void *arg;
+    double run_s; /* how long fn ran, once joined */
+    int done;     /* fn has returned (__atomic loads and stores) */
+} kb_bg;
+int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg);
+int kb_bg_done(const kb_bg *b); /* fn has returned: kb_bg_join will not wait */
+double kb_bg_join(kb_bg *b);
+int kb_bg_team(int max_threads); /* one core left to the caller: max - 1, at least 1 */
+
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
- * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads)
- * and CPU reference on the case's first row, verify and time on every row,
- * so a sum over the rows counts each once. */
-typedef enum { KB_WALL_CEILINGS, KB_WALL_SETUP, KB_WALL_REFERENCE, KB_WALL_VERIFY, KB_WALL_TIME, KB_WALL_N } kb_wall_phase;
-extern const char *const kb_wall_names[KB_WALL_N]; /* "ceilings", "setup", "reference", "verify", "time" */
+ * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),
+ * CPU reference (on its own thread, beside verify and time) and wait (the
+ * part of the reference nothing else hid) on the case's first row, verify
+ * and time on every row, so a sum over the rows counts each once. */
+typedef enum {
+    KB_WALL_CEILINGS,
+    KB_WALL_SETUP,
+    KB_WALL_REFERENCE,
+    KB_WALL_WAIT,
+    KB_WALL_VERIFY,
+    KB_WALL_TIME,
+    KB_WALL_N
+} kb_wall_phase;
+extern const char *const kb_wall_names[KB_WALL_N]; /* "ceilings", "setup", "reference", "wait", "verify", "time" */
 
 typedef struct {
     const kb_case *c;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const kb_wall_names[KB_WALL_N] = {"ceilings", "setup", "reference", "verify", "time"};
+const char *const kb_wall_names[KB_WALL_N] = {"ceilings", "setup", "reference", "wait", "verify", "time"};
 
 #ifndef KB_GIT
 #define KB_GIT "unknown"

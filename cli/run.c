@@ -173,24 +173,50 @@ static void free_all(void **h, int n)
     for (int i = 0; i < n; i++) free(h[i]);
 }
 
-/* Poison, run once, compare every output with the reference (its own
- * tolerance). With `repeat` (kbench check), run again and require the same
- * bits, unless the implementation declares itself nondeterministic. */
-static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
-                  kb_row *row)
+/* Poison and run once, and keep every output on the host (h); with `repeat`
+ * (kbench check) run again and require the same bits, unless the
+ * implementation declares itself nondeterministic: a difference is noted in
+ * nondet, for verify_compare. Needs no reference: the comparison can wait
+ * for it (verify_compare). */
+static int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
+                      void **h, char *nondet, size_t nn)
 {
-    void *h[KB_MAX_OUTPUTS] = {0};
     int rc = poisoned_run(impl, c, st, run, stream);
     if (rc) return rc;
+    for (int i = 0; i < st->nout; i++) {
+        kb_buf *b = &st->out[i];
+        size_t es = kb_dtype_size(b->dtype);
+        h[i] = malloc(b->n * es + 1);
+        KB_CK(cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost));
+    }
+    if (repeat && !impl->nondeterministic) {
+        rc = poisoned_run(impl, c, st, run, stream);
+        for (int i = 0; i < st->nout && !rc; i++) {
+            kb_buf *b = &st->out[i];
+            size_t es = kb_dtype_size(b->dtype), diff = 0;
+            unsigned char *again = malloc(b->n * es + 1);
+            rc = cudaMemcpy(again, b->dev, b->n * es, cudaMemcpyDeviceToHost);
+            if (rc) { free(again); break; }
+            for (size_t k = 0; k < b->n; k++) diff += memcmp(again + k * es, (unsigned char *)h[i] + k * es, es) != 0;
+            free(again);
+            if (diff && !nondet[0])
+                snprintf(nondet, nn, "%s: a second run differs in %zu of %zu elements (not deterministic)", b->name, diff,
+                         b->n);
+        }
+        KB_CK(rc);
+    }
+    return 0;
+}
+
+/* Compare every output kept by verify_run with the reference (its own
+ * tolerance), then any difference between two runs (nondet). */
+static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const char *nondet, kb_row *row)
+{
     row->verified = 1;
     row->rel_err = row->max_abs_err = 0;
     row->verified_rows = 0;
     for (int i = 0; i < st->nout; i++) {
         kb_buf *b = &st->out[i];
-        size_t es = kb_dtype_size(b->dtype);
-        h[i] = malloc(b->n * es + 1);
-        rc = cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost);
-        if (rc) { free_all(h, st->nout); KB_CK(rc); }
         /* the compared elements: every one, or the rows the reference computed */
         double *got = malloc(kb_buf_checked(b) * sizeof *got + 1);
         kb_buf_gather(b, h[i], got);
@@ -209,27 +235,10 @@ static int verify(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_r
         if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
         free(got);
     }
-    if (repeat && !impl->nondeterministic) {
-        rc = poisoned_run(impl, c, st, run, stream);
-        for (int i = 0; i < st->nout && !rc; i++) {
-            kb_buf *b = &st->out[i];
-            size_t es = kb_dtype_size(b->dtype), diff = 0;
-            unsigned char *again = malloc(b->n * es + 1);
-            rc = cudaMemcpy(again, b->dev, b->n * es, cudaMemcpyDeviceToHost);
-            if (rc) { free(again); break; }
-            for (size_t k = 0; k < b->n; k++) diff += memcmp(again + k * es, (unsigned char *)h[i] + k * es, es) != 0;
-            free(again);
-            if (diff) {
-                row->verified = 0;
-                if (!row->error[0])
-                    snprintf(row->error, sizeof row->error, "%s: a second run differs in %zu of %zu elements (not deterministic)",
-                             b->name, diff, b->n);
-            }
-        }
-        if (rc) { free_all(h, st->nout); KB_CK(rc); }
+    if (nondet[0]) {
+        row->verified = 0;
+        if (!row->error[0]) snprintf(row->error, sizeof row->error, "%s", nondet);
     }
-    free_all(h, st->nout);
-    return 0;
 }
 
 /* kbench check's line for a row that failed */
@@ -349,6 +358,71 @@ static int put_row(kb_report *rep, const kb_row *row, int *nrows)
     return 0;
 }
 
+/* a case's reference, run beside the timing (kb_bg) */
+typedef struct {
+    const kb_op *op;
+    const kb_case *c;
+    kb_state *st;
+} ref_task;
+
+static void ref_main(void *arg)
+{
+    ref_task *t = arg;
+    t->op->reference(t->c, t->st);
+}
+
+/* A row measured and waiting for the reference: its outputs on the host. */
+typedef struct {
+    kb_row row;
+    const kb_impl *impl;
+    void *h[KB_MAX_OUTPUTS]; /* verify_run's outputs */
+    char nondet[256];        /* a second run differed (kbench check) */
+    int e;                   /* the CUDA error of its setup, run or timing; 0 */
+    int na, ran;             /* n/a; verify_run ran */
+} pending;
+
+typedef struct {
+    int npass, nfail, nna, *exit_code;
+} tally;
+
+static void free_pending(pending *p)
+{
+    free(p->row.samples);
+    free_all(p->h, KB_MAX_OUTPUTS);
+}
+
+/* A row done: compared with the reference (which is done), counted (a crash
+ * once, as failed, whatever the comparison said), written. The case's
+ * phases go on its first row. 1: the result files could not be written. */
+static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *first, kb_report *rep, int *nrows,
+                      int check_mode, const char *label)
+{
+    kb_row *row = &p->row;
+    if (*first) {
+        for (int i = 0; i < KB_WALL_N; i++) row->wall[i] += wall[i];
+        *first = 0;
+    }
+    if (p->ran) {
+        const double tw = wall_s();
+        verify_compare(row->c, st, p->h, p->nondet, row);
+        row->wall[KB_WALL_VERIFY] += wall_s() - tw;
+    }
+    if (p->na) {
+        t->nna++;
+    } else if (p->e) {
+        t->nfail++;
+    } else if (row->verified == 1) {
+        t->npass++;
+    } else if (row->verified == 0) {
+        t->nfail++;
+        if (*t->exit_code == KB_EXIT_OK) *t->exit_code = KB_EXIT_VERIFY;
+    }
+    int lost = put_row(rep, row, nrows);
+    if (check_mode && !p->na && (row->verified == 0 || p->e)) fail_line(row->c->op, row->c, p->impl, label, row->error);
+    free_pending(p);
+    return lost;
+}
+
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
     char err[KB_ERRLEN];
@@ -435,7 +509,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
 
-    int exit_code = KB_EXIT_OK, npass = 0, nfail = 0, nna = 0, fatal = 0;
+    int exit_code = KB_EXIT_OK, fatal = 0;
+    tally fin = {0, 0, 0, &exit_code};
     int lost = 0; /* a result file could not be written: stop, keep what is there */
     char fatal_what[2000] = ""; /* the implementation and case that lost the context */
     int nrows = 0;
@@ -485,40 +560,53 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         wall[KB_WALL_SETUP] = wall_s() - tw;
         char setup_err[512] = "";
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
-        tw = wall_s();
-        if (!setup_rc && !o->no_verify) op->reference(c, &st);
-        wall[KB_WALL_REFERENCE] = wall_s() - tw;
-        int first_row = 1;
+        /* The CPU reference runs on a thread of its own while the GPU times
+         * the implementations (it was the host work that more GPUs of one
+         * host did not cut: issue 24). Their outputs wait on the host, rows
+         * pending, until it is done; kbench check (nothing timed) and
+         * --no-verify keep it in line. */
+        ref_task rt = {op, c, &st};
+        kb_bg bg;
+        memset(&bg, 0, sizeof bg);
+        const int want_ref = !setup_rc && !o->no_verify, bg_ref = want_ref && !info->check_mode;
+        if (bg_ref) {
+            kb_bg_start(&bg, ref_main, &rt);
+        } else if (want_ref) {
+            tw = wall_s();
+            op->reference(c, &st);
+            wall[KB_WALL_REFERENCE] = wall_s() - tw;
+        }
+        int ref_joined = !bg_ref;
+        const int nimpl = kb_op_nimpls(op);
+        pending *pend = calloc((size_t)nimpl + 1, sizeof *pend);
+        if (!pend) abort();
+        int npend = 0, nput = 0, first_row = 1;
         double base_ms = 0;
         char label[1024];
         kb_case_label(c, label, sizeof label);
-        for (int ii = 0; ii < kb_op_nimpls(op) && !fatal && !lost && !kb_stop_signal; ii++) {
+        for (int ii = 0; ii < nimpl && !fatal && !lost && !kb_stop_signal; ii++) {
             const kb_impl *impl = kb_op_impl(op, ii);
             if (!impl_selected(o->impl, impl->name)) continue;
-            kb_row row;
-            memset(&row, 0, sizeof row);
-            row.c = c;
-            row.impl = impl->name;
-            row.bytes = bytes;
-            row.flops = flops;
-            row.verified = -1;
-            row.copy_gbps = copy;
-            row.gemm_tflops = gemm;
-            row.cublas_shape_tflops = shape_tf;
-            row.timing = o->timing;
-            if (first_row) { /* the case's phases once, on whichever row comes first */
-                memcpy(row.wall, wall, sizeof wall);
-                first_row = 0;
-            }
-            kb_last_error[0] = 0;
+            pending *p = &pend[npend];
+            memset(p, 0, sizeof *p);
+            p->impl = impl;
+            kb_row *row = &p->row;
+            row->c = c;
+            row->impl = impl->name;
+            row->bytes = bytes;
+            row->flops = flops;
+            row->verified = -1;
+            row->copy_gbps = copy;
+            row->gemm_tflops = gemm;
+            row->cublas_shape_tflops = shape_tf;
+            row->timing = o->timing;
             char nv[1200];
             if (setup_rc) {
-                snprintf(row.error, sizeof row.error, "%s", setup_err);
+                snprintf(row->error, sizeof row->error, "%s", setup_err);
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
-                nfail++;
-                lost = put_row(rep, &row, &nrows);
-                if (info->check_mode) fail_line(op, c, impl, label, row.error);
+                p->e = setup_rc;
+                npend++;
                 continue;
             }
             /* n/a: the implementation cannot take this case here (not a failure), by
@@ -526,31 +614,31 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             kb_impl_run run;
             memset(&run, 0, sizeof run);
             run.impl = impl;
-            int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row.reason, sizeof row.reason);
+            kb_last_error[0] = 0;
+            int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row->reason, sizeof row->reason);
             if (!na) { /* untimed: plan, allocate the implementation's workspace, name the kernel */
                 e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
                 if (e == KB_NA) {
                     na = 1;
-                    snprintf(row.reason, sizeof row.reason, "%s", run.why[0] ? run.why : "cannot take this case");
+                    snprintf(row->reason, sizeof row->reason, "%s", run.why[0] ? run.why : "cannot take this case");
                     if (impl->release) impl->release(c, &st, &run);
                 }
             }
             if (na) {
-                row.verified = KB_V_NA;
-                nna++;
+                row->verified = KB_V_NA;
+                p->na = 1;
+                npend++;
                 progress_done(o->quiet);
-                lost = put_row(rep, &row, &nrows);
                 continue;
             }
             if (!run.kernel[0]) snprintf(run.kernel, sizeof run.kernel, "%s", impl->name);
-            snprintf(row.kernel, sizeof row.kernel, "%s", run.kernel);
+            snprintf(row->kernel, sizeof row->kernel, "%s", run.kernel);
             snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
                      impl->name, run.kernel, label);
             if (e) {
                 if (!kb_last_error[0])
                     snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
             }
-            int counted = 0; /* 1: counted passed, -1: counted failed */
             char what[1400];
             const char *pl = kb_plugin_path(impl);
             snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
@@ -558,61 +646,70 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             /* a launch or a batch of samples finishes well within --timeout;
              * nothing finished for much longer is a hung kernel */
             watch_arm(what, 2 * o->timeout + 60);
-            if (!e && !o->no_verify) {
+            if (!e && !o->no_verify) { /* its outputs kept for the comparison, once the reference is done */
                 nvtxRangePushA(nv);
                 tw = wall_s();
-                e = verify(impl, c, &st, &run, stream, info->check_mode, &row);
-                row.wall[KB_WALL_VERIFY] = wall_s() - tw;
+                e = verify_run(impl, c, &st, &run, stream, info->check_mode, p->h, p->nondet, sizeof p->nondet);
+                row->wall[KB_WALL_VERIFY] = wall_s() - tw;
+                p->ran = !e;
                 nvtxRangePop();
-                if (!e) {
-                    if (row.verified) npass++;
-                    else { nfail++; if (exit_code == KB_EXIT_OK) exit_code = KB_EXIT_VERIFY; }
-                    counted = row.verified ? 1 : -1;
-                }
             }
             if (!e && !info->check_mode) {
                 launch_ctx l = {impl, c, &st, &run};
                 kb_time_extra x = {.keep = o->save_samples};
                 tw = wall_s();
-                e = kb_time(timer, launch_fn, &l, o, nv, &row.st, &x);
-                row.wall[KB_WALL_TIME] = wall_s() - tw;
-                row.samples = x.samples;
-                row.cond = x.cond;
-                if (!e && row.st.median > 0) {
-                    row.gbps = bytes / (row.st.median * 1e-3) / 1e9;
-                    row.tflops = flops / (row.st.median * 1e-3) / 1e12;
-                    if (copy > 0) row.pct_of_copy = 100.0 * row.gbps / copy;
-                    if (gemm > 0) row.pct_of_gemm = 100.0 * row.tflops / gemm;
-                    if (shape_tf > 0) row.pct_of_cublas_shape = 100.0 * row.tflops / shape_tf;
-                    snprintf(row.note, sizeof row.note, "%s",
-                             kb_row_note(row.pct_of_copy, row.pct_of_gemm, bytes, dev.l2_bytes, o->hot));
-                    if (ii == 0) base_ms = row.st.median;
-                    if (base_ms > 0) row.speedup = base_ms / row.st.median;
+                e = kb_time(timer, launch_fn, &l, o, nv, &row->st, &x);
+                row->wall[KB_WALL_TIME] = wall_s() - tw;
+                row->samples = x.samples;
+                row->cond = x.cond;
+                if (!e && row->st.median > 0) {
+                    row->gbps = bytes / (row->st.median * 1e-3) / 1e9;
+                    row->tflops = flops / (row->st.median * 1e-3) / 1e12;
+                    if (copy > 0) row->pct_of_copy = 100.0 * row->gbps / copy;
+                    if (gemm > 0) row->pct_of_gemm = 100.0 * row->tflops / gemm;
+                    if (shape_tf > 0) row->pct_of_cublas_shape = 100.0 * row->tflops / shape_tf;
+                    snprintf(row->note, sizeof row->note, "%s",
+                             kb_row_note(row->pct_of_copy, row->pct_of_gemm, bytes, dev.l2_bytes, o->hot));
+                    if (ii == 0) base_ms = row->st.median;
+                    if (base_ms > 0) row->speedup = base_ms / row->st.median;
                 }
             }
             if (e) {
-                snprintf(row.error, sizeof row.error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
-                /* a crash counts once, as failed (also after a passed or failed comparison) */
-                if (counted == 1) npass--;
-                if (counted != -1) nfail++;
+                snprintf(row->error, sizeof row->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
                 if (kb_cuda_sticky(e)) {
                     fatal = 1;
-                    snprintf(fatal_what, sizeof fatal_what, "%s: %s", what, row.error);
+                    snprintf(fatal_what, sizeof fatal_what, "%s: %s", what, row->error);
                 }
                 exit_code = KB_EXIT_CUDA;
                 cudaGetLastError();
+                p->e = e;
             }
             watch_disarm();
             if (impl->release) impl->release(c, &st, &run);
             progress_done(o->quiet);
             if (kb_stop_signal) { /* this row is unfinished: it is not written */
-                free(row.samples);
+                free(row->samples);
+                free_all(p->h, KB_MAX_OUTPUTS);
                 break;
             }
-            lost = put_row(rep, &row, &nrows);
-            free(row.samples);
-            if (info->check_mode && (row.verified == 0 || e)) fail_line(op, c, impl, label, row.error);
+            npend++;
+            if (!ref_joined && kb_bg_done(&bg)) { /* done already: no row need wait */
+                wall[KB_WALL_WAIT] = kb_bg_join(&bg);
+                wall[KB_WALL_REFERENCE] = bg.run_s;
+                ref_joined = 1;
+            }
+            if (ref_joined) /* the rows so far, in order */
+                for (; nput < npend && !lost; nput++)
+                    lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
         }
+        if (!ref_joined) { /* the reference is needed before the rows (and before st is freed) */
+            wall[KB_WALL_WAIT] = kb_bg_join(&bg);
+            wall[KB_WALL_REFERENCE] = bg.run_s;
+        }
+        for (; nput < npend; nput++)
+            if (!lost) lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
+            else free_pending(&pend[nput]);
+        free(pend);
         if (op->teardown) op->teardown(c, &st);
         for (int k = 0; k < st.nin; k++) { cudaFree(st.in[k].dev); free(st.in[k].host); }
         for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
@@ -636,7 +733,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 nrows, nrows == 1 ? "" : "s", watch.files[0] ? " in " : "", watch.files);
         exit_code = 128 + kb_stop_signal;
     }
-    if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", npass, nfail, nna);
+    if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", fin.npass, fin.nfail, fin.nna);
     else if (!o->quiet && !write_failed && !kb_stop_signal && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
     return exit_code;
 }

@@ -1,0 +1,54 @@
+/* A task on a thread of its own while the caller goes on (kbench.h,
+ * kb_bg_*): the CPU reference of a case runs beside the GPU's ceilings and
+ * timing. Its OpenMP team leaves one core to the caller, whose thread
+ * launches and times the kernels. */
+#include "kbench.h"
+
+#include <omp.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int kb_bg_team(int max_threads) { return max_threads > 1 ? max_threads - 1 : 1; }
+
+static void *bg_main(void *arg)
+{
+    kb_bg *b = arg;
+    omp_set_num_threads(kb_bg_team(omp_get_max_threads())); /* this thread's teams only */
+    const double t = now_s();
+    b->fn(b->arg);
+    b->run_s = now_s() - t;
+    __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg)
+{
+    b->fn = fn;
+    b->arg = arg;
+    b->run_s = 0;
+    b->done = 0;
+    b->started = pthread_create(&b->th, NULL, bg_main, b) == 0;
+    if (b->started) return 0;
+    const double t = now_s(); /* no thread: run it here and now */
+    fn(arg);
+    b->run_s = now_s() - t;
+    b->done = 1;
+    return 1;
+}
+
+int kb_bg_done(const kb_bg *b) { return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE); }
+
+double kb_bg_join(kb_bg *b)
+{
+    if (!b->started) return 0;
+    const double t = now_s();
+    pthread_join(b->th, NULL);
+    b->started = 0;
+    return now_s() - t;
+}
