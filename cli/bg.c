@@ -1,7 +1,7 @@
 /* A task on a thread of its own while the caller goes on (kbench.h,
- * kb_bg_*): the CPU reference of a case runs beside the GPU's ceilings and
- * timing. Its OpenMP team leaves one core to the caller, whose thread
- * launches and times the kernels. */
+ * kb_bg_*): the CPU reference of a case runs beside the verify runs and the
+ * timing of its implementations. Its OpenMP team is the caller's, one core
+ * short: the caller's thread launches and times the kernels. */
 #include "kbench.h"
 
 #include <time.h>
@@ -24,7 +24,7 @@ int kb_bg_team(int max_threads) { return max_threads > 1 ? max_threads - 1 : 1; 
 static void *bg_main(void *arg)
 {
     kb_bg *b = arg;
-    omp_set_num_threads(kb_bg_team(omp_get_max_threads())); /* this thread's teams only */
+    omp_set_num_threads(b->team); /* this thread's teams only */
     const double t = now_s();
     b->fn(b->arg);
     b->run_s = now_s() - t;
@@ -38,6 +38,9 @@ int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg)
     b->arg = arg;
     b->run_s = 0;
     b->done = 0;
+    /* the caller's team (a --devices worker's share of the cores): a new
+     * thread would start from the process's default */
+    b->team = kb_bg_team(omp_get_max_threads());
     b->started = pthread_create(&b->th, NULL, bg_main, b) == 0;
     if (b->started) return 0;
     const double t = now_s(); /* no thread: run it here and now */

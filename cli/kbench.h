@@ -485,7 +485,7 @@ typedef struct {
 
 /* ---- bg.c ---------------------------------------------------------------- */
 /* fn(arg) on a thread of its own, with an OpenMP team of kb_bg_team(the
- * default) threads, while the caller goes on; kb_bg_join waits for it and
+ * caller's) threads, while the caller goes on; kb_bg_join waits for it and
  * says how long the caller waited. Without a thread (pthread_create failed)
  * kb_bg_start runs fn at once and returns 1. */
 typedef struct {
@@ -495,6 +495,7 @@ typedef struct {
     void *arg;
     double run_s; /* how long fn ran, once joined */
     int done;     /* fn has returned (__atomic loads and stores) */
+    int team;     /* its OpenMP threads: kb_bg_team(the caller's) */
 } kb_bg;
 int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg);
 int kb_bg_done(const kb_bg *b); /* fn has returned: kb_bg_join will not wait */

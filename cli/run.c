@@ -173,13 +173,14 @@ static void free_all(void **h, int n)
     for (int i = 0; i < n; i++) free(h[i]);
 }
 
-/* Poison and run once, and keep every output on the host (h); with `repeat`
+/* Poison and run once, and keep every output on the host (h, then *kept);
+ * with `repeat`
  * (kbench check) run again and require the same bits, unless the
  * implementation declares itself nondeterministic: a difference is noted in
  * nondet, for verify_compare. Needs no reference: the comparison can wait
  * for it (verify_compare). */
 static int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
-                      void **h, char *nondet, size_t nn)
+                      void **h, int *kept, char *nondet, size_t nn)
 {
     int rc = poisoned_run(impl, c, st, run, stream);
     if (rc) return rc;
@@ -189,6 +190,7 @@ static int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_im
         h[i] = malloc(b->n * es + 1);
         KB_CK(cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost));
     }
+    *kept = 1; /* compared whatever the second run does */
     if (repeat && !impl->nondeterministic) {
         rc = poisoned_run(impl, c, st, run, stream);
         for (int i = 0; i < st->nout && !rc; i++) {
@@ -570,13 +572,14 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         memset(&bg, 0, sizeof bg);
         const int want_ref = !setup_rc && !o->no_verify, bg_ref = want_ref && !info->check_mode;
         if (bg_ref) {
-            kb_bg_start(&bg, ref_main, &rt);
+            if (kb_bg_start(&bg, ref_main, &rt)) /* no thread: it ran here, nothing hid it */
+                wall[KB_WALL_WAIT] = wall[KB_WALL_REFERENCE] = bg.run_s;
         } else if (want_ref) {
             tw = wall_s();
             op->reference(c, &st);
             wall[KB_WALL_REFERENCE] = wall_s() - tw;
         }
-        int ref_joined = !bg_ref;
+        int ref_joined = !bg_ref || !bg.started;
         const int nimpl = kb_op_nimpls(op);
         pending *pend = calloc((size_t)nimpl + 1, sizeof *pend);
         if (!pend) abort();
@@ -641,6 +644,13 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             char what[1400];
             const char *pl = kb_plugin_path(impl);
+            if (pl && !ref_joined) { /* a plugin may crash or hang the process: the rows before it written first */
+                wall[KB_WALL_WAIT] = kb_bg_join(&bg);
+                wall[KB_WALL_REFERENCE] = bg.run_s;
+                ref_joined = 1;
+                for (; nput < npend && !lost; nput++)
+                    lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
+            }
             snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
                      op->name, label);
             /* a launch or a batch of samples finishes well within --timeout;
@@ -649,9 +659,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             if (!e && !o->no_verify) { /* its outputs kept for the comparison, once the reference is done */
                 nvtxRangePushA(nv);
                 tw = wall_s();
-                e = verify_run(impl, c, &st, &run, stream, info->check_mode, p->h, p->nondet, sizeof p->nondet);
+                e = verify_run(impl, c, &st, &run, stream, info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
                 row->wall[KB_WALL_VERIFY] = wall_s() - tw;
-                p->ran = !e;
                 nvtxRangePop();
             }
             if (!e && !info->check_mode) {

@@ -11,8 +11,8 @@
 #                     merge; wall times, speedup over one GPU and its share
 #                     of N; kbench compare of each against the one-GPU run,
 #                     the differing cases with the GPU that ran them, and
-#                     the rows' wall_s (ceilings, setup, reference, verify,
-#                     time) summed over the workers of each way
+#                     the rows' wall_s (ceilings, setup, reference, wait,
+#                     verify, time) summed over the workers of each way
 #     kill:SWEEP      --devices all with one worker SIGKILLed after 8 s: exit 3,
 #                     the killed case an error row, every other case a row,
 #                     the JSON valid, no parts left

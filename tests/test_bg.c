@@ -63,6 +63,23 @@ static void test_runs_beside_and_joins(void **state)
     assert_true(kb_bg_join(&b) == 0);                   /* a second join: nothing to wait for */
 }
 
+/* the caller's team, not the process's default: a --devices worker sets
+ * its share of the cores in its own thread */
+static void test_callers_team(void **state)
+{
+    (void)state;
+    const int was = omp_get_max_threads();
+    omp_set_num_threads(3);
+    task t = {0};
+    atomic_store(&t.go, 1);
+    kb_bg b;
+    assert_int_equal(kb_bg_start(&b, work, &t), 0);
+    kb_bg_join(&b);
+    omp_set_num_threads(was);
+    assert_int_equal(t.team, 2);
+    assert_int_equal(t.team_in_par, 2);
+}
+
 static void test_team(void **state)
 {
     (void)state;
@@ -76,6 +93,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_beside_and_joins),
+        cmocka_unit_test(test_callers_team),
         cmocka_unit_test(test_team),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
