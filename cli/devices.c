@@ -4,7 +4,10 @@
  * must not fork workers that use it). It forks one worker per GPU, each
  * pinned with CUDA_VISIBLE_DEVICES, and hands out cases from a queue,
  * largest first (kb_case_cost), one at a time over a pipe: a worker asks for
- * its next case when the last is done, so the GPUs finish together. Each
+ * its next case when the last is done, so the GPUs finish together. Cases
+ * that share their ceilings (one shape in bf16 and fp16) stay with the worker
+ * that took the first of them, which has measured them (kb_queue_pick: split
+ * over two GPUs, the grid's per-case ceilings took 65 s summed, not 44). Each
  * worker is kb_run_plan on the whole plan (it measures its own GPU's
  * ceilings) writing its own part files (ALL.gpuD.{csv,json}); at the end
  * kb_merge_files joins them into the run's CSV and JSON in case order, every
@@ -215,13 +218,17 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         unlink(pc);
     }
     int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
+    int *group = malloc(sizeof *group * (size_t)(plan->ncases + 1)); /* cases that share ceilings: one GPU's */
+    char *taken = calloc((size_t)plan->ncases + 1, 1);                /* places in order handed out */
     int *dead = malloc(sizeof *dead * (size_t)(plan->ncases + 1)); /* the worker that ended during it, else -1 */
-    if (!order || !dead) abort();
+    if (!order || !group || !taken || !dead) abort();
     kb_plan_by_cost(plan, order);
+    kb_ceiling_groups(plan, order, group);
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     int cores = host_cores(), threads = cores > n ? cores / n : 1;
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
+    int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
     int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK, halt = 0; /* halt: no more cases handed out */
     /* SIGINT/SIGTERM from here on: the workers finish their case, no other
      * is handed out (a worker's own run catches them as a sweep does) */
@@ -276,6 +283,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         to[w] = a[1];
         from[w] = b[0];
         cur[w] = -1;
+        last[w] = -1;
         status[w] = 0;
         started++;
         alive++;
@@ -309,14 +317,14 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (k == 5 && !memcmp(buf, "next\n", 5)) {
                 if (cur[w] >= 0) done++;
                 cur[w] = -1;
-                int ci = !halt && !kb_stop_signal && next < plan->ncases ? order[next++] : -1;
+                const int j = !halt && !kb_stop_signal ? kb_queue_pick(group, plan->ncases, taken, last, started, w) : -1;
+                const int ci = j >= 0 ? order[j] : -1;
                 char line[32];
                 int l = snprintf(line, sizeof line, "%d\n", ci);
-                if (write(to[w], line, (size_t)l) != l) {
-                    if (ci >= 0) next--; /* the worker is gone: the case goes back to the queue */
-                    ci = -1;
-                }
-                if (ci >= 0) {
+                if (write(to[w], line, (size_t)l) == l && ci >= 0) { /* else gone: the case stays in the queue */
+                    taken[j] = 1;
+                    next++;
+                    last[w] = j;
                     cur[w] = ci;
                     if (dry) {
                         char label[1024];
@@ -353,6 +361,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 dead[cur[w]] = w;
             }
             cur[w] = -1;
+            last[w] = -1; /* its ceilings' cases: anyone's */
         }
     }
     kb_uncatch_stop(old_stop);
@@ -390,6 +399,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             }
     }
     free(order);
+    free(group);
+    free(taken);
     free(dead);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {

@@ -413,8 +413,14 @@ void kb_plan_identity(const kb_plan *plan, char id[17]);
 double kb_case_cost(const kb_case *c); /* bytes + flops / 250: the shards' balance */
 /* the distinct ops of the plan's cases, in order of appearance (max at most) */
 int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max);
+/* the copy ceiling a case's rows are measured against is keyed by the bytes
+ * it reads and writes (a timer measures each key once): cases with the same
+ * key share their ceilings, and kb_shard_assign and the --devices queue keep
+ * them on one GPU (split, each GPU measured the same ceiling) */
+void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes);
 /* shard_of[i] in [0, n) for each case: longest-processing-time first by
- * kb_case_cost, ties by the case's text; the same for any order of the cases */
+ * kb_case_cost over groups of cases that share their ceilings (summed), ties
+ * by the text of a group's first case; the same for any order of the cases */
 void kb_shard_assign(const kb_plan *plan, int n, int *shard_of);
 /* After kb_plan_seed: records the sweep (identity, cases, ops), then keeps
  * only shard opts.shard's cases (their index and seed unchanged). 0, or -1
@@ -429,6 +435,16 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 /* the order cases are handed out in (--devices) and dealt to shards: the
  * largest (kb_case_cost) first, ties by op and label (shard.c) */
 void kb_plan_by_cost(const kb_plan *plan, int *order);
+/* group[j] for each place j in order: the first place whose case shares
+ * the ceilings of order[j]'s (the same kb_case_copy_key; itself when none before) */
+void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group);
+/* The --devices queue: the place in order (of n) of the next case for worker
+ * w, given the places taken (taken[j]) and each worker's last place (last[v],
+ * -1: none, or the worker is gone): a place left whose case shares the
+ * ceilings of w's last (w measured them), else the first left whose ceilings
+ * no other worker's last case has (that worker comes back for it), else the
+ * first left; -1: none left. */
+int kb_queue_pick(const int *group, int n, const char *taken, const int *last, int nworkers, int w);
 
 
 /* Give every case its own seed from the run's seed (after flags are applied). */

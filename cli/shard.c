@@ -110,21 +110,96 @@ void kb_plan_by_cost(const kb_plan *plan, int *order)
     free(it);
 }
 
+void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes)
+{
+    const double b = c->op->bytes ? c->op->bytes(c) : 0, w = c->op->bytes_written ? c->op->bytes_written(c) : b / 2;
+    *rbytes = b - w;
+    *wbytes = w;
+}
+
+typedef struct {
+    double r, w;
+    int j;
+} ceiling_key;
+
+static int by_key(const void *a, const void *b)
+{
+    const ceiling_key *x = a, *y = b;
+    if (x->r != y->r) return x->r < y->r ? -1 : 1;
+    if (x->w != y->w) return x->w < y->w ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group)
+{
+    const int nc = plan->ncases;
+    ceiling_key *k = malloc(sizeof *k * (size_t)(nc + 1));
+    if (!k) abort();
+    for (int j = 0; j < nc; j++) {
+        kb_case_copy_key(&plan->cases[order[j]], &k[j].r, &k[j].w);
+        k[j].j = j;
+    }
+    qsort(k, (size_t)nc, sizeof *k, by_key); /* equal keys together, the first place first */
+    for (int i = 0, lead = 0; i < nc; i++) {
+        if (i == 0 || k[i].r != k[i - 1].r || k[i].w != k[i - 1].w) lead = k[i].j;
+        group[k[i].j] = lead;
+    }
+    free(k);
+}
+
+/* Cases that share their ceilings (the copy ceiling at the case's bytes: the
+ * same shape in bf16 and fp16) go to one shard, which measures them once. */
 void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
 {
-    int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
+    const int nc = plan->ncases;
+    int *order = malloc(sizeof *order * (size_t)(nc + 1)), *group = malloc(sizeof *group * (size_t)(nc + 1));
+    shard_item *g = malloc(sizeof *g * (size_t)(nc + 1));
+    int *to = malloc(sizeof *to * (size_t)(nc + 1));
     double load[KB_MAX_SHARDS] = {0};
-    if (!order) abort();
+    if (!order || !group || !g || !to) abort();
     kb_plan_by_cost(plan, order); /* largest first, ties by label: the same whatever the flags' order */
-    for (int j = 0; j < plan->ncases; j++) {
+    kb_ceiling_groups(plan, order, group);
+    int ng = 0; /* the groups by their summed cost, ties by the place of their first case */
+    for (int j = 0; j < nc; j++) {
+        if (group[j] != j) continue;
+        g[ng].cost = 0;
+        g[ng].label[0] = 0;
+        g[ng++].i = j;
+    }
+    for (int j = 0, k = 0; j < nc; j++) /* a leader's slot among the groups, for now in to[] */
+        if (group[j] == j) to[j] = k++;
+    for (int j = 0; j < nc; j++) {
+        const double cost = kb_case_cost(&plan->cases[order[j]]);
+        g[to[group[j]]].cost += cost > 0 ? cost : 1;
+    }
+    qsort(g, (size_t)ng, sizeof *g, by_cost);
+    for (int k = 0; k < ng; k++) {
         int best = 0;
         for (int s = 1; s < n; s++)
             if (load[s] < load[best]) best = s;
-        const double cost = kb_case_cost(&plan->cases[order[j]]);
-        load[best] += cost > 0 ? cost : 1;
-        shard_of[order[j]] = best;
+        load[best] += g[k].cost;
+        to[g[k].i] = best;
     }
+    for (int j = 0; j < nc; j++) shard_of[order[j]] = to[group[j]];
     free(order);
+    free(group);
+    free(g);
+    free(to);
+}
+
+int kb_queue_pick(const int *group, int n, const char *taken, const int *last, int nworkers, int w)
+{
+    int first = -1, free_ = -1;
+    for (int j = 0; j < n; j++) {
+        if (taken[j]) continue;
+        if (last[w] >= 0 && group[j] == group[last[w]]) return j;
+        if (first < 0) first = j;
+        if (free_ >= 0) continue;
+        int held = 0;
+        for (int v = 0; v < nworkers && !held; v++) held = v != w && last[v] >= 0 && group[j] == group[last[v]];
+        if (!held) free_ = j;
+    }
+    return free_ >= 0 ? free_ : first;
 }
 
 int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)

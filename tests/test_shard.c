@@ -49,8 +49,17 @@ static void test_parse(void **state)
     assert_non_null(strstr(err, "K must be 0 to N-1 (1)"));
 }
 
+static int same_key(const kb_case *a, const kb_case *b)
+{
+    double ra, wa, rb, wb;
+    kb_case_copy_key(a, &ra, &wa);
+    kb_case_copy_key(b, &rb, &wb);
+    return ra == rb && wa == wb;
+}
+
 /* every case in exactly one shard; each shard keeps its cases' index and
- * seed; the shards' costs within one case of each other */
+ * seed; cases that share their ceilings in one shard; the shards' costs
+ * within one group of such cases of each other */
 static void test_partition(void **state)
 {
     (void)state;
@@ -59,9 +68,14 @@ static void test_partition(void **state)
         load(&all, "configs/ci.json", 1);
         int total = all.ncases;
         char *seen = calloc((size_t)total, 1);
+        int *shard = malloc(sizeof *shard * (size_t)total);
         double load_[8] = {0}, maxcost = 0;
-        for (int i = 0; i < total; i++)
-            if (kb_case_cost(&all.cases[i]) > maxcost) maxcost = kb_case_cost(&all.cases[i]);
+        for (int i = 0; i < total; i++) { /* the largest group's summed cost */
+            double g = 0;
+            for (int j = 0; j < total; j++)
+                if (same_key(&all.cases[i], &all.cases[j])) g += kb_case_cost(&all.cases[j]);
+            if (g > maxcost) maxcost = g;
+        }
         for (int k = 0; k < n; k++) {
             kb_plan p;
             load(&p, "configs/ci.json", 1);
@@ -74,6 +88,7 @@ static void test_partition(void **state)
                 const kb_case *c = &p.cases[i];
                 assert_true(c->index >= 0 && c->index < total);
                 if (seen[c->index]++) fail_msg("case %d in two shards", c->index);
+                shard[c->index] = k;
                 assert_true(c->seed == all.cases[c->index].seed); /* the unsharded row's inputs */
                 char a[1200], b[1200];
                 label_of(c, a, sizeof a);
@@ -85,6 +100,15 @@ static void test_partition(void **state)
         }
         for (int i = 0; i < total; i++)
             if (!seen[i]) fail_msg("case %d in no shard of %d", i, n);
+        int pairs = 0;
+        for (int i = 0; i < total; i++)
+            for (int j = i + 1; j < total; j++)
+                if (same_key(&all.cases[i], &all.cases[j])) {
+                    pairs++;
+                    if (shard[i] != shard[j]) fail_msg("%d shards: cases %d and %d share ceilings, shards %d and %d", n, i, j, shard[i], shard[j]);
+                }
+        assert_true(pairs > 0); /* ci.json has such cases (bf16 and fp16 of a shape) */
+        free(shard);
         for (int k = 0; k < n; k++)
             for (int j = 0; j < n; j++)
                 if (load_[k] > load_[j] + maxcost + 1e-9) fail_msg("%d shards: shard %d carries %g, shard %d %g", n, k, load_[k], j, load_[j]);
@@ -195,6 +219,74 @@ static void test_devices_queue(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
+/* the queue keeps cases that share ceilings with the worker that measured
+ * them: at each ask, a sibling of the worker's last case when one is left,
+ * else a case no other worker holds the ceilings of when one is left; every
+ * case once; a gone worker's group is anyone's */
+static void test_devices_pick(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/ci.json", 1);
+    const int n = p.ncases;
+    int *order = malloc(sizeof *order * (size_t)n), *group = malloc(sizeof *group * (size_t)n);
+    char *taken = calloc((size_t)n, 1);
+    kb_plan_by_cost(&p, order);
+    kb_ceiling_groups(&p, order, group);
+    for (int j = 0; j < n; j++) {
+        assert_true(group[j] >= 0 && group[j] <= j && group[group[j]] == group[j]);
+        for (int g = 0; g < j; g++)
+            if (same_key(&p.cases[order[g]], &p.cases[order[j]]) != (group[g] == group[j]))
+                fail_msg("places %d and %d: group %d and %d", g, j, group[g], group[j]);
+    }
+    for (int nw = 2; nw <= 3; nw++) {
+        int last[3] = {-1, -1, -1}, by[3] = {0}, handed = 0;
+        int *who = malloc(sizeof *who * (size_t)n);
+        memset(taken, 0, (size_t)n);
+        for (int step = 0;; step++) {
+            const int w = (step * 7 + step / 3) % nw; /* an uneven interleaving */
+            if (nw == 3 && step > 40 && w == 2) continue; /* worker 2 is gone */
+            int sib = 0, unheld = 0;
+            for (int j = 0; j < n; j++) {
+                if (taken[j]) continue;
+                sib |= last[w] >= 0 && group[j] == group[last[w]];
+                int held = 0;
+                for (int v = 0; v < nw; v++) held |= v != w && last[v] >= 0 && group[j] == group[last[v]];
+                unheld |= !held;
+            }
+            const int j = kb_queue_pick(group, n, taken, last, nw, w);
+            if (j < 0) break;
+            assert_true(j < n && !taken[j]);
+            if (sib && group[j] != group[last[w]]) fail_msg("worker %d: place %d, not its last's sibling", w, j);
+            if (!sib && unheld)
+                for (int v = 0; v < nw; v++)
+                    if (v != w && last[v] >= 0 && group[j] == group[last[v]]) fail_msg("worker %d took worker %d's group", w, v);
+            taken[j] = 1;
+            who[j] = w;
+            last[w] = j;
+            by[w]++;
+            handed++;
+            if (nw == 3 && step == 40) last[2] = -1; /* worker 2 gone: its group is anyone's */
+        }
+        assert_int_equal(handed, n);
+        for (int w = 0; w < nw; w++) assert_true(by[w] > 0);
+        /* a group moves to another worker only at the queue's tail (the
+         * last groups, held by busy workers) and when its worker is gone */
+        int moves = 0, *prev = malloc(sizeof *prev * (size_t)n);
+        for (int j = 0; j < n; j++) {
+            if (group[j] != j && who[j] != prev[group[j]]) moves++;
+            prev[group[j]] = who[j];
+        }
+        if (moves > nw - 1 + (nw == 3)) fail_msg("%d workers: groups moved %d times", nw, moves);
+        free(prev);
+        free(who);
+    }
+    free(order);
+    free(group);
+    free(taken);
+    kb_cases_free(p.cases, p.ncases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_identity),
         cmocka_unit_test(test_devices_parse),
         cmocka_unit_test(test_devices_queue),
+        cmocka_unit_test(test_devices_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
