@@ -65,4 +65,9 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
  * L2 flushed before each sequence, median: their FLOPs over the time; cached;
  * 0 when they do not fit beside the case. */
 int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops);
+/* ceilings.c: a case's copy ceiling at its bytes and cuBLAS on its own GEMMs
+ * (0 each where unknown); 1 when the GPU context is lost */
+int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *copy, double *shape_tf);
+/* the device bytes those allocate while measured (the case's beside them) */
+size_t kb_case_ceilings_bytes(const kb_case *c);
 #endif

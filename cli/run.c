@@ -534,24 +534,19 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         progress(o->quiet, ci, plan->ncases, c, t0);
         double wall[KB_WALL_N] = {0}, tw = wall_s(); /* the case's phases, on its first row (kb_wall_phase) */
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
-        double written = op->bytes_written ? op->bytes_written(c) : bytes / 2;
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
          * such as MLP decode, are bound by memory), and TFLOP/s against the
          * op's GEMM ceiling where it has one */
         kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
-        if (!info->check_mode && kb_copy_gbps(timer, bytes - written, written, o, &copy, NULL)) {
-            fatal = kb_cuda_sticky(cudaGetLastError());
-            if (fatal) exit_code = KB_EXIT_CUDA; /* the context is lost: no row of this case or later ones */
-            copy = 0;
-        }
-        /* the row's second reference: cuBLAS alone on the case's own GEMMs */
-        int mnk[KB_GEMM_BENCH_SHAPES][3];
-        int nshapes = op->gemm_shapes && !info->check_mode ? op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
-        if (nshapes > 0 && !fatal && kb_gemm_shapes_tflops(timer, gk, (const int(*)[3])mnk, nshapes, o, &shape_tf)) {
-            fatal = kb_cuda_sticky(cudaGetLastError());
-            if (fatal) exit_code = KB_EXIT_CUDA;
-            shape_tf = 0;
+        /* The case's own ceilings are measured while the reference runs on the
+         * host (below) where their buffers fit beside the case's, else first */
+        size_t free_b = 0, total_b = 0;
+        const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
+                         free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) + ((size_t)256 << 20);
+        if (!info->check_mode && !late && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
+            fatal = 1; /* the context is lost: no row of this case or later ones */
+            exit_code = KB_EXIT_CUDA;
         }
         kb_state st;
         memset(&st, 0, sizeof st);
@@ -580,6 +575,14 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             wall[KB_WALL_REFERENCE] = wall_s() - tw;
         }
         int ref_joined = !bg_ref || !bg.started;
+        if (late) {
+            tw = wall_s();
+            if (kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
+                fatal = 1;
+                exit_code = KB_EXIT_CUDA;
+            }
+            wall[KB_WALL_CEILINGS] = wall_s() - tw;
+        }
         const int nimpl = kb_op_nimpls(op);
         pending *pend = calloc((size_t)nimpl + 1, sizeof *pend);
         if (!pend) abort();
