@@ -5,6 +5,7 @@
 #define KB_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,9 @@ typedef struct {
 /* harness: read `bytes` of buf (>= 2x L2) so the cache holds nothing of a case
  * (4 blocks an SM, sm_count from kb_devattr) */
 int kb_l2_flush(const void *buf, size_t bytes, int sm_count, void *stream);
+/* fill.cu: n elements of dtype at dev, the host's kb_fill_uniform bit for bit
+ * (kernels/fill.h); synchronous */
+int kb_fill_uniform_dev(void *dev, size_t n, int dtype, uint64_t seed, double lo, double hi);
 
 /* ---- the copy ceiling's candidates (kernels/ceiling/copy.cu) --------------
  * Device-to-device copies reading rbytes of src and writing wbytes of dst

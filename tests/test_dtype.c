@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "kbench.h"
+#include "../kernels/kernels.h"
+#include "have_gpu.h"
 
 static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -383,6 +385,40 @@ static void test_rng(void **state)
     }
 }
 
+/* the device's fill (kernels/fill.cu) gives the host's bits: every dtype,
+ * odd lengths (not a multiple of any vector or block), ranges from tiny
+ * (draws that round to zero, replaced) to past fp16's largest (Inf); the
+ * device's buffer poisoned first */
+static void test_fill_device(void **state)
+{
+    (void)state;
+    if (!have_gpu()) skip();
+    const size_t ns[] = {1, 7, 255, 1000003};
+    const double r[][2] = {{-1, 1}, {-0.03, 0.03}, {0.5, 1.5}, {-1e-7, 1e-7}, {-7e4, 7e4}};
+    const size_t nmax = 1000003;
+    void *h = malloc(nmax * 4), *d = malloc(nmax * 4), *dev = NULL;
+    assert_int_equal(cudaMalloc(&dev, nmax * 4), cudaSuccess);
+    for (int t = 0; t < KB_NDTYPES; t++)
+        for (int k = 0; k < KB_COUNT(r); k++)
+            for (int j = 0; j < KB_COUNT(ns); j++) {
+                const size_t n = ns[j], es = kb_dtype_size((kb_dtype)t);
+                const uint64_t seed = 0x9d2c5680u * (uint64_t)(j + 1) + (uint64_t)k;
+                assert_int_equal(cudaMemset(dev, 0xff, nmax * 4), cudaSuccess);
+                assert_int_equal(kb_fill_uniform_dev(dev, n, t, seed, r[k][0], r[k][1]), 0);
+                assert_int_equal(cudaMemcpy(d, dev, nmax * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+                kb_fill_uniform(h, n, (kb_dtype)t, seed, r[k][0], r[k][1]);
+                for (size_t i = 0; i < n; i++)
+                    if (memcmp((char *)h + i * es, (char *)d + i * es, es))
+                        fail_msg("%s [%g, %g) n=%zu: element %zu differs (host %g, device %g)", kb_dtype_name((kb_dtype)t),
+                                 r[k][0], r[k][1], n, i, kb_load(h, i, (kb_dtype)t), kb_load(d, i, (kb_dtype)t));
+                for (size_t i = n * es; i < nmax * 4; i++) /* nothing past the n elements written */
+                    if (((unsigned char *)d)[i] != 0xff) fail_msg("%s n=%zu: byte %zu past the end written", kb_dtype_name((kb_dtype)t), n, i);
+            }
+    cudaFree(dev);
+    free(h);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_store_rounds_once),
         cmocka_unit_test(test_rng),
         cmocka_unit_test(test_fill_uniform),
+        cmocka_unit_test(test_fill_device),
     };
     return cmocka_run_group_tests_name("dtype", tests, NULL, NULL);
 }
