@@ -151,25 +151,49 @@ static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t er
 
 /* In a child, so that this process stays free of plugins and CUDA:
  * kb_plan_check (it loads the plugins), then, given e, the ended cases'
- * error rows (a plugin's implementations get theirs too). 0, or -1 once the
- * child said why on stderr (a failed fork: 0, the workers will say it). */
+ * error rows (a plugin's implementations get theirs too). The child's error
+ * comes back through a pipe and is said here, on this process's stderr
+ * (wherever the caller has put it). 0, or -1 once it was said (a failed
+ * fork: 0, the workers will say it). */
 static int in_child(kb_plan *plan, const kb_run_info *info, const ended *e)
 {
+    int fd[2];
+    if (pipe(fd)) return e ? -1 : 0;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) return e ? -1 : 0;
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return e ? -1 : 0;
+    }
     if (pid == 0) {
-        char err[KB_ERRLEN];
+        close(fd[0]);
+        char err[KB_ERRLEN] = "";
         if (kb_plan_check(plan, info, err, sizeof err) || (e && write_ended(plan, e, err, sizeof err))) {
-            fprintf(stderr, "kbench: %s\n", err);
+            if (write(fd[1], err, strlen(err)) < 0) {} /* the parent gone: nobody to tell */
             _exit(KB_EXIT_USAGE);
         }
         _exit(0);
     }
+    close(fd[1]);
+    char msg[KB_ERRLEN];
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(fd[0], msg + n, sizeof msg - 1 - n);
+        if (k > 0 && (n += (size_t)k) < sizeof msg - 1) continue;
+        if (k < 0 && errno == EINTR) continue;
+        break;
+    }
+    msg[n] = 0;
+    close(fd[0]);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    if (n) fprintf(stderr, "kbench: %s\n", msg);
+    else fprintf(stderr, "kbench: checking the plan in a child process failed (%s %d)\n",
+                 WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    return -1;
 }
 
 /* cores this process may run on (its affinity: a Slurm task's, a cgroup's) */
