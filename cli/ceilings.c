@@ -7,9 +7,15 @@
 
 #include <cuda_runtime_api.h>
 
+/* the case's GEMMs (0: none) and their key */
+static int case_gemms(const kb_case *c, int (*mnk)[3], kb_gemm_key *gk)
+{
+    *gk = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+    return c->op->gemm_shapes ? c->op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
+}
+
 int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *copy, double *shape_tf)
 {
-    const kb_op *op = c->op;
     double r, w;
     *copy = *shape_tf = 0;
     kb_case_copy_key(c, &r, &w);
@@ -18,8 +24,8 @@ int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *co
         if (kb_cuda_sticky(cudaGetLastError())) return 1;
     }
     int mnk[KB_GEMM_BENCH_SHAPES][3];
-    const kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
-    const int n = op->gemm_shapes ? op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
+    kb_gemm_key gk;
+    const int n = case_gemms(c, mnk, &gk);
     if (n > 0 && kb_gemm_shapes_tflops(t, gk, (const int(*)[3])mnk, n, o, shape_tf)) {
         *shape_tf = 0;
         return kb_cuda_sticky(cudaGetLastError());
@@ -29,21 +35,10 @@ int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *co
 
 size_t kb_case_ceilings_bytes(const kb_case *c)
 {
-    const kb_op *op = c->op;
     double r, w;
     kb_case_copy_key(c, &r, &w);
-    /* the copy's two buffers (harness.c's copy_bufs_alloc: each at least half the bytes moved) */
-    const double half = (r + w) / 2 + 512, bytes = (r > half ? r : half) + (w > half ? w : half);
     int mnk[KB_GEMM_BENCH_SHAPES][3];
-    const kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
-    const int n = op->gemm_shapes ? op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
-    double a = 0, b = 0, m = 0; /* the largest of each operand over the shapes (kb_gemm_bench_create_shapes) */
-    for (int i = 0; i < n; i++) {
-        const double M = mnk[i][0], N = mnk[i][1], K = mnk[i][2];
-        a = a > M * K ? a : M * K;
-        b = b > N * K ? b : N * K;
-        m = m > M * N ? m : M * N;
-    }
-    const double es = gk == KB_GEMM_FP16 || gk == KB_GEMM_BF16 ? 2 : 4;
-    return (size_t)(bytes + (a + b + m) * es);
+    kb_gemm_key gk;
+    const int n = case_gemms(c, mnk, &gk);
+    return kb_copy_bufs_bytes(r, w) + kb_gemm_shapes_bytes(gk, (const int(*)[3])mnk, n);
 }

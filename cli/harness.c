@@ -420,13 +420,29 @@ typedef struct {
     size_t r, w, half;
 } copy_bufs;
 
-static int copy_bufs_alloc(copy_bufs *cb, double rbytes, double wbytes)
+/* the sizes: the copy's, and the two buffers' (na, nb) */
+static void copy_bufs_size(copy_bufs *cb, double rbytes, double wbytes, size_t *na, size_t *nb)
 {
     memset(cb, 0, sizeof *cb);
     cb->r = rbytes < 256 ? 256 : (size_t)rbytes;
     cb->w = wbytes < 256 ? 256 : (size_t)wbytes;
     cb->half = ((cb->r + cb->w) / 2 + 255) & ~(size_t)255;
-    size_t na = cb->r > cb->half ? cb->r : cb->half, nb = cb->w > cb->half ? cb->w : cb->half;
+    *na = cb->r > cb->half ? cb->r : cb->half;
+    *nb = cb->w > cb->half ? cb->w : cb->half;
+}
+
+size_t kb_copy_bufs_bytes(double rbytes, double wbytes)
+{
+    copy_bufs cb;
+    size_t na, nb;
+    copy_bufs_size(&cb, rbytes, wbytes, &na, &nb);
+    return na + nb;
+}
+
+static int copy_bufs_alloc(copy_bufs *cb, double rbytes, double wbytes)
+{
+    size_t na, nb;
+    copy_bufs_size(cb, rbytes, wbytes, &na, &nb);
     int rc = cudaMalloc(&cb->a, na);
     if (!rc) rc = cudaMalloc(&cb->b, nb);
     if (!rc) rc = cudaMemset(cb->a, 0x3c, na);
@@ -627,6 +643,14 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
     if (size) *size = t->gemm_n[k];
     if (layout) *layout = t->gemm_layout[k];
     return 0;
+}
+
+size_t kb_gemm_shapes_bytes(kb_gemm_key k, const int (*mnk)[3], int n)
+{
+    if (k < 0 || k >= KB_NGEMM || n <= 0) return 0;
+    int dtype, tf32;
+    gemm_type(k, &dtype, &tf32);
+    return kb_gemm_bench_shapes_bytes(dtype, mnk, n);
 }
 
 int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops)

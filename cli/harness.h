@@ -49,6 +49,8 @@ int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, d
 /* whether candidate cand is one of the ceiling's (all: kbench device measures every one) */
 int kb_copy_in_ceiling(int cand);
 int kb_copy_ncandidates(void);
+/* the device bytes a copy ceiling of rbytes read and wbytes written allocates */
+size_t kb_copy_bufs_bytes(double rbytes, double wbytes);
 /* Candidate cand's rate timed by the host clock around iters back-to-back
  * launches (no events, no flush): for selftest's cross-check. */
 int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int iters, double *gbps);
@@ -65,6 +67,7 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
  * L2 flushed before each sequence, median: their FLOPs over the time; cached;
  * 0 when they do not fit beside the case. */
 int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops);
+size_t kb_gemm_shapes_bytes(kb_gemm_key k, const int (*mnk)[3], int n); /* the device bytes that allocates */
 /* ceilings.c: a case's copy ceiling at its bytes and cuBLAS on its own GEMMs
  * (0 each where unknown); 1 when the GPU context is lost */
 int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *copy, double *shape_tf);

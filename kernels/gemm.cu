@@ -160,21 +160,37 @@ extern "C" int kb_linear_cublas(const void *x, const void *w, void *y, int M, in
     return gemm_ex(CUBLAS_OP_T, CUBLAS_OP_N, x, w, y, M, N, K, dtype, tf32, (cudaStream_t)stream);
 }
 
+// elements: the largest of each operand over the shapes; false on a shape not positive
+static bool shapes_elems(const int (*mnk)[3], int nshapes, size_t *na, size_t *nb, size_t *nc)
+{
+    *na = *nb = *nc = 0;
+    for (int i = 0; i < nshapes; i++) {
+        size_t M = (size_t)mnk[i][0], N = (size_t)mnk[i][1], K = (size_t)mnk[i][2];
+        if (mnk[i][0] <= 0 || mnk[i][1] <= 0 || mnk[i][2] <= 0) return false;
+        *na = *na > M * K ? *na : M * K;
+        *nb = *nb > N * K ? *nb : N * K;
+        *nc = *nc > M * N ? *nc : M * N;
+    }
+    return true;
+}
+
+extern "C" size_t kb_gemm_bench_shapes_bytes(int dtype, const int (*mnk)[3], int nshapes)
+{
+    size_t na, nb, nc;
+    if (!shapes_elems(mnk, nshapes, &na, &nb, &nc)) return 0;
+    return (na + nb + nc) * (dtype == 0 ? 4 : 2);
+}
+
 extern "C" int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes)
 {
     *g = kb_gemm_bench{};
     g->dtype = dtype;
     g->tf32 = tf32;
     if (nshapes <= 0 || nshapes > KB_GEMM_BENCH_SHAPES || dtype < 0 || dtype > 2) return (int)cudaErrorInvalidValue;
-    size_t na = 0, nb = 0, nc = 0; // elements: the largest of each operand over the shapes
-    for (int i = 0; i < nshapes; i++) {
-        size_t M = (size_t)mnk[i][0], N = (size_t)mnk[i][1], K = (size_t)mnk[i][2];
-        if (mnk[i][0] <= 0 || mnk[i][1] <= 0 || mnk[i][2] <= 0) return (int)cudaErrorInvalidValue;
-        na = na > M * K ? na : M * K;
-        nb = nb > N * K ? nb : N * K;
-        nc = nc > M * N ? nc : M * N;
+    size_t na, nb, nc;
+    if (!shapes_elems(mnk, nshapes, &na, &nb, &nc)) return (int)cudaErrorInvalidValue;
+    for (int i = 0; i < nshapes; i++)
         for (int j = 0; j < 3; j++) g->mnk[i][j] = mnk[i][j];
-    }
     g->nshapes = nshapes;
     g->n = mnk[0][0];
     int rc = kb_cublas_init();

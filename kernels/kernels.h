@@ -115,6 +115,8 @@ typedef struct {
 } kb_gemm_bench;
 int kb_gemm_bench_create_layout(kb_gemm_bench *g, int dtype, int tf32, int n, int layout);
 int kb_gemm_bench_create_shapes(kb_gemm_bench *g, int dtype, int tf32, const int (*mnk)[3], int nshapes);
+/* the device bytes kb_gemm_bench_create_shapes allocates for these shapes */
+size_t kb_gemm_bench_shapes_bytes(int dtype, const int (*mnk)[3], int nshapes);
 int kb_gemm_bench_run(const kb_gemm_bench *g, void *stream);
 double kb_gemm_bench_flops(const kb_gemm_bench *g); /* 2 M N K summed */
 void kb_gemm_bench_destroy(kb_gemm_bench *g);

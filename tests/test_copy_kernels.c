@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
+#include "harness.h"
 
 /* What kb_copy_variant_launch computes (kernels/ceiling/copy.cu), byte by
  * byte: R = ceil(rbytes/16), W = ceil(wbytes/16) vectors, a partial last
@@ -222,6 +223,24 @@ static void check_case(rig *g, size_t rb, size_t wb, size_t src_off)
     }
 }
 
+/* what the ceilings allocate beside a case (its late measurement asks for
+ * that much room): the copy's two buffers, each at least half the bytes
+ * moved (256-byte multiples), and the largest of each GEMM operand */
+static void test_ceiling_bytes(void **state)
+{
+    (void)state;
+    assert_int_equal(kb_copy_bufs_bytes(1000, 100), 1000 + 768); /* w: 256 at least; half (1256 / 2 -> 768) */
+    assert_int_equal(kb_copy_bufs_bytes(4096, 4096), 8192);
+    const int mnk[2][3] = {{2, 3, 4}, {5, 1, 2}}; /* A: max(8, 10), B: max(12, 2), C: max(6, 5) */
+    assert_int_equal(kb_gemm_bench_shapes_bytes(2, mnk, 2), (10 + 12 + 6) * 2);
+    assert_int_equal(kb_gemm_bench_shapes_bytes(0, mnk, 2), (10 + 12 + 6) * 4);
+    assert_int_equal(kb_gemm_shapes_bytes(KB_GEMM_TF32, mnk, 2), (10 + 12 + 6) * 4);
+    assert_int_equal(kb_gemm_shapes_bytes(KB_GEMM_BF16, mnk, 1), (8 + 12 + 6) * 2);
+    assert_int_equal(kb_gemm_shapes_bytes(KB_GEMM_NONE, mnk, 2), 0);
+    const int bad[1][3] = {{2, 0, 4}};
+    assert_int_equal(kb_gemm_bench_shapes_bytes(2, bad, 1), 0);
+}
+
 static void test_copy_variants_gpu(void **state)
 {
     (void)state;
@@ -305,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_ref_vector_rule),
         cmocka_unit_test(test_variant_names),
         cmocka_unit_test(test_launch_argument_checks),
+        cmocka_unit_test(test_ceiling_bytes),
         cmocka_unit_test(test_copy_variants_gpu),
         cmocka_unit_test(test_spin_gpu),
         cmocka_unit_test(test_empty_gpu),
