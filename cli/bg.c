@@ -12,7 +12,7 @@ static int omp_get_max_threads(void) { return 1; }
 static void omp_set_num_threads(int n) { (void)n; }
 #endif
 
-static double now_s(void)
+double kb_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -25,9 +25,9 @@ static void *bg_main(void *arg)
 {
     kb_bg *b = arg;
     omp_set_num_threads(b->team); /* this thread's teams only */
-    const double t = now_s();
+    const double t = kb_now_s();
     b->fn(b->arg);
-    b->run_s = now_s() - t;
+    b->run_s = kb_now_s() - t;
     __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -43,9 +43,9 @@ int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg)
     b->team = kb_bg_team(omp_get_max_threads());
     b->started = pthread_create(&b->th, NULL, bg_main, b) == 0;
     if (b->started) return 0;
-    const double t = now_s(); /* no thread: run it here and now */
+    const double t = kb_now_s(); /* no thread: run it here and now */
     fn(arg);
-    b->run_s = now_s() - t;
+    b->run_s = kb_now_s() - t;
     b->done = 1;
     return 1;
 }
@@ -55,8 +55,8 @@ int kb_bg_done(const kb_bg *b) { return __atomic_load_n(&b->done, __ATOMIC_ACQUI
 double kb_bg_join(kb_bg *b)
 {
     if (!b->started) return 0;
-    const double t = now_s();
+    const double t = kb_now_s();
     pthread_join(b->th, NULL);
     b->started = 0;
-    return now_s() - t;
+    return kb_now_s() - t;
 }

@@ -175,13 +175,6 @@ int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, doub
     return *rel <= tol.rel_l2 && mx <= tol.max_abs * (mref > 1 ? mref : 1);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 #define KB_MAX_BATCH 64
 
 struct kb_timer {
@@ -306,7 +299,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
     /* graphs by batch size: powers of two up to KB_MAX_BATCH */
     cudaGraphExec_t execs[8] = {0};
     int cap = 1024, n = 0, batch = 1;
-    double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = now_s();
+    double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = kb_now_s();
     if (x) kb_cond_begin(&t->cond); /* the ceilings and selftest's floor read no conditions */
     for (;;) {
         if (kb_stop_signal) break; /* the caller drops this row */
@@ -334,7 +327,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
             sum += e;
         }
         kb_stats_compute(ms, n, st);
-        double wall = now_s() - t0;
+        double wall = kb_now_s() - t0;
         if (n >= o->min_samples && sum * 1e-3 >= o->min_time) {
             if (st->noise_pct <= o->max_noise) break;
             /* noisy (a kernel of a few us: launch jitter, outliers), but its median,
@@ -502,10 +495,10 @@ int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int i
     copy_ctx c = copy_cand(&cb, cand, t->sm_count);
     for (int i = 0; i < 3 && !rc; i++) rc = copy_fn(&c, t->stream); /* warm-up */
     if (!rc) rc = cudaStreamSynchronize(t->stream);
-    double t0 = now_s();
+    double t0 = kb_now_s();
     for (int i = 0; i < iters && !rc; i++) rc = copy_fn(&c, t->stream);
     if (!rc) rc = cudaStreamSynchronize(t->stream);
-    double s = now_s() - t0;
+    double s = kb_now_s() - t0;
     if (rc) kb_cuda_fail(rc, "host-timed copy", __FILE__, __LINE__);
     else if (s > 0) *gbps = (double)(c.r + c.w) * iters / s / 1e9;
     cudaFree(cb.a);

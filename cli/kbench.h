@@ -516,6 +516,7 @@ typedef struct {
 int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg);
 int kb_bg_done(const kb_bg *b); /* fn has returned: kb_bg_join will not wait */
 double kb_bg_join(kb_bg *b);
+double kb_now_s(void); /* a monotonic clock, seconds */
 int kb_bg_team(int max_threads); /* one core left to the caller: max - 1, at least 1 */
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the

@@ -1,6 +1,7 @@
 /* Running a plan: for each case, setup, reference, then for each
  * implementation verify (poisoned outputs) and time; one row each. */
 #include "harness.h"
+#include "rows.h"
 
 #include "../kernels/kernels.h"
 
@@ -14,12 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void human_bytes(double b, char *buf, size_t n)
 {
@@ -136,127 +131,13 @@ int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d,
     return 0;
 }
 
-typedef struct {
-    const kb_impl *impl;
-    const kb_case *c;
-    kb_state *st;
-    kb_impl_run *run;
-} launch_ctx;
-
-static int launch_fn(void *ctx, void *stream)
-{
-    launch_ctx *l = ctx;
-    int rc = l->impl->launch(l->c, l->st, l->run, stream);
-    if (rc && !kb_last_error[0])
-        snprintf(kb_last_error, sizeof kb_last_error, "%s launch: %s", l->impl->name, cudaGetErrorString((cudaError_t)rc));
-    return rc;
-}
-
-/* Poison the outputs and the intermediates, and run once. */
-static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream)
-{
-    for (int i = 0; i < st->nout; i++)
-        KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
-    for (int i = 0; i < KB_MAX_SCRATCH; i++)
-        if (st->scratch[i].dev) KB_CK(cudaMemsetAsync(st->scratch[i].dev, 0xff, st->scratch[i].bytes, (cudaStream_t)stream));
-    launch_ctx l = {impl, c, st, run};
-    int rc = launch_fn(&l, stream);
-    if (rc) return rc;
-    KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
-    KB_CK(cudaGetLastError());
-    kb_watch_kick();
-    return 0;
-}
-
-static void free_all(void **h, int n)
-{
-    for (int i = 0; i < n; i++) free(h[i]);
-}
-
-/* Poison and run once, and keep every output on the host (h, then *kept);
- * with `repeat`
- * (kbench check) run again and require the same bits, unless the
- * implementation declares itself nondeterministic: a difference is noted in
- * nondet, for verify_compare. Needs no reference: the comparison can wait
- * for it (verify_compare). */
-static int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
-                      void **h, int *kept, char *nondet, size_t nn)
-{
-    int rc = poisoned_run(impl, c, st, run, stream);
-    if (rc) return rc;
-    for (int i = 0; i < st->nout; i++) {
-        kb_buf *b = &st->out[i];
-        size_t es = kb_dtype_size(b->dtype);
-        h[i] = malloc(b->n * es + 1);
-        KB_CK(cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost));
-    }
-    *kept = 1; /* compared whatever the second run does */
-    if (repeat && !impl->nondeterministic) {
-        rc = poisoned_run(impl, c, st, run, stream);
-        for (int i = 0; i < st->nout && !rc; i++) {
-            kb_buf *b = &st->out[i];
-            size_t es = kb_dtype_size(b->dtype), diff = 0;
-            unsigned char *again = malloc(b->n * es + 1);
-            rc = cudaMemcpy(again, b->dev, b->n * es, cudaMemcpyDeviceToHost);
-            if (rc) { free(again); break; }
-            for (size_t k = 0; k < b->n; k++) diff += memcmp(again + k * es, (unsigned char *)h[i] + k * es, es) != 0;
-            free(again);
-            if (diff && !nondet[0])
-                snprintf(nondet, nn, "%s: a second run differs in %zu of %zu elements (not deterministic)", b->name, diff,
-                         b->n);
-        }
-        KB_CK(rc);
-    }
-    return 0;
-}
-
-/* Compare every output kept by verify_run with the reference (its own
- * tolerance), then any difference between two runs (nondet). */
-static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const char *nondet, kb_row *row)
-{
-    row->verified = 1;
-    row->rel_err = row->max_abs_err = 0;
-    row->verified_rows = 0;
-    for (int i = 0; i < st->nout; i++) {
-        kb_buf *b = &st->out[i];
-        /* the compared elements: every one, or the rows the reference computed */
-        double *got = malloc(kb_buf_checked(b) * sizeof *got + 1);
-        kb_buf_gather(b, h[i], got);
-        long vr = kb_buf_checked_rows(b); /* the least-covered output's rows */
-        if (vr > 0 && (row->verified_rows == 0 || vr < row->verified_rows)) row->verified_rows = vr;
-        kb_tol tol = c->op->tolerance(c, i);
-        double rel, mx;
-        int ok = kb_compare(b, got, tol, &rel, &mx);
-        if (!ok) {
-            row->verified = 0;
-            if (!row->error[0])
-                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e (tol %.1e)", b->name,
-                         rel, tol.rel_l2, mx, tol.max_abs);
-        }
-        if (!(rel <= row->rel_err)) row->rel_err = rel;
-        if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
-        free(got);
-    }
-    if (nondet[0]) {
-        row->verified = 0;
-        if (!row->error[0]) snprintf(row->error, sizeof row->error, "%s", nondet);
-    }
-}
-
-/* kbench check's line for a row that failed */
-static void fail_line(const kb_op *op, const kb_case *c, const kb_impl *impl, const char *label, const char *error)
-{
-    const char *pass = kb_case_enum(c, "pass");
-    fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, pass ? pass : "-", impl->name, label, error);
-    fflush(stdout);
-}
 
 static void progress(int quiet, int i, int n, const kb_case *c, double t0)
 {
     if (quiet || !isatty(2)) return;
     char label[512];
     kb_case_label(c, label, sizeof label);
-    fprintf(stderr, "\r\033[K[%d/%d %.0fs] %s %.150s", i + 1, n, wall_s() - t0, c->op->name, label);
+    fprintf(stderr, "\r\033[K[%d/%d %.0fs] %s %.150s", i + 1, n, kb_now_s() - t0, c->op->name, label);
     fflush(stderr);
 }
 
@@ -310,7 +191,7 @@ static void *watch_main(void *arg)
     for (;;) {
         usleep(200000);
         pthread_mutex_lock(&watch.mu);
-        int late = watch.deadline > 0 && wall_s() > watch.deadline;
+        int late = watch.deadline > 0 && kb_now_s() > watch.deadline;
         if (late) {
             fprintf(stderr, "\nkbench: %s: nothing finished for %.0f s: a hung kernel; stopping (exit 3)%s%s\n",
                     watch.what, watch.limit, watch.files[0] ? "; the rows before it are in " : "", watch.files);
@@ -325,7 +206,7 @@ static void *watch_main(void *arg)
 void kb_watch_kick(void)
 {
     pthread_mutex_lock(&watch.mu);
-    if (watch.deadline > 0) watch.deadline = wall_s() + watch.limit;
+    if (watch.deadline > 0) watch.deadline = kb_now_s() + watch.limit;
     pthread_mutex_unlock(&watch.mu);
 }
 
@@ -341,7 +222,7 @@ static void watch_arm(const char *what, double seconds)
     }
     snprintf(watch.what, sizeof watch.what, "%s", what);
     watch.limit = seconds;
-    watch.deadline = wall_s() + seconds;
+    watch.deadline = kb_now_s() + seconds;
     pthread_mutex_unlock(&watch.mu);
 }
 
@@ -350,79 +231,6 @@ static void watch_disarm(void)
     pthread_mutex_lock(&watch.mu);
     watch.deadline = 0;
     pthread_mutex_unlock(&watch.mu);
-}
-
-/* 1 when the row could not be written (the sweep stops), else counts it */
-static int put_row(kb_report *rep, const kb_row *row, int *nrows)
-{
-    if (kb_report_row(rep, row)) return 1;
-    (*nrows)++;
-    return 0;
-}
-
-/* a case's reference, run beside the timing (kb_bg) */
-typedef struct {
-    const kb_op *op;
-    const kb_case *c;
-    kb_state *st;
-} ref_task;
-
-static void ref_main(void *arg)
-{
-    ref_task *t = arg;
-    t->op->reference(t->c, t->st);
-}
-
-/* A row measured and waiting for the reference: its outputs on the host. */
-typedef struct {
-    kb_row row;
-    const kb_impl *impl;
-    void *h[KB_MAX_OUTPUTS]; /* verify_run's outputs */
-    char nondet[256];        /* a second run differed (kbench check) */
-    int e;                   /* the CUDA error of its setup, run or timing; 0 */
-    int na, ran;             /* n/a; verify_run ran */
-} pending;
-
-typedef struct {
-    int npass, nfail, nna, *exit_code;
-} tally;
-
-static void free_pending(pending *p)
-{
-    free(p->row.samples);
-    free_all(p->h, KB_MAX_OUTPUTS);
-}
-
-/* A row done: compared with the reference (which is done), counted (a crash
- * once, as failed, whatever the comparison said), written. The case's
- * phases go on its first row. 1: the result files could not be written. */
-static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *first, kb_report *rep, int *nrows,
-                      int check_mode, const char *label)
-{
-    kb_row *row = &p->row;
-    if (*first) {
-        for (int i = 0; i < KB_WALL_N; i++) row->wall[i] += wall[i];
-        *first = 0;
-    }
-    if (p->ran) {
-        const double tw = wall_s();
-        verify_compare(row->c, st, p->h, p->nondet, row);
-        row->wall[KB_WALL_VERIFY] += wall_s() - tw;
-    }
-    if (p->na) {
-        t->nna++;
-    } else if (p->e) {
-        t->nfail++;
-    } else if (row->verified == 1) {
-        t->npass++;
-    } else if (row->verified == 0) {
-        t->nfail++;
-        if (*t->exit_code == KB_EXIT_OK) *t->exit_code = KB_EXIT_VERIFY;
-    }
-    int lost = put_row(rep, row, nrows);
-    if (check_mode && !p->na && (row->verified == 0 || p->e)) fail_line(row->c->op, row->c, p->impl, label, row->error);
-    free_pending(p);
-    return lost;
 }
 
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
@@ -518,7 +326,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     int nrows = 0;
     struct sigaction old_sig[2];
     kb_catch_stop(old_sig);
-    double t0 = wall_s();
+    double t0 = kb_now_s();
     void *stream = kb_timer_stream(timer);
     for (int step = 0; !fatal && !lost && !kb_stop_signal; step++) {
         int ci = info->next_case ? info->next_case(info->next_ctx) : step; /* a --devices worker: the queue's */
@@ -532,7 +340,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             continue;
         }
         progress(o->quiet, ci, plan->ncases, c, t0);
-        double wall[KB_WALL_N] = {0}, tw = wall_s(); /* the case's phases, on its first row (kb_wall_phase) */
+        double wall[KB_WALL_N] = {0}, tw = kb_now_s(); /* the case's phases, on its first row (kb_wall_phase) */
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
          * such as MLP decode, are bound by memory), and TFLOP/s against the
@@ -551,10 +359,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_state st;
         memset(&st, 0, sizeof st);
         kb_last_error[0] = 0;
-        wall[KB_WALL_CEILINGS] = wall_s() - tw;
-        tw = wall_s();
+        wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
+        tw = kb_now_s();
         int setup_rc = op->setup(c, &st);
-        wall[KB_WALL_SETUP] = wall_s() - tw;
+        wall[KB_WALL_SETUP] = kb_now_s() - tw;
         char setup_err[512] = "";
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         /* The CPU reference runs on a thread of its own while the GPU times
@@ -570,18 +378,18 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             if (kb_bg_start(&bg, ref_main, &rt)) /* no thread: it ran here, nothing hid it */
                 wall[KB_WALL_WAIT] = wall[KB_WALL_REFERENCE] = bg.run_s;
         } else if (want_ref) {
-            tw = wall_s();
+            tw = kb_now_s();
             op->reference(c, &st);
-            wall[KB_WALL_REFERENCE] = wall_s() - tw;
+            wall[KB_WALL_REFERENCE] = kb_now_s() - tw;
         }
         int ref_joined = !bg_ref || !bg.started;
         if (late) {
-            tw = wall_s();
+            tw = kb_now_s();
             if (kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
                 fatal = 1;
                 exit_code = KB_EXIT_CUDA;
             }
-            wall[KB_WALL_CEILINGS] = wall_s() - tw;
+            wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         }
         const int nimpl = kb_op_nimpls(op);
         pending *pend = calloc((size_t)nimpl + 1, sizeof *pend);
@@ -661,17 +469,17 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             watch_arm(what, 2 * o->timeout + 60);
             if (!e && !o->no_verify) { /* its outputs kept for the comparison, once the reference is done */
                 nvtxRangePushA(nv);
-                tw = wall_s();
+                tw = kb_now_s();
                 e = verify_run(impl, c, &st, &run, stream, info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
-                row->wall[KB_WALL_VERIFY] = wall_s() - tw;
+                row->wall[KB_WALL_VERIFY] = kb_now_s() - tw;
                 nvtxRangePop();
             }
             if (!e && !info->check_mode) {
                 launch_ctx l = {impl, c, &st, &run};
                 kb_time_extra x = {.keep = o->save_samples};
-                tw = wall_s();
+                tw = kb_now_s();
                 e = kb_time(timer, launch_fn, &l, o, nv, &row->st, &x);
-                row->wall[KB_WALL_TIME] = wall_s() - tw;
+                row->wall[KB_WALL_TIME] = kb_now_s() - tw;
                 row->samples = x.samples;
                 row->cond = x.cond;
                 if (!e && row->st.median > 0) {

@@ -1,0 +1,172 @@
+/* A case's rows (rows.h): verify runs, rows pending until the case's
+ * reference is done, then compared, counted and written in order. */
+#include "rows.h"
+#include "harness.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int launch_fn(void *ctx, void *stream)
+{
+    launch_ctx *l = ctx;
+    int rc = l->impl->launch(l->c, l->st, l->run, stream);
+    if (rc && !kb_last_error[0])
+        snprintf(kb_last_error, sizeof kb_last_error, "%s launch: %s", l->impl->name, cudaGetErrorString((cudaError_t)rc));
+    return rc;
+}
+
+/* Poison the outputs and the intermediates, and run once. */
+static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream)
+{
+    for (int i = 0; i < st->nout; i++)
+        KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
+    for (int i = 0; i < KB_MAX_SCRATCH; i++)
+        if (st->scratch[i].dev) KB_CK(cudaMemsetAsync(st->scratch[i].dev, 0xff, st->scratch[i].bytes, (cudaStream_t)stream));
+    launch_ctx l = {impl, c, st, run};
+    int rc = launch_fn(&l, stream);
+    if (rc) return rc;
+    KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
+    KB_CK(cudaGetLastError());
+    kb_watch_kick();
+    return 0;
+}
+
+void free_all(void **h, int n)
+{
+    for (int i = 0; i < n; i++) free(h[i]);
+}
+
+/* Poison and run once, and keep every output on the host (h, then *kept);
+ * with `repeat`
+ * (kbench check) run again and require the same bits, unless the
+ * implementation declares itself nondeterministic: a difference is noted in
+ * nondet, for verify_compare. Needs no reference: the comparison can wait
+ * for it (verify_compare). */
+int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
+               void **h, int *kept, char *nondet, size_t nn)
+{
+    int rc = poisoned_run(impl, c, st, run, stream);
+    if (rc) return rc;
+    for (int i = 0; i < st->nout; i++) {
+        kb_buf *b = &st->out[i];
+        size_t es = kb_dtype_size(b->dtype);
+        h[i] = malloc(b->n * es + 1);
+        KB_CK(cudaMemcpy(h[i], b->dev, b->n * es, cudaMemcpyDeviceToHost));
+    }
+    *kept = 1; /* compared whatever the second run does */
+    if (repeat && !impl->nondeterministic) {
+        rc = poisoned_run(impl, c, st, run, stream);
+        for (int i = 0; i < st->nout && !rc; i++) {
+            kb_buf *b = &st->out[i];
+            size_t es = kb_dtype_size(b->dtype), diff = 0;
+            unsigned char *again = malloc(b->n * es + 1);
+            rc = cudaMemcpy(again, b->dev, b->n * es, cudaMemcpyDeviceToHost);
+            if (rc) { free(again); break; }
+            for (size_t k = 0; k < b->n; k++) diff += memcmp(again + k * es, (unsigned char *)h[i] + k * es, es) != 0;
+            free(again);
+            if (diff && !nondet[0])
+                snprintf(nondet, nn, "%s: a second run differs in %zu of %zu elements (not deterministic)", b->name, diff,
+                         b->n);
+        }
+        KB_CK(rc);
+    }
+    return 0;
+}
+
+/* Compare every output kept by verify_run with the reference (its own
+ * tolerance), then any difference between two runs (nondet). */
+static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const char *nondet, kb_row *row)
+{
+    row->verified = 1;
+    row->rel_err = row->max_abs_err = 0;
+    row->verified_rows = 0;
+    for (int i = 0; i < st->nout; i++) {
+        kb_buf *b = &st->out[i];
+        /* the compared elements: every one, or the rows the reference computed */
+        double *got = malloc(kb_buf_checked(b) * sizeof *got + 1);
+        kb_buf_gather(b, h[i], got);
+        long vr = kb_buf_checked_rows(b); /* the least-covered output's rows */
+        if (vr > 0 && (row->verified_rows == 0 || vr < row->verified_rows)) row->verified_rows = vr;
+        kb_tol tol = c->op->tolerance(c, i);
+        double rel, mx;
+        int ok = kb_compare(b, got, tol, &rel, &mx);
+        if (!ok) {
+            row->verified = 0;
+            if (!row->error[0])
+                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e (tol %.1e)", b->name,
+                         rel, tol.rel_l2, mx, tol.max_abs);
+        }
+        if (!(rel <= row->rel_err)) row->rel_err = rel;
+        if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
+        free(got);
+    }
+    if (nondet[0]) {
+        row->verified = 0;
+        if (!row->error[0]) snprintf(row->error, sizeof row->error, "%s", nondet);
+    }
+}
+
+/* kbench check's line for a row that failed */
+static void fail_line(const kb_op *op, const kb_case *c, const kb_impl *impl, const char *label, const char *error)
+{
+    const char *pass = kb_case_enum(c, "pass");
+    fprintf(stdout, "FAIL %s/%s/%s %s: %s\n", op->name, pass ? pass : "-", impl->name, label, error);
+    fflush(stdout);
+}
+
+/* 1 when the row could not be written (the sweep stops), else counts it */
+static int put_row(kb_report *rep, const kb_row *row, int *nrows)
+{
+    if (kb_report_row(rep, row)) return 1;
+    (*nrows)++;
+    return 0;
+}
+
+
+void ref_main(void *arg)
+{
+    ref_task *t = arg;
+    t->op->reference(t->c, t->st);
+}
+
+
+
+void free_pending(pending *p)
+{
+    free(p->row.samples);
+    free_all(p->h, KB_MAX_OUTPUTS);
+}
+
+/* A row done: compared with the reference (which is done), counted (a crash
+ * once, as failed, whatever the comparison said), written. The case's
+ * phases go on its first row. 1: the result files could not be written. */
+int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *first, kb_report *rep, int *nrows,
+               int check_mode, const char *label)
+{
+    kb_row *row = &p->row;
+    if (*first) {
+        for (int i = 0; i < KB_WALL_N; i++) row->wall[i] += wall[i];
+        *first = 0;
+    }
+    if (p->ran) {
+        const double tw = kb_now_s();
+        verify_compare(row->c, st, p->h, p->nondet, row);
+        row->wall[KB_WALL_VERIFY] += kb_now_s() - tw;
+    }
+    if (p->na) {
+        t->nna++;
+    } else if (p->e) {
+        t->nfail++;
+    } else if (row->verified == 1) {
+        t->npass++;
+    } else if (row->verified == 0) {
+        t->nfail++;
+        if (*t->exit_code == KB_EXIT_OK) *t->exit_code = KB_EXIT_VERIFY;
+    }
+    int lost = put_row(rep, row, nrows);
+    if (check_mode && !p->na && (row->verified == 0 || p->e)) fail_line(row->c->op, row->c, p->impl, label, row->error);
+    free_pending(p);
+    return lost;
+}
