@@ -66,7 +66,7 @@ void kb_fill_uniform(void *buf, size_t n, kb_dtype t, uint64_t seed, double lo, 
     } else if (t == KB_FP16 || t == KB_BF16) {
         uint16_t *h = buf;
         const int bf = t == KB_BF16;
-        const uint16_t qalt = bf ? kb_f32_to_bf16(kb_fill_float_odd(alt)) : kb_f32_to_f16(kb_fill_float_odd(alt));
+        const uint16_t qalt = kb_fill_alt16(lo, hi, bf);
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) h[i] = kb_fill_16(s0, i, lo, hi, bf, qalt);
     }

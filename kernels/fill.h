@@ -95,8 +95,14 @@ KB_HD uint16_t kb_fill_f16(float f) /* nearest, ties to even */
     return sign | (uint16_t)(r >> 13);
 }
 
-/* the value that replaces a draw rounding to zero (no input is ever zero) */
+/* the value that replaces a draw rounding to zero (no input is ever zero);
+ * for fp32 as a float, for 16 bits rounded (bf: bf16, else fp16) */
 KB_HD double kb_fill_alt(double lo, double hi) { return 0.5 * (lo + hi) + 0.25 * (hi - lo); }
+KB_HD uint16_t kb_fill_alt16(double lo, double hi, int bf)
+{
+    const float a = kb_fill_float_odd(kb_fill_alt(lo, hi));
+    return bf ? kb_fill_bf16(a) : kb_fill_f16(a);
+}
 
 /* element i of a 16-bit fill (bf: bf16, else fp16); qalt: alt rounded */
 KB_HD uint16_t kb_fill_16(uint64_t s0, size_t i, double lo, double hi, int bf, uint16_t qalt)
