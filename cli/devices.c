@@ -72,6 +72,15 @@ typedef struct {
     int to, from; /* the worker's pipes: cases to it, requests from it */
 } worker_io;
 
+/* a worker's side: "done" to the parent when every row of its oldest
+ * unfinished case is written (its rows may wait for the case's reference
+ * after the next case was asked for) */
+static void worker_done(void *ctx)
+{
+    const worker_io *io = ctx;
+    if (write(io->from, "done\n", 5) != 5) {} /* the parent gone: nothing to tell */
+}
+
 /* a worker's side: "next" to the parent, the index back (-1: none left) */
 static int worker_next(void *ctx)
 {
@@ -253,6 +262,10 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
+    /* each worker's cases not yet written whole, oldest first (its rows wait
+     * for their references: a worker may be a few cases ahead of its rows) */
+    enum { OUTQ = KB_MAX_INFLIGHT + 4 }; /* a worker asks for a case with at most KB_MAX_INFLIGHT waiting */
+    int outq[KB_MAX_DEVICES][OUTQ], nout[KB_MAX_DEVICES];
     int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK, halt = 0; /* halt: no more cases handed out */
     /* SIGINT/SIGTERM from here on: the workers finish their case, no other
      * is handed out (a worker's own run catches them as a sweep does) */
@@ -280,7 +293,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
             worker_io io = {a[0], b[1]};
             if (dry) { /* the queue exercised, no GPU: take cases until none is left */
-                while (worker_next(&io) >= 0) {}
+                while (worker_next(&io) >= 0) worker_done(&io);
                 _exit(0);
             }
             char dev[64];
@@ -298,6 +311,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             o->quiet = 1;
             kb_run_info wi = *info;
             wi.next_case = worker_next;
+            wi.case_done = worker_done;
+            wi.workers = n;
             wi.next_ctx = &io;
             wi.worker = ids[w];
             _exit(kb_run_plan(plan, &wi));
@@ -308,6 +323,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         from[w] = b[0];
         cur[w] = -1;
         last[w] = -1;
+        nout[w] = 0;
         status[w] = 0;
         started++;
         alive++;
@@ -338,8 +354,12 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             char buf[8];
             ssize_t k = read(from[w], buf, 5);
-            if (k == 5 && !memcmp(buf, "next\n", 5)) {
-                if (cur[w] >= 0) done++;
+            if (k == 5 && !memcmp(buf, "done\n", 5)) { /* the oldest of its cases written whole */
+                if (nout[w] > 0) {
+                    memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
+                    done++;
+                }
+            } else if (k == 5 && !memcmp(buf, "next\n", 5)) {
                 cur[w] = -1;
                 const int j = !halt && !kb_stop_signal ? kb_queue_pick(group, plan->ncases, taken, last, started, w) : -1;
                 const int ci = j >= 0 ? order[j] : -1;
@@ -350,6 +370,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     next++;
                     last[w] = j;
                     cur[w] = ci;
+                    if (nout[w] < OUTQ) outq[w][nout[w]++] = ci;
                     if (dry) {
                         char label[1024];
                         kb_case_label(&plan->cases[ci], label, sizeof label);
@@ -358,6 +379,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                         fflush(stdout);
                     }
                 }
+            }
+            if (k == 5 && (!memcmp(buf, "done\n", 5) || !memcmp(buf, "next\n", 5))) {
                 if (tty) {
                     shown = 1;
                     fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
@@ -368,22 +391,24 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 }
                 continue;
             }
-            /* the worker is gone: the case it was running, if any, with it */
+            /* the worker is gone: the cases it had not written whole with it */
             close(from[w]);
             close(to[w]);
             from[w] = -1;
             while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
             alive--;
             int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1;
-            if (cur[w] >= 0 && !kb_stop_signal && code != 130 && code != 143) { /* stopped by a signal: not a death */
+            for (int q = 0; q < nout[w] && !kb_stop_signal && code != 130 && code != 143; q++) { /* a signal: not a death */
+                const int ci = outq[w][q];
                 died++;
                 char label[1024], how[96];
-                kb_case_label(&plan->cases[cur[w]], label, sizeof label);
+                kb_case_label(&plan->cases[ci], label, sizeof label);
                 worker_ended(ids[w], status[w], how, sizeof how);
                 fprintf(stderr, "%skbench: %s during case %d, %s %s\n", shown ? "\n" : "", how,
-                        plan->cases[cur[w]].index + 1, plan->cases[cur[w]].op->name, label);
-                dead[cur[w]] = w;
+                        plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+                dead[ci] = w;
             }
+            nout[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
         }

@@ -627,11 +627,19 @@ typedef struct {
     int check_mode;   /* kbench check: small cases, no timing */
     /* --devices workers (devices.c): the next case to run (its index in the
      * plan; -1: none left), asked each time the last one is done; NULL: the
-     * plan's cases in order. worker: the GPU this process runs on, -1 none. */
+     * plan's cases in order. worker: the GPU this process runs on, -1 none.
+     * case_done (NULL: none): every row of a case is written (cases finish
+     * in the order they were handed out, maybe after the next was asked
+     * for: their rows wait for their references). */
     int (*next_case)(void *ctx);
+    void (*case_done)(void *ctx);
     void *next_ctx;
     int worker;
+    int workers; /* processes sharing the host (--devices), 0 or 1: alone */
 } kb_run_info;
+/* cases at most whose rows wait for their references while the GPU goes on
+ * (rows.h: inflight) */
+#define KB_MAX_INFLIGHT 8
 /* The result files a run writes: the flags', else DIR/NAME.{csv,json}
  * (kbench check: only those asked for). */
 void kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n);

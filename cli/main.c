@@ -37,7 +37,7 @@ static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, 
         kb_cases_free(plan->cases, plan->ncases);
         return kb_usage(NULL, "%s", err);
     }
-    kb_run_info info = {argc, argv, name, check, NULL, NULL, -1};
+    kb_run_info info = {.argc = argc, .argv = argv, .name = name, .check_mode = check, .worker = -1, .workers = 1};
     int rc = plan->opts.devices[0] ? kb_run_devices(plan, &info, dry)
              : dry                 ? kb_dry_run(plan, &info, stdout)
                                    : kb_run_plan(plan, &info);

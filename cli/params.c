@@ -127,12 +127,13 @@ static int choice_index(const kb_param *p, const char *word, size_t len)
     return -1;
 }
 
-/* Thread-local storage is not needed: kbench is single-threaded on the host
- * side of parsing; enum strings come from static buffers in a small ring. */
+/* Enum strings come from a small ring of buffers, one ring a thread: the
+ * cases' references run on threads of their own (kb_case_dtype) while the
+ * main thread sets up and labels the next cases. */
 const char *kb_case_enum(const kb_case *c, const char *name)
 {
-    static char ring[8][64];
-    static int next;
+    static _Thread_local char ring[8][64];
+    static _Thread_local int next;
     int i = kb_param_index(c->op, name);
     if (i < 0 || c->op->params[i].type != KB_P_ENUM) return NULL;
     char *buf = ring[next++ & 7];

@@ -1,5 +1,5 @@
 /* A case's rows (rows.h): verify runs, rows pending until the case's
- * reference is done, then compared, counted and written in order. */
+ * reference is done, then compared, counted and written in case order. */
 #include "rows.h"
 #include "harness.h"
 
@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int launch_fn(void *ctx, void *stream)
 {
@@ -128,7 +129,14 @@ static int put_row(kb_report *rep, const kb_row *row, int *nrows)
 void ref_main(void *arg)
 {
     ref_task *t = arg;
+    const double q = kb_now_s();
+    while (__atomic_load_n(t->done_seq, __ATOMIC_ACQUIRE) < t->seq - 1) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    t->queued_s = kb_now_s() - q;
     t->op->reference(t->c, t->st);
+    __atomic_store_n(t->done_seq, t->seq, __ATOMIC_RELEASE);
 }
 
 
@@ -142,8 +150,8 @@ void free_pending(pending *p)
 /* A row done: compared with the reference (which is done), counted (a crash
  * once, as failed, whatever the comparison said), written. The case's
  * phases go on its first row. 1: the result files could not be written. */
-int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *first, kb_report *rep, int *nrows,
-               int check_mode, const char *label)
+static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *first, kb_report *rep, int *nrows,
+                      int check_mode, const char *label)
 {
     kb_row *row = &p->row;
     if (*first) {
@@ -169,4 +177,57 @@ int finish_row(pending *p, kb_state *st, tally *t, const double *wall, int *firs
     if (check_mode && !p->na && (row->verified == 0 || p->e)) fail_line(row->c->op, row->c, p->impl, label, row->error);
     free_pending(p);
     return lost;
+}
+
+
+
+static void inflight_free(inflight *f)
+{
+    kb_state *st = &f->st;
+    if (f->c->op->teardown) f->c->op->teardown(f->c, st);
+    for (int k = 0; k < st->nin; k++) { cudaFree(st->in[k].dev); free(st->in[k].host); }
+    for (int k = 0; k < st->nout; k++) { cudaFree(st->out[k].dev); free(st->out[k].ref); free(st->out[k].rows); }
+    free(f->pend);
+    free(f);
+}
+
+/* The oldest case: its pending rows written once its reference is done
+ * (block: waits for it); once every row of it is written it is freed and
+ * said done (a --devices worker's parent counts it). 1: freed. */
+int drain_head(inflight **head, int block, row_sink *s)
+{
+    inflight *f = *head;
+    if (!f) return 0;
+    if (f->bg_live) {
+        if (!block && !kb_bg_done(&f->bg)) return 0;
+        f->wall[KB_WALL_WAIT] += kb_bg_join(&f->bg);
+        f->wall[KB_WALL_REFERENCE] = f->bg.run_s - f->rt.queued_s;
+        f->bg_live = 0;
+    }
+    for (; f->nput < f->npend; f->nput++)
+        if (!*s->lost)
+            *s->lost = finish_row(&f->pend[f->nput], &f->st, s->fin, f->wall, &f->first_row, s->rep, s->nrows,
+                                  s->check_mode, f->label);
+        else free_pending(&f->pend[f->nput]);
+    if (!f->complete) return 0;
+    *head = f->next;
+    const int whole = !f->aborted && !*s->lost; /* else the parent keeps it: a dead worker's error rows */
+    inflight_free(f);
+    if (whole && s->info->case_done) s->info->case_done(s->info->next_ctx);
+    return 1;
+}
+
+/* whether one more case may wait for its reference beside the n waiting */
+int may_wait(const inflight *head, size_t plan_need, size_t host_budget)
+{
+    int n = 0;
+    size_t host = 0;
+    for (const inflight *f = head; f; f = f->next, n++) {
+        for (int k = 0; k < f->st.nin; k++) host += f->st.in[k].n * kb_dtype_size(f->st.in[k].dtype);
+        for (int k = 0; k < f->st.nout; k++) /* the rows' outputs kept for the comparison, the reference's */
+            host += f->st.out[k].n * ((size_t)f->npend * kb_dtype_size(f->st.out[k].dtype) + sizeof(double));
+    }
+    size_t free_b = 0, total_b = 0;
+    return n <= KB_MAX_INFLIGHT && host <= host_budget && !kb_device_free_mem(&free_b, &total_b) &&
+           free_b > plan_need + ((size_t)256 << 20);
 }

@@ -194,7 +194,7 @@ static void *watch_main(void *arg)
         int late = watch.deadline > 0 && kb_now_s() > watch.deadline;
         if (late) {
             fprintf(stderr, "\nkbench: %s: nothing finished for %.0f s: a hung kernel; stopping (exit 3)%s%s\n",
-                    watch.what, watch.limit, watch.files[0] ? "; the rows before it are in " : "", watch.files);
+                    watch.what, watch.limit, watch.files[0] ? "; the rows written so far are in " : "", watch.files);
             fflush(stderr);
             _exit(KB_EXIT_CUDA);
         }
@@ -328,6 +328,17 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     kb_catch_stop(old_sig);
     double t0 = kb_now_s();
     void *stream = kb_timer_stream(timer);
+    inflight *head = NULL; /* the cases whose rows wait for their references, oldest first */
+    long ref_seq = 0, ref_done = 0;
+    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info};
+    size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        const size_t n = c->op->device_bytes(c) + kb_case_ceilings_bytes(c);
+        if (n > plan_need) plan_need = n;
+    }
+    const size_t host_budget = /* an eighth of the host's memory, shared by the workers of --devices */
+        (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE) / 8 / (size_t)(info->workers > 1 ? info->workers : 1);
     for (int step = 0; !fatal && !lost && !kb_stop_signal; step++) {
         int ci = info->next_case ? info->next_case(info->next_ctx) : step; /* a --devices worker: the queue's */
         if (ci < 0 || ci >= plan->ncases) break;
@@ -335,12 +346,19 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         const kb_op *op = c->op;
         int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
         for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = impl_selected(o->impl, kb_op_impl(op, ii)->name);
-        if (!any) {
+        if (!any) { /* said done in its turn: the cases before it written first */
+            while (head) drain_head(&head, 1, &sink);
             kb_report_skip(rep, c->index);
+            if (info->case_done) info->case_done(info->next_ctx);
             continue;
         }
         progress(o->quiet, ci, plan->ncases, c, t0);
-        double wall[KB_WALL_N] = {0}, tw = kb_now_s(); /* the case's phases, on its first row (kb_wall_phase) */
+        inflight *f = calloc(1, sizeof *f); /* the case until its rows are written */
+        if (!f) abort();
+        f->c = c;
+        f->first_row = 1;
+        double *wall = f->wall, tw = kb_now_s(); /* the case's phases, on its first row (kb_wall_phase) */
+        kb_state *st = &f->st;
         double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
          * such as MLP decode, are bound by memory), and TFLOP/s against the
@@ -356,33 +374,37 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
         }
-        kb_state st;
-        memset(&st, 0, sizeof st);
         kb_last_error[0] = 0;
         wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         tw = kb_now_s();
-        int setup_rc = op->setup(c, &st);
+        int setup_rc = op->setup(c, st);
         wall[KB_WALL_SETUP] = kb_now_s() - tw;
         char setup_err[512] = "";
         if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
         /* The CPU reference runs on a thread of its own while the GPU times
          * the implementations (it was the host work that more GPUs of one
          * host did not cut: issue 24). Their outputs wait on the host, rows
-         * pending, until it is done; kbench check (nothing timed) and
-         * --no-verify keep it in line. */
-        ref_task rt = {op, c, &st};
-        kb_bg bg;
-        memset(&bg, 0, sizeof bg);
-        const int want_ref = !setup_rc && !o->no_verify, bg_ref = want_ref && !info->check_mode;
+         * pending, until it is done (the GPU may go on to the next cases:
+         * inflight); kbench check (nothing timed) and --no-verify keep it in
+         * line. */
+        f->rt = (ref_task){op, c, st, 0, &ref_done, 0};
+        const int want_ref = !setup_rc && !o->no_verify && !fatal, bg_ref = want_ref && !info->check_mode;
         if (bg_ref) {
-            if (kb_bg_start(&bg, ref_main, &rt)) /* no thread: it ran here, nothing hid it */
-                wall[KB_WALL_WAIT] = wall[KB_WALL_REFERENCE] = bg.run_s;
+            f->rt.seq = ++ref_seq;
+            if (kb_bg_start(&f->bg, ref_main, &f->rt)) { /* no thread: it ran here, nothing hid it */
+                wall[KB_WALL_WAIT] = f->bg.run_s;
+                wall[KB_WALL_REFERENCE] = f->bg.run_s - f->rt.queued_s;
+            }
+            else
+                f->bg_live = 1;
         } else if (want_ref) {
             tw = kb_now_s();
-            op->reference(c, &st);
+            op->reference(c, st);
             wall[KB_WALL_REFERENCE] = kb_now_s() - tw;
         }
-        int ref_joined = !bg_ref || !bg.started;
+        inflight **tail = &head; /* after the cases still waiting for their references */
+        while (*tail) tail = &(*tail)->next;
+        *tail = f;
         if (late) {
             tw = kb_now_s();
             if (kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
@@ -392,16 +414,18 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         }
         const int nimpl = kb_op_nimpls(op);
-        pending *pend = calloc((size_t)nimpl + 1, sizeof *pend);
+        pending *pend = f->pend = calloc((size_t)nimpl + 1, sizeof *pend);
         if (!pend) abort();
-        int npend = 0, nput = 0, first_row = 1;
         double base_ms = 0;
-        char label[1024];
-        kb_case_label(c, label, sizeof label);
+        char *label = f->label;
+        kb_case_label(c, label, sizeof f->label);
         for (int ii = 0; ii < nimpl && !fatal && !lost && !kb_stop_signal; ii++) {
             const kb_impl *impl = kb_op_impl(op, ii);
             if (!impl_selected(o->impl, impl->name)) continue;
-            pending *p = &pend[npend];
+            const char *pl = kb_plugin_path(impl);
+            if (pl) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
+                while (head && drain_head(&head, 1, &sink)) {}
+            pending *p = &pend[f->npend];
             memset(p, 0, sizeof *p);
             p->impl = impl;
             kb_row *row = &p->row;
@@ -420,7 +444,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 if (kb_cuda_sticky(setup_rc)) fatal = 1;
                 exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
                 p->e = setup_rc;
-                npend++;
+                f->npend++;
                 continue;
             }
             /* n/a: the implementation cannot take this case here (not a failure), by
@@ -431,17 +455,17 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             kb_last_error[0] = 0;
             int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row->reason, sizeof row->reason);
             if (!na) { /* untimed: plan, allocate the implementation's workspace, name the kernel */
-                e = impl->prepare ? impl->prepare(c, &st, &dev.attr, &run) : 0;
+                e = impl->prepare ? impl->prepare(c, st, &dev.attr, &run) : 0;
                 if (e == KB_NA) {
                     na = 1;
                     snprintf(row->reason, sizeof row->reason, "%s", run.why[0] ? run.why : "cannot take this case");
-                    if (impl->release) impl->release(c, &st, &run);
+                    if (impl->release) impl->release(c, st, &run);
                 }
             }
             if (na) {
                 row->verified = KB_V_NA;
                 p->na = 1;
-                npend++;
+                f->npend++;
                 progress_done(o->quiet);
                 continue;
             }
@@ -454,14 +478,6 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                     snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
             }
             char what[1400];
-            const char *pl = kb_plugin_path(impl);
-            if (pl && !ref_joined) { /* a plugin may crash or hang the process: the rows before it written first */
-                wall[KB_WALL_WAIT] = kb_bg_join(&bg);
-                wall[KB_WALL_REFERENCE] = bg.run_s;
-                ref_joined = 1;
-                for (; nput < npend && !lost; nput++)
-                    lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
-            }
             snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
                      op->name, label);
             /* a launch or a batch of samples finishes well within --timeout;
@@ -470,12 +486,12 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             if (!e && !o->no_verify) { /* its outputs kept for the comparison, once the reference is done */
                 nvtxRangePushA(nv);
                 tw = kb_now_s();
-                e = verify_run(impl, c, &st, &run, stream, info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
+                e = verify_run(impl, c, st, &run, stream, info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
                 row->wall[KB_WALL_VERIFY] = kb_now_s() - tw;
                 nvtxRangePop();
             }
             if (!e && !info->check_mode) {
-                launch_ctx l = {impl, c, &st, &run};
+                launch_ctx l = {impl, c, st, &run};
                 kb_time_extra x = {.keep = o->save_samples};
                 tw = kb_now_s();
                 e = kb_time(timer, launch_fn, &l, o, nv, &row->st, &x);
@@ -505,34 +521,27 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 p->e = e;
             }
             watch_disarm();
-            if (impl->release) impl->release(c, &st, &run);
+            if (impl->release) impl->release(c, st, &run);
             progress_done(o->quiet);
             if (kb_stop_signal) { /* this row is unfinished: it is not written */
                 free(row->samples);
                 free_all(p->h, KB_MAX_OUTPUTS);
                 break;
             }
-            npend++;
-            if (!ref_joined && kb_bg_done(&bg)) { /* done already: no row need wait */
-                wall[KB_WALL_WAIT] = kb_bg_join(&bg);
-                wall[KB_WALL_REFERENCE] = bg.run_s;
-                ref_joined = 1;
-            }
-            if (ref_joined) /* the rows so far, in order */
-                for (; nput < npend && !lost; nput++)
-                    lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
+            f->npend++;
+            while (head && drain_head(&head, 0, &sink)) {} /* the rows whose reference is done, in order */
         }
-        if (!ref_joined) { /* the reference is needed before the rows (and before st is freed) */
-            wall[KB_WALL_WAIT] = kb_bg_join(&bg);
-            wall[KB_WALL_REFERENCE] = bg.run_s;
-        }
-        for (; nput < npend; nput++)
-            if (!lost) lost = finish_row(&pend[nput], &st, &fin, wall, &first_row, rep, &nrows, info->check_mode, label);
-            else free_pending(&pend[nput]);
-        free(pend);
-        if (op->teardown) op->teardown(c, &st);
-        for (int k = 0; k < st.nin; k++) { cudaFree(st.in[k].dev); free(st.in[k].host); }
-        for (int k = 0; k < st.nout; k++) { cudaFree(st.out[k].dev); free(st.out[k].ref); free(st.out[k].rows); }
+        f->complete = 1;
+        f->aborted = fatal || lost || kb_stop_signal; /* implementations may have no row */
+        while (head && drain_head(&head, 0, &sink)) {}
+        /* this case and the ones before it may wait for their references
+         * while the GPU goes on, within the bounds of may_wait */
+        while (head && (fatal || lost || kb_stop_signal || !may_wait(head, plan_need, host_budget)))
+            drain_head(&head, 1, &sink);
+    }
+    while (head) { /* the last cases' references */
+        head->complete = 1;
+        drain_head(&head, 1, &sink);
     }
     progress_done(o->quiet);
     kb_uncatch_stop(old_sig);
