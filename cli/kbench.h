@@ -410,7 +410,9 @@ typedef struct {
 int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen);
 /* the sweep's identity: 16 hex digits of a hash of the seed and the cases in order */
 void kb_plan_identity(const kb_plan *plan, char id[17]);
-double kb_case_cost(const kb_case *c); /* bytes + flops / 250: the shards' balance */
+/* a case's wall seconds under o, roughly (its implementations' sampling):
+ * the shards' balance and the --devices queue's order (shard.c) */
+double kb_case_cost(const kb_case *c, const kb_opts *o);
 /* the distinct ops of the plan's cases, in order of appearance (max at most) */
 int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max);
 /* the copy ceiling a case's rows are measured against is keyed by the bytes

@@ -38,7 +38,7 @@ const kb_setting kb_settings[] = {
      "largest first, one CSV and JSON in case order (default: device 0 alone)"},
     {"shard", KB_S_STR, F(shard), "", 0, 0,
      "run only shard K of N of the cases (K/N, K from 0; the shards partition the sweep, "
-     "balanced by bytes and flops; kbench merge joins their outputs)"},
+     "balanced by estimated wall time; kbench merge joins their outputs)"},
 };
 const int kb_nsettings = (int)(sizeof kb_settings / sizeof kb_settings[0]);
 

@@ -88,10 +88,30 @@ int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
     return n;
 }
 
-double kb_case_cost(const kb_case *c)
+/* A case's wall seconds, roughly: each selected implementation is sampled
+ * until min_time of kernel time (and min_samples), each sample paying about
+ * KB_SAMPLE_OVERHEAD_S beside its kernel (the L2 flush, the launch, the
+ * events), the kernel estimated from the case's bytes and flops at nominal
+ * rates. Only the ratios matter (--shard's balance, the --devices queue's
+ * order). On the one-GPU rows of the MLP grid and the default sweep (4 x
+ * H200, 2026-11-26), summed per case: median error 20% after one scale
+ * factor, against 89% for bytes + flops / 250, which made the largest MLP
+ * pair a quarter of the grid and left --shard 0/4 two cases. */
+#define KB_SAMPLE_OVERHEAD_S 4e-5
+#define KB_NOMINAL_BPS 2.5e12
+#define KB_NOMINAL_FLOPS 5e14
+double kb_case_cost(const kb_case *c, const kb_opts *o)
 {
-    double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
-    return b + f / 250;
+    const double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
+    double k = b / KB_NOMINAL_BPS + f / KB_NOMINAL_FLOPS; /* one launch, seconds */
+    if (!(k > 1e-7)) k = 1e-7;
+    double row = o->min_time > k * o->min_samples ? o->min_time : k * o->min_samples;
+    row *= 1 + KB_SAMPLE_OVERHEAD_S / k;
+    if (o->timeout > 0 && row > o->timeout) row = o->timeout;
+    int rows = 0;
+    for (int i = 0; i < kb_op_nimpls(c->op); i++)
+        rows += !o->impl[0] || kb_list_has(o->impl, kb_op_impl(c->op, i)->name);
+    return (rows ? rows : 1) * row;
 }
 
 void kb_plan_by_cost(const kb_plan *plan, int *order)
@@ -100,7 +120,7 @@ void kb_plan_by_cost(const kb_plan *plan, int *order)
     if (!it) abort();
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
-        it[i].cost = kb_case_cost(c);
+        it[i].cost = kb_case_cost(c, &plan->opts);
         int l = snprintf(it[i].label, sizeof it[i].label, "%s ", c->op->name);
         kb_case_label(c, it[i].label + l, sizeof it[i].label - (size_t)l);
         it[i].i = i;
@@ -169,8 +189,7 @@ void kb_shard_assign(const kb_plan *plan, int n, int *shard_of)
     for (int j = 0, k = 0; j < nc; j++) /* a leader's slot among the groups, for now in to[] */
         if (group[j] == j) to[j] = k++;
     for (int j = 0; j < nc; j++) {
-        const double cost = kb_case_cost(&plan->cases[order[j]]);
-        g[to[group[j]]].cost += cost > 0 ? cost : 1;
+        g[to[group[j]]].cost += kb_case_cost(&plan->cases[order[j]], &plan->opts);
     }
     qsort(g, (size_t)ng, sizeof *g, by_cost);
     for (int k = 0; k < ng; k++) {

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static void test_partition(void **state)
         for (int i = 0; i < total; i++) { /* the largest group's summed cost */
             double g = 0;
             for (int j = 0; j < total; j++)
-                if (same_key(&all.cases[i], &all.cases[j])) g += kb_case_cost(&all.cases[j]);
+                if (same_key(&all.cases[i], &all.cases[j])) g += kb_case_cost(&all.cases[j], &all.opts);
             if (g > maxcost) maxcost = g;
         }
         for (int k = 0; k < n; k++) {
@@ -94,7 +95,7 @@ static void test_partition(void **state)
                 label_of(c, a, sizeof a);
                 label_of(&all.cases[c->index], b, sizeof b);
                 assert_string_equal(a, b);
-                load_[k] += kb_case_cost(c);
+                load_[k] += kb_case_cost(c, &p.opts);
             }
             kb_cases_free(p.cases, p.ncases);
         }
@@ -199,7 +200,60 @@ static void test_devices_parse(void **state)
     }
 }
 
-/* the queue: every case once, the largest (bytes + flops/250) first */
+/* the cost is wall seconds of sampling: min_time per selected implementation
+ * at least, more for a kernel whose samples are mostly overhead, more with
+ * more implementations or a longer min_time, at most timeout a row */
+static void test_cost(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/mlp-grid.json", 1);
+    int small = -1, big = -1; /* tokens 1 and 8192 of the widest shape, bf16 */
+    for (int i = 0; i < p.ncases; i++) {
+        char l[1200];
+        kb_case_label(&p.cases[i], l, sizeof l);
+        if (!strstr(l, "dtype=bf16") || !strstr(l, "hidden=8192")) continue;
+        if (strstr(l, "tokens=1 ")) small = i;
+        if (strstr(l, "tokens=8192 ")) big = i;
+    }
+    assert_true(small >= 0 && big >= 0);
+    const kb_case *s = &p.cases[small], *b = &p.cases[big];
+    kb_opts o = p.opts; /* the grid's: four implementations, min_time 0.1 */
+    assert_true(o.min_time == 0.1);
+    const double cs = kb_case_cost(s, &o), cb = kb_case_cost(b, &o);
+    assert_true(cs >= 4 * 0.1 && cb >= 4 * 0.1);
+    /* 5.8 TFLOP a launch at 500 TFLOP/s: 20 samples are 0.23 s, over min_time */
+    assert_true(cb > cs && cb < 4 * 0.5);
+    /* ... and a big MLP case is not hundreds of small ones, as bytes + flops/250 had it */
+    assert_true(cb < 5 * cs);
+    kb_opts one = o;
+    snprintf(one.impl, sizeof one.impl, "cublas");
+    assert_true(fabs(kb_case_cost(s, &one) - cs / 4) < 1e-9 * cs);
+    one.min_time = 1;
+    assert_true(kb_case_cost(s, &one) > 9 * cs / 4); /* its 20 samples are under min_time */
+    one.timeout = 0.5;
+    assert_true(kb_case_cost(s, &one) == 0.5);
+    kb_cases_free(p.cases, p.ncases);
+}
+
+/* the MLP grid on four shards: each its share of the cases, within one
+ * group of siblings (it dealt 2, 28, 32 and 34 of 96 with bytes + flops/250) */
+static void test_balance_grid(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/mlp-grid.json", 1);
+    int *of = malloc(sizeof *of * (size_t)p.ncases), count[4] = {0};
+    kb_shard_assign(&p, 4, of);
+    for (int i = 0; i < p.ncases; i++) count[of[i]]++;
+    for (int k = 0; k < 4; k++)
+        if (count[k] < p.ncases / 4 - 4 || count[k] > p.ncases / 4 + 4)
+            fail_msg("shard %d/4: %d of %d cases", k, count[k], p.ncases);
+    free(of);
+    kb_cases_free(p.cases, p.ncases);
+}
+
+/* the queue: every case once, the largest (kb_case_cost) first */
 static void test_devices_queue(void **state)
 {
     (void)state;
@@ -211,7 +265,7 @@ static void test_devices_queue(void **state)
     for (int i = 0; i < p.ncases; i++) {
         assert_true(order[i] >= 0 && order[i] < p.ncases);
         if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
-        if (i && kb_case_cost(&p.cases[order[i]]) > kb_case_cost(&p.cases[order[i - 1]]))
+        if (i && kb_case_cost(&p.cases[order[i]], &p.opts) > kb_case_cost(&p.cases[order[i - 1]], &p.opts))
             fail_msg("queue place %d: case %d larger than the one before it", i, order[i]);
     }
     free(order);
@@ -295,6 +349,8 @@ int main(void)
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_identity),
         cmocka_unit_test(test_devices_parse),
+        cmocka_unit_test(test_cost),
+        cmocka_unit_test(test_balance_grid),
         cmocka_unit_test(test_devices_queue),
         cmocka_unit_test(test_devices_pick),
     };
