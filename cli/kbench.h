@@ -411,7 +411,7 @@ int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen);
 /* the sweep's identity: 16 hex digits of a hash of the seed and the cases in order */
 void kb_plan_identity(const kb_plan *plan, char id[17]);
 /* a case's wall seconds under o, roughly (its implementations' sampling):
- * the shards' balance and the --devices queue's order (shard.c) */
+ * the shards' balance (shard.c) */
 double kb_case_cost(const kb_case *c, const kb_opts *o);
 /* the distinct ops of the plan's cases, in order of appearance (max at most) */
 int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max);
@@ -434,9 +434,20 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen);
 /* "all" (count GPUs; count < 0: unknown, refused) or a list of distinct
  * indices below count (count < 0: not checked): how many, or -1 with err */
 int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen);
-/* the order cases are handed out in (--devices) and dealt to shards: the
- * largest (kb_case_cost) first, ties by op and label (shard.c) */
+/* the order cases are dealt to shards in: the longest (kb_case_cost)
+ * first, ties by op and label (shard.c) */
 void kb_plan_by_cost(const kb_plan *plan, int *order);
+/* a case's bytes + flops / 250 */
+double kb_case_size(const kb_case *c);
+/* the order the --devices queue hands cases out in: the largest
+ * (kb_case_size) first, ties by op and label. Not the wall-time estimate:
+ * the largest cases have the longest CPU references, and started first they
+ * hide behind the rest of the queue's GPU work. The MLP grid on 4 x H200
+ * (2026-11-26) waited 10.1 s summed for references in this order, 29.6 s
+ * in kb_case_cost's, which hands the 8192 x 28672 cases out among the last:
+ * --devices all took 48.7 s, and 50.6 s though its per-case ceilings took
+ * 10 s less. */
+void kb_plan_by_size(const kb_plan *plan, int *order);
 /* group[j] for each place j in order: the first place whose case shares
  * the ceilings of order[j]'s (the same kb_case_copy_key; itself when none before) */
 void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group);

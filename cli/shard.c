@@ -92,11 +92,12 @@ int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
  * until min_time of kernel time (and min_samples), each sample paying about
  * KB_SAMPLE_OVERHEAD_S beside its kernel (the L2 flush, the launch, the
  * events), the kernel estimated from the case's bytes and flops at nominal
- * rates. Only the ratios matter (--shard's balance, the --devices queue's
- * order). On the one-GPU rows of the MLP grid and the default sweep (4 x
- * H200, 2026-11-26), summed per case: median error 20% after one scale
- * factor, against 89% for bytes + flops / 250, which made the largest MLP
- * pair a quarter of the grid and left --shard 0/4 two cases. */
+ * rates. Only the ratios matter (--shard's balance). On the one-GPU rows
+ * of the MLP grid and the default sweep (4 x H200, 2026-11-26), summed per
+ * case: median error 20% after one scale factor, against 89% for
+ * kb_case_size, which made the largest MLP pair a quarter of the grid and
+ * left --shard 0/4 two cases; the shards by hand then reached 2.71x (grid)
+ * and 3.27x (default sweep) on four GPUs, from 2.39x and 2.73x. */
 #define KB_SAMPLE_OVERHEAD_S 4e-5
 #define KB_NOMINAL_BPS 2.5e12
 #define KB_NOMINAL_FLOPS 5e14
@@ -114,13 +115,19 @@ double kb_case_cost(const kb_case *c, const kb_opts *o)
     return (rows ? rows : 1) * row;
 }
 
-void kb_plan_by_cost(const kb_plan *plan, int *order)
+double kb_case_size(const kb_case *c)
+{
+    const double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
+    return b + f / 250;
+}
+
+static void plan_sorted(const kb_plan *plan, int *order, int by_size)
 {
     shard_item *it = malloc(sizeof *it * (size_t)(plan->ncases + 1));
     if (!it) abort();
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
-        it[i].cost = kb_case_cost(c, &plan->opts);
+        it[i].cost = by_size ? kb_case_size(c) : kb_case_cost(c, &plan->opts);
         int l = snprintf(it[i].label, sizeof it[i].label, "%s ", c->op->name);
         kb_case_label(c, it[i].label + l, sizeof it[i].label - (size_t)l);
         it[i].i = i;
@@ -129,6 +136,10 @@ void kb_plan_by_cost(const kb_plan *plan, int *order)
     for (int i = 0; i < plan->ncases; i++) order[i] = it[i].i;
     free(it);
 }
+
+void kb_plan_by_cost(const kb_plan *plan, int *order) { plan_sorted(plan, order, 0); }
+
+void kb_plan_by_size(const kb_plan *plan, int *order) { plan_sorted(plan, order, 1); }
 
 void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes)
 {

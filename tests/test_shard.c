@@ -253,23 +253,29 @@ static void test_balance_grid(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
-/* the queue: every case once, the largest (kb_case_cost) first */
+/* the queue: every case once, the largest (kb_case_size) first; the shards'
+ * order: the longest (kb_case_cost) first */
 static void test_devices_queue(void **state)
 {
     (void)state;
     kb_plan p;
     load(&p, "configs/ci.json", 1);
     int *order = malloc(sizeof *order * (size_t)p.ncases);
-    char *seen = calloc((size_t)p.ncases, 1);
-    kb_plan_by_cost(&p, order);
-    for (int i = 0; i < p.ncases; i++) {
-        assert_true(order[i] >= 0 && order[i] < p.ncases);
-        if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
-        if (i && kb_case_cost(&p.cases[order[i]], &p.opts) > kb_case_cost(&p.cases[order[i - 1]], &p.opts))
-            fail_msg("queue place %d: case %d larger than the one before it", i, order[i]);
+    for (int by = 0; by < 2; by++) {
+        char *seen = calloc((size_t)p.ncases, 1);
+        if (by) kb_plan_by_size(&p, order);
+        else kb_plan_by_cost(&p, order);
+        for (int i = 0; i < p.ncases; i++) {
+            assert_true(order[i] >= 0 && order[i] < p.ncases);
+            if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
+            if (!i) continue;
+            const kb_case *a = &p.cases[order[i - 1]], *b = &p.cases[order[i]];
+            if (by ? kb_case_size(b) > kb_case_size(a) : kb_case_cost(b, &p.opts) > kb_case_cost(a, &p.opts))
+                fail_msg("%s: place %d, case %d larger than the one before it", by ? "size" : "cost", i, order[i]);
+        }
+        free(seen);
     }
     free(order);
-    free(seen);
     kb_cases_free(p.cases, p.ncases);
 }
 
@@ -285,7 +291,7 @@ static void test_devices_pick(void **state)
     const int n = p.ncases;
     int *order = malloc(sizeof *order * (size_t)n), *group = malloc(sizeof *group * (size_t)n);
     char *taken = calloc((size_t)n, 1);
-    kb_plan_by_cost(&p, order);
+    kb_plan_by_size(&p, order);
     kb_ceiling_groups(&p, order, group);
     for (int j = 0; j < n; j++) {
         assert_true(group[j] >= 0 && group[j] <= j && group[group[j]] == group[j]);
