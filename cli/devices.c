@@ -149,6 +149,8 @@ static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t er
             row.c = c;
             row.impl = im;
             row.verified = -1;
+            row.gpu_known = 1;
+            row.gpu = gpu;
             char how[96];
             worker_ended(gpu, st, how, sizeof how);
             snprintf(row.error, sizeof row.error, "%s during this case", how);
@@ -332,6 +334,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     /* the progress line on a terminal, each GPU's current case (a dry run's
      * too: its workers stand in for the GPUs) */
     int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */
+    char want[KB_MAX_DEVICES] = {0}, asked[KB_MAX_DEVICES] = {0}; /* a worker's ask unanswered; it has asked */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -361,24 +364,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 }
             } else if (k == 5 && !memcmp(buf, "next\n", 5)) {
                 cur[w] = -1;
-                const int j = !halt && !kb_stop_signal ? kb_queue_pick(group, plan->ncases, taken, last, started, w) : -1;
-                const int ci = j >= 0 ? order[j] : -1;
-                char line[32];
-                int l = snprintf(line, sizeof line, "%d\n", ci);
-                if (write(to[w], line, (size_t)l) == l && ci >= 0) { /* else gone: the case stays in the queue */
-                    taken[j] = 1;
-                    next++;
-                    last[w] = j;
-                    cur[w] = ci;
-                    if (nout[w] < OUTQ) outq[w][nout[w]++] = ci;
-                    if (dry) {
-                        char label[1024];
-                        kb_case_label(&plan->cases[ci], label, sizeof label);
-                        if (shown) fprintf(stderr, "\r\033[K"); /* the line goes above the progress line */
-                        printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
-                        fflush(stdout);
-                    }
-                }
+                want[w] = 1; /* answered below */
+                asked[w] = 1;
             }
             if (k == 5 && (!memcmp(buf, "done\n", 5) || !memcmp(buf, "next\n", 5))) {
                 if (tty) {
@@ -411,6 +398,34 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             nout[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
+        }
+        /* A dry run's workers take no time, and one that starts late could
+         * find the queue empty: its answers wait until every live worker has
+         * asked, as real workers, which measure their GPU's ceilings first,
+         * start together. */
+        int all_asked = 1;
+        for (int w = 0; w < started; w++) all_asked &= from[w] < 0 || asked[w];
+        for (int w = 0; w < started && (!dry || all_asked); w++) {
+            if (!want[w] || from[w] < 0) continue;
+            want[w] = 0;
+            const int j = !halt && !kb_stop_signal ? kb_queue_pick(group, plan->ncases, taken, last, started, w) : -1;
+            const int ci = j >= 0 ? order[j] : -1;
+            char line[32];
+            int l = snprintf(line, sizeof line, "%d\n", ci);
+            if (write(to[w], line, (size_t)l) == l && ci >= 0) { /* else gone: the case stays in the queue */
+                taken[j] = 1;
+                next++;
+                last[w] = j;
+                cur[w] = ci;
+                if (nout[w] < OUTQ) outq[w][nout[w]++] = ci;
+                if (dry) {
+                    char label[1024];
+                    kb_case_label(&plan->cases[ci], label, sizeof label);
+                    if (shown) fprintf(stderr, "\r\033[K"); /* the line goes above the progress line */
+                    printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+                    fflush(stdout);
+                }
+            }
         }
     }
     kb_uncatch_stop(old_stop);

@@ -567,6 +567,10 @@ typedef struct {
     double speedup;     /* vs the baseline; 0 when unknown */
     char error[256];    /* non-empty when the row failed */
     double wall[KB_WALL_N]; /* seconds (kb_wall_phase); 0: not spent on this row */
+    /* the GPU a row names itself (the error rows of a --devices worker that
+     * ended: they are written by the parent, not in that worker's part);
+     * a worker's own rows get theirs from kbench merge */
+    int gpu_known, gpu;
 } kb_row;
 
 void kb_stats_compute(const double *ms, int n, kb_stats *st);

@@ -335,9 +335,15 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         ps[rows[i].p].keep[rows[i].i] = 1;
         cJSON *row = cJSON_Duplicate(rows[i].row, 1);
         const part *pp = &ps[rows[i].p];
-        if (pp->worker >= 0) { /* --devices: which GPU ran it */
-            cJSON_AddNumberToObject(row, "gpu", pp->worker);
-            const char *u = str(cJSON_GetObjectItemCaseSensitive(pp->root, "device"), "uuid");
+        int gpu = pp->worker; /* --devices: which GPU ran it (an ended worker's error rows say theirs) */
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "gpu");
+        if (gpu < 0 && cJSON_IsNumber(g)) gpu = (int)g->valuedouble;
+        if (gpu >= 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(row, "gpu");
+            cJSON_AddNumberToObject(row, "gpu", gpu);
+            const char *u = "";
+            for (int q = 0; q < np && !u[0]; q++) /* its worker's part's device */
+                if (!ps[q].dropped && ps[q].worker == gpu) u = str(cJSON_GetObjectItemCaseSensitive(ps[q].root, "device"), "uuid");
             if (u[0]) cJSON_AddStringToObject(row, "gpu_uuid", u);
         }
         cJSON_AddItemToArray(res, row);

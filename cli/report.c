@@ -482,6 +482,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
         if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
         if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
         if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
+        if (row->gpu_known) cJSON_AddNumberToObject(o, "gpu", row->gpu);
         if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
         cJSON *w = NULL;
         for (int i = 0; i < KB_WALL_N; i++)

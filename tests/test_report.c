@@ -407,6 +407,8 @@ static void test_json_report(void **state)
     assert_int_equal(access(tmp, F_OK), -1); /* renamed away */
     cJSON_Delete(j);
 
+    rows[1].gpu_known = 1; /* an ended --devices worker's error row names its GPU */
+    rows[1].gpu = 2;
     kb_report_row(r, &rows[1]);
     j = read_json(json);
     assert_int_equal(results_len(j), 2);
@@ -483,6 +485,8 @@ static void test_json_report(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "rel_err"))); /* NaN is null */
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "max_abs_err")));
     assert_non_null(strstr(jstr(b, "error"), "\"very\" bad"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(a, "gpu")); /* a worker's own rows: kbench merge says */
+    assert_true(cJSON_GetObjectItemCaseSensitive(b, "gpu")->valuedouble == 2);
     cJSON_Delete(j);
     assert_int_equal(access(tmp, F_OK), -1);
 
