@@ -629,6 +629,10 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
 /* A case the run had no implementation to run for (--impl): its index into
  * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
 void kb_report_skip(kb_report *r, int case_index);
+/* kbench.start_s: the seconds before the first case (the device opened, its
+ * copy ceiling and the sweep's GEMM ladders measured): what every GPU of a
+ * --devices run pays whatever their number */
+void kb_report_start(kb_report *r, double seconds);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
 int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);

@@ -523,6 +523,14 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
     json_write(r);
 }
 
+void kb_report_start(kb_report *r, double seconds)
+{
+    cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
+    if (!k) return;
+    cJSON_AddNumberToObject(k, "start_s", round(seconds * 1000) / 1000);
+    json_write(r);
+}
+
 void kb_report_skip(kb_report *r, int case_index)
 {
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;

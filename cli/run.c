@@ -235,6 +235,7 @@ static void watch_disarm(void)
 
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
+    const double t_entry = kb_now_s();
     char err[KB_ERRLEN];
     kb_opts *o = &plan->opts;
     if (kb_plan_check(plan, info, err, sizeof err)) {
@@ -315,6 +316,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         return KB_EXIT_USAGE;
     }
     kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, info->worker);
+    kb_report_start(rep, kb_now_s() - t_entry);
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);

@@ -119,6 +119,17 @@ scale() {
     # how much of the one-GPU wall time the timed samples are: the rest
     # (ceilings, inputs, CPU references, warm-up) is what more GPUs may not cut
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=sum(r.get("samples",0)*(r.get("median_ms") or 0) for r in d["results"])/1e3; print(f"  timed samples: {g:.1f} s of the one-GPU run'"'"'s {float(sys.argv[2]):.1f} s")' "$out/$b.one.json" "$one"
+    # the start every GPU pays before its first case (its copy ceiling, the GEMM ladders)
+    python3 - "$out/$b" <<'PY'
+import json, sys
+for w in ("one", "dev", "shards"):
+    try:
+        d = json.load(open(f"{sys.argv[1]}.{w}.json"))
+    except (OSError, ValueError):
+        continue
+    st = [x.get("start_s") for x in d.get("devices", [])] or [d["kbench"].get("start_s")]
+    print(f"  start before the first case, {w:6}: " + ", ".join("-" if x is None else f"{x:.1f} s" for x in st))
+PY
     # where the wall time went (the rows' wall_s, summed over every worker):
     # a phase whose sum grows with the workers is host work they share cores for
     python3 - "$out/$b" <<'PY'

@@ -892,7 +892,7 @@ cli_merge() {
     merge_part "$d/w1a.json" 00000000000000aa "" H100 1
     sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "worker": 1/; s/"name": "H100"/"name": "H100", "uuid": "GPU-1111"/' "$d/w1a.json"
     merge_part "$d/w0u.json" 00000000000000aa "" H100 0 2
-    sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "worker": 0/; s/"name": "H100"/"name": "H100", "uuid": "GPU-0000"/' "$d/w0u.json"
+    sed -i 's/"sweep_cases": 4/"sweep_cases": 4, "worker": 0, "start_s": 5.25/; s/"name": "H100"/"name": "H100", "uuid": "GPU-0000"/' "$d/w0u.json"
     printf '{"kbench": {"version": "0.1.0", "git_commit": "abc", "sweep_id": "00000000000000aa", "sweep_cases": 4},\n "results": [%s, %s]}\n' \
         '{"op": "rope", "case": 3, "impl": "naive", "params": {"seq": 300}, "error": "the worker on GPU 1 ended (signal 9) during this case", "gpu": 1}' \
         '{"op": "rope", "case": 3, "impl": "opt", "params": {"seq": 300}, "error": "the worker on GPU 1 ended (signal 9) during this case", "gpu": 1}' >"$d/ended.json"
@@ -901,6 +901,9 @@ cli_merge() {
     out=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%d:%s:%s:%s" % (r["case"], r.get("gpu"), r.get("gpu_uuid"), "error" in r) for r in d["results"] if r["impl"] == "opt"))' "$d/em.json")
     [ "$out" = "0:0:GPU-0000:False 1:1:GPU-1111:False 2:0:GPU-0000:False 3:1:GPU-1111:True" ] || bad "rows, their GPU and UUID: $out"
     done_test "merge: an ended worker's error rows keep their GPU and get its UUID"
+    out=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([x.get("start_s") for x in d["devices"]], "start_s" in d["kbench"])' "$d/em.json")
+    [ "$out" = "[5.25, None, None] False" ] || bad "each part's start_s in its devices entry: $out"
+    done_test "merge: each part's start (kbench.start_s) is kept in its devices entry"
 
     # a case the run had no implementation for (kbench.skipped_cases) is not missing
     merge_part "$d/k.json" 00000000000000aa "" H100 0 1 2

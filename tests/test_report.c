@@ -401,6 +401,7 @@ static void test_json_report(void **state)
     rows[0].wall[KB_WALL_CEILINGS] = 0.5; /* the case's phases on its first row, verify and time on each */
     rows[0].wall[KB_WALL_REFERENCE] = 1.25;
     rows[0].wall[KB_WALL_TIME] = 0.123456789;
+    kb_report_start(r, 4.12345); /* the seconds before the first case */
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
@@ -420,6 +421,7 @@ static void test_json_report(void **state)
     assert_true(cJSON_IsObject(kb));
     assert_string_equal(jstr(kb, "version"), KB_VERSION);
     assert_string_equal(jstr(kb, "command_line"), "kbench rope --seq 16");
+    assert_true(cJSON_GetObjectItemCaseSensitive(kb, "start_s")->valuedouble == 4.123);
     assert_true(strlen(jstr(kb, "git_commit")) > 0);
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "device")));
     assert_int_equal(results_len(j), 2);
