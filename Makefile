@@ -16,7 +16,7 @@ GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=s
 CFLAGS  ?= -O2 -g
 # what the host code needs whatever CFLAGS says (test-asan replaces CFLAGS on
 # the command line, which would drop anything added to it here)
-KB_CFLAGS := -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
+KB_CFLAGS := -fopenmp -std=c11 -Wall -Wextra -Wno-missing-field-initializers -Werror=implicit-function-declaration -D_GNU_SOURCE -I$(CUDA)/include -MMD -MP
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVFLAGS += $(GENCODE) $(NVEXTRA) -I$(CUDA)/include -MMD -MP
 LDLIBS  := -lcjson -lcublas -lcublasLt -lgomp -ldl -lm -lpthread

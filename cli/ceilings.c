@@ -3,6 +3,7 @@
  * case's own GEMMs (the op's gemm_shapes). The timer caches each. */
 #include "harness.h"
 #include "kbench.h"
+#include "shard.h"
 #include "../kernels/kernels.h"
 
 #include <cuda_runtime_api.h>

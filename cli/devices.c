@@ -19,6 +19,7 @@
  * once do not oversubscribe the host. */
 #include "harness.h"
 #include "kbench.h"
+#include "shard.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -357,17 +358,17 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             char buf[8];
             ssize_t k = read(from[w], buf, 5);
-            if (k == 5 && !memcmp(buf, "done\n", 5)) { /* the oldest of its cases written whole */
-                if (nout[w] > 0) {
-                    memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
-                    done++;
-                }
-            } else if (k == 5 && !memcmp(buf, "next\n", 5)) {
+            const int is_done = k == 5 && !memcmp(buf, "done\n", 5), is_next = k == 5 && !memcmp(buf, "next\n", 5);
+            if (is_done && nout[w] > 0) { /* the oldest of its cases written whole */
+                memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
+                done++;
+            }
+            if (is_next) {
                 cur[w] = -1;
                 want[w] = 1; /* answered below */
                 asked[w] = 1;
             }
-            if (k == 5 && (!memcmp(buf, "done\n", 5) || !memcmp(buf, "next\n", 5))) {
+            if (is_done || is_next) {
                 if (tty) {
                     shown = 1;
                     fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);

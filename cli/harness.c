@@ -556,11 +556,10 @@ static void gemm_type(kb_gemm_key k, int *dtype, int *tf32)
     *tf32 = k == KB_GEMM_TF32;
 }
 
-/* Times a created bench (L2 flushed, median): TFLOP/s, or 0; frees it.
- * Timed for cap seconds of GEMM time at most (and 20
- * samples); kb_time still goes on until the median, the figure kept, is
- * known to +-0.5% or the noise is under 1%. The caps, A/B on 4 x H200
- * (2026-11-26, base, new, base, new on each GPU):
+/* A GEMM is timed for at most this much GEMM time (and 20 samples); kb_time
+ * still goes on until the median, the figure kept, is known to +-0.5% or the
+ * noise is under 1%. A/B on 4 x H200 (2026-11-26, base, new, base, new on
+ * each GPU):
  * - the ceiling's ladder (kb_gemm_tflops), 0.1 s a rung: at 20 ms the best
  *   rung read 2.4% higher (1.004-1.044 over 8 GPU-dtype pairs; base against
  *   base 0.986-1.009), short bursts at higher clocks, and kbench device's
@@ -569,6 +568,11 @@ static void gemm_type(kb_gemm_key k, int *dtype, int *tf32)
  * - the case's own shapes (kb_gemm_shapes_tflops), 20 ms: new/base median
  *   1.001 (p10-p90 0.962-1.037; base/base 0.969-1.029, 24 rows), and the
  *   MLP grid's per-case ceilings took 32 s of one H200 instead of 42. */
+#define KB_GEMM_RUNG_S 0.1
+#define KB_GEMM_SHAPES_S 0.02
+
+/* Times a created bench (L2 flushed, median) for cap seconds at most (one
+ * of the two above): TFLOP/s, or 0; frees it. */
 static int gemm_rate(kb_timer *t, kb_gemm_bench *g, const kb_opts *o, const char *label, double cap, double *tflops)
 {
     kb_stats st;
@@ -593,7 +597,7 @@ static int gemm_rung(kb_timer *t, kb_gemm_key k, const kb_opts *o, int dtype, in
     if (rc) return rc;
     char label[128];
     snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name(k), n, kb_gemm_layout_name(layout));
-    return gemm_rate(t, &g, o, label, 0.1, tf);
+    return gemm_rate(t, &g, o, label, KB_GEMM_RUNG_S, tf);
 }
 
 /* The GEMM ceiling of key k: the best rate of a square cuBLAS GEMM over a
@@ -675,7 +679,7 @@ int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n
     if (rc) return rc;
     char label[160];
     snprintf(label, sizeof label, "gemm %s shapes %dx%dx%d+%d", kb_gemm_key_name(k), mnk[0][0], mnk[0][1], mnk[0][2], n - 1);
-    if ((rc = gemm_rate(t, &g, o, label, 0.02, tflops))) return rc;
+    if ((rc = gemm_rate(t, &g, o, label, KB_GEMM_SHAPES_S, tflops))) return rc;
     if (t->nshapes < 64) {
         t->shapes[t->nshapes].k = k;
         t->shapes[t->nshapes].n = n;

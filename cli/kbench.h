@@ -404,62 +404,6 @@ typedef struct {
     int nops_all;
 } kb_plan;
 
-/* ---- shard.c: --shard K/N ------------------------------------------------ */
-#define KB_MAX_SHARDS 4096
-/* "K/N", 0 <= K < N <= KB_MAX_SHARDS: 0, or -1 with err */
-int kb_shard_parse(const char *s, int *k, int *n, char *err, size_t errlen);
-/* the sweep's identity: 16 hex digits of a hash of the seed and the cases in order */
-void kb_plan_identity(const kb_plan *plan, char id[17]);
-/* a case's wall seconds under o, roughly (its implementations' sampling):
- * the shards' balance (shard.c) */
-double kb_case_cost(const kb_case *c, const kb_opts *o);
-/* the distinct ops of the plan's cases, in order of appearance (max at most) */
-int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max);
-/* the copy ceiling a case's rows are measured against is keyed by the bytes
- * it reads and writes (a timer measures each key once): cases with the same
- * key share their ceilings, and kb_shard_assign and the --devices queue keep
- * them on one GPU (split, each GPU measured the same ceiling) */
-void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes);
-/* shard_of[i] in [0, n) for each case: longest-processing-time first by
- * kb_case_cost over groups of cases that share their ceilings (summed), ties
- * by the text of a group's first case; the same for any order of the cases */
-void kb_shard_assign(const kb_plan *plan, int n, int *shard_of);
-/* After kb_plan_seed: records the sweep (identity, cases, ops), then keeps
- * only shard opts.shard's cases (their index and seed unchanged). 0, or -1
- * with err on a bad --shard. */
-int kb_plan_shard(kb_plan *plan, char *err, size_t errlen);
-
-/* ---- devices.c: --devices ------------------------------------------------ */
-#define KB_MAX_DEVICES 64
-/* "all" (count GPUs; count < 0: unknown, refused) or a list of distinct
- * indices below count (count < 0: not checked): how many, or -1 with err */
-int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen);
-/* the order cases are dealt to shards in: the longest (kb_case_cost)
- * first, ties by op and label (shard.c) */
-void kb_plan_by_cost(const kb_plan *plan, int *order);
-/* a case's bytes + flops / 250 */
-double kb_case_size(const kb_case *c);
-/* the order the --devices queue hands cases out in: the largest
- * (kb_case_size) first, ties by op and label. Not the wall-time estimate:
- * the largest cases have the longest CPU references, and started first they
- * hide behind the rest of the queue's GPU work. The MLP grid on 4 x H200
- * (2026-11-26) waited 10.1 s summed for references in this order, 29.6 s
- * in kb_case_cost's, which hands the 8192 x 28672 cases out among the last:
- * --devices all took 48.7 s, and 50.6 s though its per-case ceilings took
- * 10 s less. */
-void kb_plan_by_size(const kb_plan *plan, int *order);
-/* group[j] for each place j in order: the first place whose case shares
- * the ceilings of order[j]'s (the same kb_case_copy_key; itself when none before) */
-void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group);
-/* The --devices queue: the place in order (of n) of the next case for worker
- * w, given the places taken (taken[j]) and each worker's last place (last[v],
- * -1: none, or the worker is gone): a place left whose case shares the
- * ceilings of w's last (w measured them), else the first left whose ceilings
- * no other worker's last case has (that worker comes back for it), else the
- * first left; -1: none left. */
-int kb_queue_pick(const int *group, int n, const char *taken, const int *last, int nworkers, int w);
-
-
 /* Give every case its own seed from the run's seed (after flags are applied). */
 void kb_plan_seed(kb_plan *plan);
 /* Parse a sweep file's text; name is for messages. 0 or -1 with err. */

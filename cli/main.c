@@ -3,6 +3,7 @@
  * it allocates and keeps no state between calls, so that one process can run
  * it many times (tests/fuzz/fuzz_cmdline.c). */
 #include "kbench.h"
+#include "shard.h"
 #include "harness.h"
 
 #include <cjson/cJSON.h>

@@ -9,6 +9,7 @@
  * exit is 1 when shards or cases are missing, else 0. Rows are written in
  * the sweep's case order. */
 #include "kbench.h"
+#include "shard.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

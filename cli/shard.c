@@ -11,7 +11,7 @@
  * the order of flags or the process that computes it. A case keeps its index
  * in the whole sweep (its "case" in the outputs) and the seed derived from it,
  * so a sharded row is the unsharded row. */
-#include "kbench.h"
+#include "shard.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -77,7 +77,8 @@ static int by_cost(const void *a, const void *b)
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
+/* the distinct ops of the plan's cases, in order of appearance (max at most) */
+static int plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
 {
     int n = 0;
     for (int c = 0; c < plan->ncases; c++) {
@@ -87,6 +88,9 @@ int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
     }
     return n;
 }
+
+static double case_bytes(const kb_case *c) { return c->op->bytes ? c->op->bytes(c) : 0; }
+static double case_flops(const kb_case *c) { return c->op->flops ? c->op->flops(c) : 0; }
 
 /* A case's wall seconds, roughly: each selected implementation is sampled
  * until min_time of kernel time (and min_samples), each sample paying about
@@ -103,8 +107,7 @@ int kb_plan_ops(const kb_plan *plan, const struct kb_op **ops, int max)
 #define KB_NOMINAL_FLOPS 5e14
 double kb_case_cost(const kb_case *c, const kb_opts *o)
 {
-    const double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
-    double k = b / KB_NOMINAL_BPS + f / KB_NOMINAL_FLOPS; /* one launch, seconds */
+    double k = case_bytes(c) / KB_NOMINAL_BPS + case_flops(c) / KB_NOMINAL_FLOPS; /* one launch, seconds */
     if (!(k > 1e-7)) k = 1e-7;
     double row = o->min_time > k * o->min_samples ? o->min_time : k * o->min_samples;
     row *= 1 + KB_SAMPLE_OVERHEAD_S / k;
@@ -115,11 +118,7 @@ double kb_case_cost(const kb_case *c, const kb_opts *o)
     return (rows ? rows : 1) * row;
 }
 
-double kb_case_size(const kb_case *c)
-{
-    const double b = c->op->bytes ? c->op->bytes(c) : 0, f = c->op->flops ? c->op->flops(c) : 0;
-    return b + f / 250;
-}
+double kb_case_size(const kb_case *c) { return case_bytes(c) + case_flops(c) / 250; }
 
 static void plan_sorted(const kb_plan *plan, int *order, int by_size)
 {
@@ -143,7 +142,7 @@ void kb_plan_by_size(const kb_plan *plan, int *order) { plan_sorted(plan, order,
 
 void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes)
 {
-    const double b = c->op->bytes ? c->op->bytes(c) : 0, w = c->op->bytes_written ? c->op->bytes_written(c) : b / 2;
+    const double b = case_bytes(c), w = c->op->bytes_written ? c->op->bytes_written(c) : b / 2;
     *rbytes = b - w;
     *wbytes = w;
 }
@@ -239,7 +238,7 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)
     plan->shard_k = 0;
     plan->shard_n = 0;
     /* the whole sweep's ops: every shard writes the same CSV columns */
-    plan->nops_all = kb_plan_ops(plan, plan->ops_all, KB_COUNT(plan->ops_all));
+    plan->nops_all = plan_ops(plan, plan->ops_all, KB_COUNT(plan->ops_all));
     if (!plan->opts.shard[0]) return 0;
     int k, n;
     if (kb_shard_parse(plan->opts.shard, &k, &n, err, errlen)) return -1;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "shard.h"
 
 static void load(kb_plan *p, const char *path, uint64_t seed)
 {
