@@ -4,6 +4,7 @@
  * short: the caller's thread launches and times the kernels. */
 #include "kbench.h"
 
+#include <sys/mman.h>
 #include <time.h>
 #ifdef _OPENMP /* the fuzz builds have no OpenMP: one thread each */
 #include <omp.h>
@@ -60,3 +61,36 @@ double kb_bg_join(kb_bg *b)
     b->started = 0;
     return kb_now_s() - t;
 }
+
+struct kb_cores {
+    int spare; /* __atomic: the shares of the workers with no reference running (negative: lent out) */
+};
+
+kb_cores *kb_cores_new(int workers, int share)
+{
+    kb_cores *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    p->spare = workers * share;
+    return p;
+}
+
+void kb_cores_free(kb_cores *p)
+{
+    if (p) munmap(p, sizeof *p);
+}
+
+int kb_cores_take(kb_cores *p, int share)
+{
+    if (!p) return share;
+    int s = __atomic_sub_fetch(&p->spare, share, __ATOMIC_ACQ_REL); /* its own share, lent or not */
+    while (s > 0) /* the rest of the spare, all of it */
+        if (__atomic_compare_exchange_n(&p->spare, &s, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return share + s;
+    return share;
+}
+
+void kb_cores_give(kb_cores *p, int team)
+{
+    if (p) __atomic_add_fetch(&p->spare, team, __ATOMIC_ACQ_REL);
+}
+
+int kb_cores_spare(const kb_cores *p) { return p ? __atomic_load_n(&p->spare, __ATOMIC_ACQUIRE) : 0; }

@@ -1,29 +1,55 @@
 /* The GPU: properties, clocks (NVML, loaded at run time when present). */
 #include "kbench.h"
 #include "kb_nvml.h"
+#include "shard.h"
 
 #include <cuda_runtime_api.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-int kb_devices_count_child(void)
+int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max)
 {
     int fd[2];
+    for (int i = 0; i < max; i++) models[i][0] = 0;
     if (pipe(fd)) return -1;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) { close(fd[0]); close(fd[1]); return -1; }
-    if (pid == 0) { /* CUDA initialised here, in a child that exits: the caller stays free to fork workers */
+    if (pid == 0) { /* NVML or CUDA initialised here, in a child that exits: the caller stays free to fork workers */
         close(fd[0]);
-        int n = 0;
+        int n = kb_nvml_models(models[0], KB_MODEL_LEN, max); /* the models written below, the same names */
+        if (n > 0) {
+            int ok = write(fd[1], &n, sizeof n) == (ssize_t)sizeof n;
+            for (int i = 0; i < n && i < max && ok; i++) ok = write(fd[1], models[i], KB_MODEL_LEN) == (ssize_t)KB_MODEL_LEN;
+            _exit(ok ? 0 : 1);
+        }
+        n = 0;
         if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-        _exit(write(fd[1], &n, sizeof n) == (ssize_t)sizeof n ? 0 : 1);
+        int ok = write(fd[1], &n, sizeof n) == (ssize_t)sizeof n;
+        for (int i = 0; i < n && i < max && ok; i++) { /* each GPU's model: name, SMs, memory */
+            char m[KB_MODEL_LEN] = "";
+            struct cudaDeviceProp p;
+            if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
+                snprintf(m, sizeof m, "%.200s, %d SMs, %zu MiB", p.name, p.multiProcessorCount, p.totalGlobalMem >> 20);
+            ok = write(fd[1], m, sizeof m) == (ssize_t)sizeof m;
+        }
+        _exit(ok ? 0 : 1);
     }
     close(fd[1]);
     int n = -1;
     if (read(fd[0], &n, sizeof n) != (ssize_t)sizeof n) n = -1;
+    for (int i = 0; i < n && i < max; i++) {
+        size_t got = 0;
+        while (got < KB_MODEL_LEN) {
+            ssize_t k = read(fd[0], models[i] + got, KB_MODEL_LEN - got);
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        if (got < KB_MODEL_LEN) { models[i][0] = 0; break; }
+        models[i][KB_MODEL_LEN - 1] = 0;
+    }
     close(fd[0]);
     waitpid(pid, NULL, 0);
     return n;

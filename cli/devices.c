@@ -14,9 +14,18 @@
  * row saying its GPU. A worker that dies (a fault, a kill) has the case it
  * was running reported as an error row; the others go on.
  *
+ * The GEMM ceiling's ladder: the workers on GPUs of one model (named by a
+ * child: NVML's list where it is CUDA's, else CUDA's) split its search;
+ * each sends its rates ("ladder K P N r..."), the parent answers each with
+ * the group's best once all have sent (ladder.c). On 4 x H200 a worker's
+ * start went from 7-9 s to 4.5 s (the MLP grid; bf16 and fp16 ladders).
+ *
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
- * once do not oversubscribe the host. */
+ * once do not oversubscribe the host, and a reference that starts takes
+ * the shares of the workers with none running (kb_cores, in memory mapped
+ * before the fork): the grid's waits for references on 4 x H200, 9.5 and
+ * 13.5 s summed without, 0.6 and 5.7 s with. */
 #include "harness.h"
 #include "kbench.h"
 #include "shard.h"
@@ -66,9 +75,6 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
     return n;
 }
 
-/* The GPUs CUDA sees, counted in a child (this process stays CUDA-free): -1 unknown. */
-int kb_devices_count_child(void); /* device.c */
-
 typedef struct {
     int to, from; /* the worker's pipes: cases to it, requests from it */
 } worker_io;
@@ -97,6 +103,57 @@ static int worker_next(void *ctx)
     }
     line[n] = 0;
     return atoi(line);
+}
+
+/* a worker's side of the GEMM ladders' shared search (kb_ladder_share.fn):
+ * its rates to the parent, the group's best back once every worker of its
+ * GPU model has sent its own; 0, or -1: not shared (the parent gone) */
+static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
+{
+    const worker_io *io = ctx;
+    char line[512];
+    int len = kb_ladder_format(line, sizeof line, key, phase, rates, n);
+    if (len < 0 || write(io->from, line, (size_t)len) != len) return -1;
+    size_t got = 0;
+    while (got < sizeof line - 1) {
+        ssize_t k = read(io->to, line + got, 1);
+        if (k < 0 && errno == EINTR) continue; /* a stop: the parent still answers */
+        if (k <= 0) return -1;
+        if (line[got] == '\n') break;
+        got++;
+    }
+    line[got] = 0;
+    return kb_ladder_reply_parse(line, rates, n);
+}
+
+/* A dry run's stand-in for a GEMM rung: a rate that peaks at 4096^3 TN,
+ * nothing timed */
+static int dry_rung(void *ctx, int n, int layout, double *tf)
+{
+    (void)ctx;
+    *tf = 1000.0 - (n > 4096 ? n / 4096.0 : 4096.0 / n) * 10 - layout;
+    return 0;
+}
+
+/* A dry run's workers go through the GEMM ladders' search of each key the
+ * plan needs, shared as on GPUs of one model, and say what each would time
+ * ("ladder bf16 gpu 0: 5 of 13 rungs, the search shared by 3 GPUs") */
+static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io, int rank, int size)
+{
+    int tried[KB_NGEMM] = {0};
+    kb_ladder_share sh = {worker_ladder, io, rank, size};
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+        if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
+        tried[k] = 1;
+        kb_ladder_result r, all;
+        kb_gemm_ladder(k, dry_rung, NULL, NULL, &all);
+        kb_gemm_ladder(k, dry_rung, NULL, &sh, &r);
+        printf("ladder %s gpu %d: %d of %d rungs, the search shared by %d GPUs\n", kb_gemm_key_name(k), gpu, r.rungs,
+               all.rungs, r.shared);
+        fflush(stdout);
+    }
 }
 
 /* The CUDA index of worker i's GPU: the i-th of this process's
@@ -217,6 +274,24 @@ static int host_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* The parent's side of the ladders' search: once every live worker of
+ * group g has sent its rates for one key and phase, the group's best of
+ * each rung to each of them (a worker gone: the rest go on without it). */
+static void ladder_answer(kb_ladder_msg *pend, const int *group, const int *from, const int *to, int nw, int g)
+{
+    char live[KB_MAX_DEVICES] = {0}, line[512];
+    double best[KB_LADDER_MAXN];
+    int n;
+    for (int w = 0; w < nw; w++) live[w] = from[w] >= 0;
+    if (!kb_ladder_ready(pend, group, live, nw, g, best, &n)) return;
+    int len = kb_ladder_format(line, sizeof line, -1, 0, best, n);
+    for (int w = 0; w < nw; w++) {
+        if (group[w] != g || !live[w]) continue;
+        pend[w].key = -1;
+        if (len > 0 && write(to[w], line, (size_t)len) != len) {} /* gone: heard of by poll */
+    }
+}
+
 int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
 {
     int ids[KB_MAX_DEVICES];
@@ -227,12 +302,19 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     }
     if (in_child(plan, info, NULL)) return KB_EXIT_USAGE;
     /* the GPUs counted (in a child) unless a dry run names them */
-    int all = !strcmp(plan->opts.devices, "all"), count = all || !dry ? kb_devices_count_child() : -1;
+    static char models[KB_MAX_DEVICES][KB_MODEL_LEN], wmodel[KB_MAX_DEVICES][KB_MODEL_LEN];
+    int all = !strcmp(plan->opts.devices, "all"),
+        count = all || !dry ? kb_devices_count_child(models, KB_MAX_DEVICES) : -1;
     int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "kbench: %s\n", err);
         return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
     }
+    /* the workers on GPUs of one model share the GEMM ladders' search */
+    int lgroup[KB_MAX_DEVICES], lrank[KB_MAX_DEVICES], lsize[KB_MAX_DEVICES];
+    for (int w = 0; w < n; w++)
+        snprintf(wmodel[w], KB_MODEL_LEN, "%s", dry ? "a dry run's" : count > 0 && ids[w] < KB_MAX_DEVICES ? models[ids[w]] : "");
+    kb_model_groups(wmodel, n, lgroup, lrank, lsize);
     /* the outputs (the plan check in the child above checked them): the
      * run's, each worker writing its part beside the JSON (X.gpuD.json and
      * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON) */
@@ -262,6 +344,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     kb_ceiling_groups(plan, order, group);
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     int cores = host_cores(), threads = cores > n ? cores / n : 1;
+    kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
@@ -295,7 +378,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             close(b[0]);
             for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
             worker_io io = {a[0], b[1]};
-            if (dry) { /* the queue exercised, no GPU: take cases until none is left */
+            if (dry) { /* the ladders' shared search and the queue exercised, no GPU */
+                dry_ladders(plan, ids[w], &io, lrank[w], lsize[w]);
                 while (worker_next(&io) >= 0) worker_done(&io);
                 _exit(0);
             }
@@ -318,6 +402,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             wi.workers = n;
             wi.next_ctx = &io;
             wi.worker = ids[w];
+            kb_ladder_share sh = {worker_ladder, &io, lrank[w], lsize[w]};
+            wi.ladder = lsize[w] > 1 ? &sh : NULL;
+            wi.cores = pool;
             _exit(kb_run_plan(plan, &wi));
         }
         close(a[0]);
@@ -336,6 +423,10 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
      * too: its workers stand in for the GPUs) */
     int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */
     char want[KB_MAX_DEVICES] = {0}, asked[KB_MAX_DEVICES] = {0}; /* a worker's ask unanswered; it has asked */
+    static char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
+    int nlb[KB_MAX_DEVICES] = {0};
+    kb_ladder_msg lpend[KB_MAX_DEVICES]; /* each worker's GEMM ladder rates awaiting its group's */
+    for (int w = 0; w < KB_MAX_DEVICES; w++) lpend[w].key = -1;
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -356,20 +447,28 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         }
         for (int w = 0; w < started; w++) {
             if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char buf[8];
-            ssize_t k = read(from[w], buf, 5);
-            const int is_done = k == 5 && !memcmp(buf, "done\n", 5), is_next = k == 5 && !memcmp(buf, "next\n", 5);
-            if (is_done && nout[w] > 0) { /* the oldest of its cases written whole */
-                memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
-                done++;
-            }
-            if (is_next) {
-                cur[w] = -1;
-                want[w] = 1; /* answered below */
-                asked[w] = 1;
-            }
-            if (is_done || is_next) {
-                if (tty) {
+            ssize_t k = read(from[w], lb[w] + nlb[w], sizeof lb[w] - 1 - (size_t)nlb[w]);
+            if (k < 0 && errno == EINTR) continue;
+            if (k > 0) nlb[w] += (int)k;
+            char *nl;
+            while ((nl = memchr(lb[w], '\n', (size_t)nlb[w]))) { /* each whole line */
+                *nl = 0;
+                int heard = 0;
+                if (!strcmp(lb[w], "done") && nout[w] > 0) { /* the oldest of its cases written whole */
+                    memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
+                    done++;
+                    heard = 1;
+                } else if (!strcmp(lb[w], "next")) {
+                    cur[w] = -1;
+                    want[w] = 1; /* answered below */
+                    asked[w] = 1;
+                    heard = 1;
+                } else if (!kb_ladder_parse(lb[w], &lpend[w])) {
+                    ladder_answer(lpend, lgroup, from, to, started, lgroup[w]);
+                }
+                const int used = (int)(nl - lb[w]) + 1;
+                memmove(lb[w], nl + 1, (size_t)(nlb[w] -= used));
+                if (heard && tty) {
                     shown = 1;
                     fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
                     for (int v = 0; v < started; v++)
@@ -377,8 +476,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                             fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, plan->cases[cur[v]].index + 1);
                     fprintf(stderr, "\033[K");
                 }
-                continue;
             }
+            if (nlb[w] == (int)sizeof lb[w] - 1) nlb[w] = 0; /* no line: not the protocol */
+            if (k > 0) continue;
             /* the worker is gone: the cases it had not written whole with it */
             close(from[w]);
             close(to[w]);
@@ -396,9 +496,15 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                         plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
                 dead[ci] = w;
             }
+            if (!nout[w] && WIFSIGNALED(status[w]) && !kb_stop_signal && code != 130 && code != 143) {
+                char how[96]; /* a death between cases: nothing lost, but said */
+                worker_ended(ids[w], status[w], how, sizeof how);
+                fprintf(stderr, "%skbench: %s with no case in hand; the other GPUs take its share\n", shown ? "\n" : "", how);
+            }
             nout[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
+            ladder_answer(lpend, lgroup, from, to, started, lgroup[w]); /* its group waits no more for it */
         }
         /* A dry run's workers take no time, and one that starts late could
          * find the queue empty: its answers wait until every live worker has
@@ -467,6 +573,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     free(group);
     free(taken);
     free(dead);
+    kb_cores_free(pool);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
         fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",

@@ -189,7 +189,8 @@ struct kb_timer {
     int ncopies;
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
-    int gemm_n[KB_NGEMM], gemm_layout[KB_NGEMM];
+    int gemm_n[KB_NGEMM], gemm_layout[KB_NGEMM], gemm_shared[KB_NGEMM];
+    kb_ladder_share share; /* the ladder's search split over workers (fn NULL: alone) */
     /* cuBLAS on rows' own GEMM shapes, measured so far */
     struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
     int nshapes;
@@ -600,57 +601,60 @@ static int gemm_rung(kb_timer *t, kb_gemm_key k, const kb_opts *o, int dtype, in
     return gemm_rate(t, &g, o, label, KB_GEMM_RUNG_S, tf);
 }
 
+typedef struct {
+    kb_timer *t;
+    kb_gemm_key k;
+    const kb_opts *o;
+    int dtype, tf32;
+} rung_ctx;
+
+static int rung_fn(void *ctx, int n, int layout, double *tf)
+{
+    rung_ctx *r = ctx;
+    *tf = 0;
+    if (kb_stop_signal) return 0; /* the run stops: no more timing */
+    return gemm_rung(r->t, r->k, r->o, r->dtype, r->tf32, n, layout, tf);
+}
+
+void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh)
+{
+    if (sh) t->share = *sh;
+    else memset(&t->share, 0, sizeof t->share);
+}
+
 /* The GEMM ceiling of key k: the best rate of a square cuBLAS GEMM over a
  * ladder of sizes (smaller ones can run at higher clocks than the largest,
  * which draw the most power), each L2 flushed, median: every size in the
  * TN layout, then the other layouts at the best size and its neighbours
- * (cuBLAS picks other kernels for them; fp32's best was NT on an H100). The
- * operands are kernels/gemm.cu's fill: uniform [-1, 1) drawn in fp32, rounded
- * once, like every op's inputs (a GEMM's power and so its clock depend on the
+ * (cuBLAS picks other kernels for them; fp32's best was NT on an H100), the
+ * search shared by the workers of one GPU model (ladder.c). The operands
+ * are kernels/gemm.cu's fill: uniform [-1, 1) drawn in fp32, rounded once,
+ * like every op's inputs (a GEMM's power and so its clock depend on the
  * bits: torch.mm beat this ceiling by 3% only on torch.rand(bf16) * 2 - 1,
- * whose small values keep few mantissa bits). Cached per key for the timer's
- * life; a size that does not fit is left out (0: none fitted). */
-int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout)
+ * whose small values keep few mantissa bits). Cached per key for the
+ * timer's life; a size that does not fit is left out (0: none fitted). */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout, int *shared)
 {
     *tflops = 0;
     if (size) *size = 0;
     if (layout) *layout = KB_GEMM_TN;
+    if (shared) *shared = 0;
     if (k < 0 || k >= KB_NGEMM) return 0;
     if (t->gemm[k] <= 0) {
-        static const int ladder[] = {2048, 3072, 4096, 6144, 8192, 12288, 16384};
-        enum { NL = (int)(sizeof ladder / sizeof ladder[0]) };
-        double tn[NL] = {0};
-        int dtype, tf32, idx[3];
-        gemm_type(k, &dtype, &tf32);
-        for (int i = 0; i < NL && !kb_stop_signal; i++) {
-            int rc = gemm_rung(t, k, o, dtype, tf32, ladder[i], KB_GEMM_TN, &tn[i]);
-            if (rc == (int)cudaErrorMemoryAllocation) break; /* no room for this size or larger */
-            if (rc) return rc;
-        }
-        int nr = kb_gemm_rungs(tn, NL, idx);
-        for (int j = 0; j < nr; j++) {
-            int i = idx[j];
-            if (tn[i] > t->gemm[k]) {
-                t->gemm[k] = tn[i];
-                t->gemm_n[k] = ladder[i];
-                t->gemm_layout[k] = KB_GEMM_TN;
-            }
-            for (int l = KB_GEMM_NN; l < KB_GEMM_NLAYOUTS && !kb_stop_signal; l++) {
-                double tf = 0;
-                int rc = gemm_rung(t, k, o, dtype, tf32, ladder[i], l, &tf);
-                if (rc == (int)cudaErrorMemoryAllocation) continue;
-                if (rc) return rc;
-                if (tf > t->gemm[k]) {
-                    t->gemm[k] = tf;
-                    t->gemm_n[k] = ladder[i];
-                    t->gemm_layout[k] = l;
-                }
-            }
-        }
+        rung_ctx r = {t, k, o, 0, 0};
+        gemm_type(k, &r.dtype, &r.tf32);
+        kb_ladder_result res;
+        int rc = kb_gemm_ladder(k, rung_fn, &r, t->share.fn ? &t->share : NULL, &res);
+        if (rc) return rc;
+        t->gemm[k] = res.tflops;
+        t->gemm_n[k] = res.n;
+        t->gemm_layout[k] = res.layout;
+        t->gemm_shared[k] = res.shared;
     }
     *tflops = t->gemm[k];
     if (size) *size = t->gemm_n[k];
     if (layout) *layout = t->gemm_layout[k];
+    if (shared) *shared = t->gemm_shared[k];
     return 0;
 }
 

@@ -61,8 +61,50 @@ int kb_selftest_judge(double measured, double expected, double limit_pct, double
 const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' names */
 /* Dense GEMM ceiling for key k: the best square cuBLAS GEMM over a ladder of
  * sizes and operand layouts (median each), cached; 0 TFLOP/s when none fits in
- * the free memory. size, layout: n and kb_gemm_layout of the best n^3 GEMM. */
-int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout);
+ * the free memory. size, layout: n and kb_gemm_layout of the best n^3 GEMM;
+ * shared: the GPUs whose workers searched its ladder together (1: alone). */
+int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout, int *shared);
+/* ladder.c: the search behind it, with no GPU. rung times an n^3 GEMM in a
+ * layout into *tflops: 0, KB_RUNG_NO_ROOM (it does not fit: nor do larger
+ * sizes in TN), or an error, which ends the search. share (NULL: alone)
+ * splits the search over the workers of one GPU model (--devices): each
+ * times its share of the rungs, fn swaps rates[0..n) for the group's best of
+ * each (0, or nonzero: not shared, the rest is timed here), and each times
+ * the group's best point itself. The result is the best rate timed here. */
+#define KB_GEMM_LADDER 7
+#define KB_RUNG_NO_ROOM 2 /* cudaErrorMemoryAllocation */
+extern const int kb_gemm_ladder_sizes[KB_GEMM_LADDER];
+typedef int (*kb_rung_fn)(void *ctx, int n, int layout, double *tflops);
+typedef struct kb_ladder_share {
+    int (*fn)(void *ctx, int key, int phase, double *rates, int n);
+    void *ctx;
+    int rank, size; /* this worker among the group's */
+} kb_ladder_share;
+typedef struct {
+    double tflops;   /* the best rate timed here, 0: none fitted */
+    int n, layout;   /* where */
+    int rungs;       /* rungs timed here */
+    int shared;      /* GPUs that searched together, 1: alone */
+} kb_ladder_result;
+int kb_gemm_ladder(int key, kb_rung_fn rung, void *ctx, const kb_ladder_share *sh, kb_ladder_result *res);
+/* which worker of size times rung e of a phase whose rungs start at offset */
+int kb_ladder_owner(int e, int offset, int size);
+/* The messages: a worker's "ladder KEY PHASE N r..." (kb_ladder_format
+ * with key >= 0), the parent's reply "N r..." (key -1): the group's best. */
+#define KB_LADDER_MAXN 8
+typedef struct {
+    int key, phase, n; /* key -1: none pending */
+    double r[KB_LADDER_MAXN];
+} kb_ladder_msg;
+int kb_ladder_format(char *buf, size_t len, int key, int phase, const double *r, int n); /* its length, -1 */
+int kb_ladder_parse(const char *line, kb_ladder_msg *m);        /* 0, -1 malformed */
+int kb_ladder_reply_parse(const char *line, double *r, int n); /* 0: n rates read, -1 */
+/* The parent's barrier: 1 when every live worker of group g (group[w] == g,
+ * live[w]) has asked with one key and phase; best[0..*n): the best rate of
+ * each rung over them. 0: one is still to ask. */
+int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *live, int nw, int g, double *best, int *n);
+/* the timer's ladders shared from now on (NULL: alone) */
+void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh);
 /* cuBLAS alone on n GEMMs (M x N x K, row-major, of key k's type) in sequence,
  * L2 flushed before each sequence, median: their FLOPs over the time; cached;
  * 0 when they do not fit beside the case. */

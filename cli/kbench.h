@@ -434,6 +434,7 @@ typedef struct {
     double gemm_tflops[KB_NGEMM]; /* measured GEMM ceilings by kb_gemm_key; 0: not measured */
     int gemm_n[KB_NGEMM];         /* the square size each was measured at */
     int gemm_layout[KB_NGEMM];    /* and its operand layout (kb_gemm_layout) */
+    int gemm_shared[KB_NGEMM];    /* the GPUs whose --devices workers searched its ladder together, 1: alone */
     kb_gpu_info nvml;             /* UUID, persistence, power limit, ECC, clocks; nvml.ok == 0: no NVML */
 } kb_device;
 
@@ -475,6 +476,19 @@ int kb_bg_done(const kb_bg *b); /* fn has returned: kb_bg_join will not wait */
 double kb_bg_join(kb_bg *b);
 double kb_now_s(void); /* a monotonic clock, seconds */
 int kb_bg_team(int max_threads); /* one core left to the caller: max - 1, at least 1 */
+/* The host's cores for the CPU references of --devices workers, in memory
+ * the workers share (mapped before the fork): each owns a team of share
+ * threads; the shares of the workers with no reference running are spare,
+ * and a reference that starts takes them all besides its own (its worker's
+ * GPU gets the rows' ahead of the others', whose references finished).
+ * One whose share was lent runs on its share all the same: the cores are
+ * oversubscribed until the borrower gives them back, twice at most. */
+typedef struct kb_cores kb_cores;
+kb_cores *kb_cores_new(int workers, int share); /* NULL: none (mmap failed) */
+void kb_cores_free(kb_cores *p);
+int kb_cores_take(kb_cores *p, int share); /* the team for a reference about to run */
+void kb_cores_give(kb_cores *p, int team);  /* its team, once it has run */
+int kb_cores_spare(const kb_cores *p);      /* for tests: the spare threads now */
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
  * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),
@@ -573,10 +587,18 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
 /* A case the run had no implementation to run for (--impl): its index into
  * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
 void kb_report_skip(kb_report *r, int case_index);
-/* kbench.start_s: the seconds before the first case (the device opened, its
- * copy ceiling and the sweep's GEMM ladders measured): what every GPU of a
- * --devices run pays whatever their number */
-void kb_report_start(kb_report *r, double seconds);
+/* kbench.start_s: the seconds before the first case is timed (the device
+ * opened, its copy ceiling and the sweep's GEMM ladders measured, while the
+ * first case's reference runs): what every GPU of a --devices run pays
+ * whatever their number */
+#define KB_START_NPARTS 4
+extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "first_case", "ladders" */
+/* and where they went (kbench.start_parts_s): the device and the timer
+ * opened, the copy ceiling, the first case taken and set up (its reference
+ * started), the GEMM ladders */
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
+/* the device's GEMM ceilings, measured after the report was opened */
+void kb_report_gemm(kb_report *r, const kb_device *dev);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
 int kb_report_close(kb_report *r, char *err, size_t errlen);
 void kb_csv_header(FILE *f, const kb_op *const *ops, int nops);
@@ -601,6 +623,8 @@ typedef struct {
     void *next_ctx;
     int worker;
     int workers; /* processes sharing the host (--devices), 0 or 1: alone */
+    const struct kb_ladder_share *ladder; /* the GEMM ladders' search split with other workers (harness.h); NULL: alone */
+    struct kb_cores *cores; /* the host's cores shared by the workers' references (kb_cores); NULL: its own team */
 } kb_run_info;
 /* cases at most whose rows wait for their references while the GPU goes on
  * (rows.h: inflight) */

@@ -55,6 +55,10 @@ void kb_nvml_resolve(void *(*sym)(void *ctx, const char *name), void *ctx, kb_nv
     SYM(uuid, "nvmlDeviceGetUUID");
     SYM(persistence, "nvmlDeviceGetPersistenceMode");
     SYM(ecc, "nvmlDeviceGetEccMode");
+    SYM(count, "nvmlDeviceGetCount_v2");
+    SYM(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
+    SYM(name, "nvmlDeviceGetName");
+    SYM(mig_mode, "nvmlDeviceGetMigMode");
 }
 
 static void *dl_sym(void *lib, const char *name) { return dlsym(lib, name); }
@@ -153,6 +157,32 @@ static int open_once(int cuda_device, const char *bus, kb_gpu_info *info)
     if (rc) g.dev = NULL;
     *info = g.info;
     return rc;
+}
+
+int kb_nvml_models(char *models, size_t len, int max)
+{
+    kb_gpu_info tmp;
+    info_unknown(&tmp);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    if (cvd || load(&tmp)) return -1; /* CUDA_VISIBLE_DEVICES set, even empty: CUDA's own list */
+    const kb_nvml_fns *f = &g.f;
+    unsigned n = 0;
+    if (!f->init || !f->count || !f->handle_by_index || !f->name || f->init() != NVML_OK || f->count(&n) != NVML_OK ||
+        n == 0)
+        return -1;
+    char first[96] = "";
+    for (unsigned i = 0; i < n; i++) {
+        void *d = NULL;
+        char name[96] = "";
+        unsigned cur = 0, pend = 0;
+        if (f->handle_by_index(i, &d) != NVML_OK || f->name(d, name, sizeof name) != NVML_OK) return -1;
+        name[sizeof name - 1] = 0;
+        if (f->mig_mode && f->mig_mode(d, &cur, &pend) == NVML_OK && cur) return -1; /* CUDA sees its instances */
+        if (i == 0) snprintf(first, sizeof first, "%s", name);
+        else if (strcmp(name, first)) return -1; /* other models: CUDA's order may not be NVML's */
+        if ((int)i < max && len) snprintf(models + i * len, len, "%s", name);
+    }
+    return (int)n;
 }
 
 int kb_nvml_open(int cuda_device, kb_gpu_info *info)

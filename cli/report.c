@@ -298,6 +298,33 @@ int kb_output_check(const char *path, const char *what, char *err, size_t errlen
     return 0;
 }
 
+/* device.gemm_tflops, gemm_size, gemm_layout and gemm_ladder_gpus: the GEMM
+ * ceilings measured in this run (any there before replaced) */
+static void add_gemm(cJSON *d, const kb_device *dev)
+{
+    static const char *const keys[] = {"gemm_tflops", "gemm_size", "gemm_layout", "gemm_ladder_gpus"};
+    cJSON *o[4] = {NULL};
+    for (int j = 0; j < 4; j++) cJSON_DeleteItemFromObjectCaseSensitive(d, keys[j]);
+    for (int k = 0; k < KB_NGEMM; k++) {
+        if (!(dev->gemm_tflops[k] > 0)) continue;
+        if (!o[0])
+            for (int j = 0; j < 4; j++) o[j] = cJSON_AddObjectToObject(d, keys[j]);
+        const char *name = kb_gemm_key_name((kb_gemm_key)k);
+        cJSON_AddNumberToObject(o[0], name, dev->gemm_tflops[k]);
+        cJSON_AddNumberToObject(o[1], name, dev->gemm_n[k]);
+        cJSON_AddStringToObject(o[2], name, kb_gemm_layout_name(dev->gemm_layout[k]));
+        cJSON_AddNumberToObject(o[3], name, dev->gemm_shared[k] > 1 ? dev->gemm_shared[k] : 1);
+    }
+}
+
+void kb_report_gemm(kb_report *r, const kb_device *dev)
+{
+    cJSON *d = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "device") : NULL;
+    if (!d || !dev || !dev->ok) return;
+    add_gemm(d, dev);
+    json_write(r);
+}
+
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err, size_t errlen)
 {
@@ -359,18 +386,7 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             } else {
                 cJSON_AddStringToObject(d, "nvml", nv->why[0] ? nv->why : "not available");
             }
-            cJSON *g = NULL, *gn = NULL, *gl = NULL; /* the GEMM ceilings measured in this run */
-            for (int k = 0; k < KB_NGEMM; k++) {
-                if (!(dev->gemm_tflops[k] > 0)) continue;
-                if (!g) {
-                    g = cJSON_AddObjectToObject(d, "gemm_tflops");
-                    gn = cJSON_AddObjectToObject(d, "gemm_size");
-                    gl = cJSON_AddObjectToObject(d, "gemm_layout");
-                }
-                cJSON_AddNumberToObject(g, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_tflops[k]);
-                cJSON_AddNumberToObject(gn, kb_gemm_key_name((kb_gemm_key)k), dev->gemm_n[k]);
-                cJSON_AddStringToObject(gl, kb_gemm_key_name((kb_gemm_key)k), kb_gemm_layout_name(dev->gemm_layout[k]));
-            }
+            add_gemm(d, dev);
         }
         r->results = cJSON_AddArrayToObject(r->root, "results");
         if (json_write(r)) {
@@ -523,11 +539,17 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
     json_write(r);
 }
 
-void kb_report_start(kb_report *r, double seconds)
+const char *const kb_start_parts[KB_START_NPARTS] = {"device", "copy", "first_case", "ladders"};
+
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS])
 {
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
     if (!k) return;
     cJSON_AddNumberToObject(k, "start_s", round(seconds * 1000) / 1000);
+    if (parts) {
+        cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
+        for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
+    }
     json_write(r);
 }
 

@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP /* the fuzz builds have no OpenMP */
+#include <omp.h>
+#else
+static void omp_set_num_threads(int n) { (void)n; }
+static int omp_get_max_threads(void) { return 1; }
+#endif
 
 int launch_fn(void *ctx, void *stream)
 {
@@ -135,7 +141,13 @@ void ref_main(void *arg)
         nanosleep(&ts, NULL);
     }
     t->queued_s = kb_now_s() - q;
+    t->team = omp_get_max_threads(); /* its thread's team (kb_bg_start): the worker's share */
+    if (t->cores) { /* and the spare cores of the workers with no reference running */
+        t->team = kb_cores_take(t->cores, t->team);
+        omp_set_num_threads(t->team);
+    }
     t->op->reference(t->c, t->st);
+    if (t->cores) kb_cores_give(t->cores, t->team);
     __atomic_store_n(t->done_seq, t->seq, __ATOMIC_RELEASE);
 }
 

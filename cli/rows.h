@@ -21,6 +21,8 @@ typedef struct {
     kb_state *st;
     long seq, *done_seq;
     double queued_s; /* waiting for the reference before it */
+    kb_cores *cores;  /* --devices: the host's cores, shared with the other workers; NULL: its own team */
+    int team;         /* the OpenMP threads it ran on */
 } ref_task;
 void ref_main(void *arg); /* the reference, after the one before it (kb_bg_start's fn) */
 

@@ -233,9 +233,57 @@ static void watch_disarm(void)
     pthread_mutex_unlock(&watch.mu);
 }
 
+/* the device bytes the plan's GEMM ladders allocate at most (their largest rung) */
+static size_t ladders_bytes(const kb_plan *plan)
+{
+    static const int big[1][3] = {{16384, 16384, 16384}};
+    size_t most = 0;
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+        size_t b = kb_gemm_shapes_bytes(k, big, 1);
+        if (b > most) most = b;
+    }
+    return most;
+}
+
+/* The GEMM ceilings the plan's cases compare with (the device's, in the
+ * report), and the run's start (kbench.start_s) once they are known. 0, or
+ * KB_EXIT_CUDA once said. */
+static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev, kb_report *rep,
+                         const double *mark)
+{
+    const double t_ladders = kb_now_s();
+    int tried[KB_NGEMM] = {0};
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_case *c = &plan->cases[i];
+        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+        if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
+        tried[k] = 1;
+        if (kb_gemm_tflops(timer, k, o, &dev->gemm_tflops[k], &dev->gemm_n[k], &dev->gemm_layout[k],
+                           &dev->gemm_shared[k])) {
+            fprintf(stderr, "kbench: GEMM ceiling %s: %s\n", kb_gemm_key_name(k), kb_last_error);
+            return KB_EXIT_CUDA;
+        }
+        if (o->quiet) continue;
+        if (dev->gemm_tflops[k] > 0) {
+            printf("GEMM %s %.1f TFLOP/s (cuBLAS %d^3 %s, median", kb_gemm_key_name(k), dev->gemm_tflops[k],
+                   dev->gemm_n[k], kb_gemm_layout_name(dev->gemm_layout[k]));
+            if (dev->gemm_shared[k] > 1) printf("; the search shared by %d GPUs of this model", dev->gemm_shared[k]);
+            printf(")\n");
+        } else
+            printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
+    }
+    kb_report_gemm(rep, dev);
+    const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1], t_ladders - mark[2],
+                                                            end - t_ladders};
+    kb_report_start(rep, end - mark[0], parts);
+    return 0;
+}
+
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
 {
-    const double t_entry = kb_now_s();
+    double mark[3] = {kb_now_s(), 0, 0}; /* entry, the device and timer ready, the copy ceiling known */
     char err[KB_ERRLEN];
     kb_opts *o = &plan->opts;
     if (kb_plan_check(plan, info, err, sizeof err)) {
@@ -270,6 +318,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         kb_timer_destroy(timer);
         return KB_EXIT_CUDA;
     }
+    mark[1] = mark[2] = kb_now_s();
     const kb_op *const *ops = plan->ops_all; /* the whole sweep's: every shard writes the same CSV columns */
     const int nops = plan->nops_all;
     char csv[1100], json[1100];
@@ -283,31 +332,12 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             return KB_EXIT_CUDA;
         }
         kb_device_clocks(&dev);
+        mark[2] = kb_now_s();
         if (!o->quiet)
             printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median, %s)\n", dev.name, dev.sm_count,
                    (double)dev.l2_bytes / (1 << 20), dev.copy_gbps, by >= 0 ? kb_copy_candidate_name(by) : "-");
-        /* the GEMM ceilings the plan's cases compare with, before any case allocates */
-        int tried[KB_NGEMM] = {0};
-        for (int i = 0; i < plan->ncases; i++) {
-            const kb_case *c = &plan->cases[i];
-            kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
-            if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
-            tried[k] = 1;
-            e = kb_gemm_tflops(timer, k, o, &dev.gemm_tflops[k], &dev.gemm_n[k], &dev.gemm_layout[k]);
-            if (e) {
-                fprintf(stderr, "kbench: GEMM ceiling %s: %s\n", kb_gemm_key_name(k), kb_last_error);
-                kb_timer_destroy(timer);
-                return KB_EXIT_CUDA;
-            }
-            if (!o->quiet) {
-                if (dev.gemm_tflops[k] > 0)
-                    printf("GEMM %s %.1f TFLOP/s (cuBLAS %d^3 %s, median)\n", kb_gemm_key_name(k), dev.gemm_tflops[k],
-                           dev.gemm_n[k], kb_gemm_layout_name(dev.gemm_layout[k]));
-                else
-                    printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
-            }
-        }
     }
+    if (info->ladder) kb_timer_share_ladder(timer, info->ladder);
     kb_report *rep = kb_report_open(csv, json, ops, nops, &dev, info->argc, info->argv, o->quiet || info->check_mode,
                                     err, sizeof err);
     if (!rep) {
@@ -316,7 +346,6 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         return KB_EXIT_USAGE;
     }
     kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, info->worker);
-    kb_report_start(rep, kb_now_s() - t_entry);
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
@@ -331,6 +360,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     double t0 = kb_now_s();
     void *stream = kb_timer_stream(timer);
     inflight *head = NULL; /* the cases whose rows wait for their references, oldest first */
+    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case */
     long ref_seq = 0, ref_done = 0;
     row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info};
     size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
@@ -366,13 +396,19 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
          * such as MLP decode, are bound by memory), and TFLOP/s against the
          * op's GEMM ceiling where it has one */
         kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
-        if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
         /* The case's own ceilings are measured while the reference runs on the
-         * host (below) where their buffers fit beside the case's, else first */
+         * host (below) where their buffers fit beside the case's, else first;
+         * so are the sweep's GEMM ladders, at the first case (the start every
+         * worker of --devices pays: its first reference hides behind them) */
         size_t free_b = 0, total_b = 0;
         const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
-                         free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) + ((size_t)256 << 20);
-        if (!info->check_mode && !late && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
+                         free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
+                                      (ladders_due ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
+        if (ladders_due && !late) {
+            ladders_due = 0;
+            if (sweep_ladders(plan, timer, o, &dev, rep, mark)) fatal = 1, exit_code = KB_EXIT_CUDA;
+        }
+        if (!info->check_mode && !late && !fatal && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
         }
@@ -389,7 +425,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
          * pending, until it is done (the GPU may go on to the next cases:
          * inflight); kbench check (nothing timed) and --no-verify keep it in
          * line. */
-        f->rt = (ref_task){op, c, st, 0, &ref_done, 0};
+        f->rt = (ref_task){op, c, st, 0, &ref_done, 0, info->cores, 0};
         const int want_ref = !setup_rc && !o->no_verify && !fatal, bg_ref = want_ref && !info->check_mode;
         if (bg_ref) {
             f->rt.seq = ++ref_seq;
@@ -407,7 +443,12 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         inflight **tail = &head; /* after the cases still waiting for their references */
         while (*tail) tail = &(*tail)->next;
         *tail = f;
-        if (late) {
+        if (ladders_due) {
+            ladders_due = 0;
+            if (sweep_ladders(plan, timer, o, &dev, rep, mark)) fatal = 1, exit_code = KB_EXIT_CUDA;
+        }
+        if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
+        if (late && !fatal) {
             tw = kb_now_s();
             if (kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
                 fatal = 1;
@@ -624,7 +665,7 @@ int kb_device_copy_report(kb_device *d)
            "              (cuBLAS layout TN; NN and NT at the best n and its neighbours):\n");
     for (int k = 0; k < KB_NGEMM; k++) {
         fflush(stdout);
-        if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k], &d->gemm_layout[k])) {
+        if (kb_gemm_tflops(t, (kb_gemm_key)k, &o, &d->gemm_tflops[k], &d->gemm_n[k], &d->gemm_layout[k], NULL)) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
             kb_timer_destroy(t);
             return KB_EXIT_CUDA;

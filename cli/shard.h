@@ -56,5 +56,14 @@ void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group);
  * no other worker's last case has (that worker comes back for it), else the
  * first left; -1: none left. */
 int kb_queue_pick(const int *group, int n, const char *taken, const int *last, int nworkers, int w);
+/* The GPUs CUDA sees, counted in a child (the caller stays CUDA-free): how
+ * many (-1 unknown), and the model of the first max ("NAME, S SMs, M MiB";
+ * "" unknown): workers on GPUs of one model share the GEMM ladders' search
+ * (device.c) */
+#define KB_MODEL_LEN 256
+int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max);
+/* group[w]: the first of the n workers whose GPU is of w's model (models[w]
+ * "": its own), rank[w] its place among them, size[w] how many they are */
+void kb_model_groups(char (*models)[KB_MODEL_LEN], int n, int *group, int *rank, int *size);
 
 #endif

@@ -13,9 +13,10 @@
 #                     the differing cases with the GPU that ran them, and
 #                     the rows' wall_s (ceilings, setup, reference, wait,
 #                     verify, time) summed over the workers of each way
-#     kill:SWEEP      --devices all with one worker SIGKILLed after 8 s: exit 3,
-#                     the killed case an error row, every other case a row,
-#                     the JSON valid, no parts left
+#     kill:SWEEP[@S]  --devices all with one worker SIGKILLed after S s (8):
+#                     exit 3, the killed case an error row, every other case
+#                     a row, the JSON valid, no parts left (2 s into an MLP
+#                     sweep: during the GEMM ladders' shared search)
 # e.g. scripts/gpu-devices.sh inventory scale:configs/default.json kill:configs/layernorm.json
 set -u
 K=./kbench
@@ -119,16 +120,38 @@ scale() {
     # how much of the one-GPU wall time the timed samples are: the rest
     # (ceilings, inputs, CPU references, warm-up) is what more GPUs may not cut
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=sum(r.get("samples",0)*(r.get("median_ms") or 0) for r in d["results"])/1e3; print(f"  timed samples: {g:.1f} s of the one-GPU run'"'"'s {float(sys.argv[2]):.1f} s")' "$out/$b.one.json" "$one"
-    # the start every GPU pays before its first case (its copy ceiling, the GEMM ladders)
-    python3 - "$out/$b" <<'PY'
-import json, sys
-for w in ("one", "dev", "shards"):
-    try:
-        d = json.load(open(f"{sys.argv[1]}.{w}.json"))
-    except (OSError, ValueError):
-        continue
-    st = [x.get("start_s") for x in d.get("devices", [])] or [d["kbench"].get("start_s")]
-    print(f"  start before the first case, {w:6}: " + ", ".join("-" if x is None else f"{x:.1f} s" for x in st))
+    # each GPU's run: its start before the first case is timed (its copy
+    # ceiling, the GEMM ladders: searched alone or shared), then its rows'
+    # GPU-side work (wall_s less the reference, which runs beside it), then
+    # the tail to the run's end; and the GEMM ceilings each GPU measured
+    python3 - "$out/$b" "$one" "$dev" "$sh" <<'PY'
+import collections, json, sys
+walls = dict(zip(("one", "dev", "shards"), map(float, sys.argv[2:5])))
+import glob
+def runs():
+    for w in ("one", "dev"):
+        try:
+            yield w, json.load(open(f"{sys.argv[1]}.{w}.json")), None
+        except (OSError, ValueError):
+            pass
+    for f in sorted(glob.glob(f"{sys.argv[1]}.s[0-9]*.json")): # each shard's own part, on a GPU of its own
+        try:
+            yield "shards", json.load(open(f)), "shard " + f.rsplit(".s", 1)[1][:-5]
+        except (OSError, ValueError):
+            pass
+for w, d, tag in runs():
+    busy = collections.Counter()
+    for r in d["results"]:
+        busy[r.get("gpu", 0)] += sum(v for k, v in r.get("wall_s", {}).items() if k != "reference")
+    kb = d["kbench"]
+    devs = d.get("devices") or [dict(d["device"], start_s=kb.get("start_s"), start_parts_s=kb.get("start_parts_s", {}), gpu=0)]
+    for i, x in enumerate(devs):
+        g, st = x.get("gpu", i), x.get("start_s") or 0
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in x.get("start_parts_s", {}).items())
+        gm = " ".join(f"{k} {v:.1f}" for k, v in sorted(x.get("gemm_tflops", {}).items()))
+        sharedby = sorted(set(x.get("gemm_ladder_gpus", {}).values()))
+        print(f"  {w:6} {tag or f'gpu{g}'}: start {st:.1f} s ({parts}) + rows {busy[g]:.1f} s = {st + busy[g]:.1f} of {walls[w]:.1f} s;"
+              f" GEMM {gm or '-'} TFLOP/s (ladder searched by {'/'.join(map(str, sharedby)) or '-'})")
 PY
     # where the wall time went (the rows' wall_s, summed over every worker):
     # a phase whose sum grows with the workers is host work they share cores for
@@ -169,11 +192,13 @@ PY
 }
 
 kill_one() {
-    local sw=$1 b; b=$(basename "$sw" .json)
-    echo "== kill a worker: $sw"
+    local sw=${1%@*} after=8 b
+    [[ $1 == *@* ]] && after=${1##*@}
+    b=$(basename "$sw" .json)
+    echo "== kill a worker after $after s: $sw"
     $K sweep "$sw" --quiet --devices all --csv "$out/$b.kill.csv" --json "$out/$b.kill.json" 2> "$out/$b.kill.err" &
     local pid=$!
-    sleep 8
+    sleep "$after"
     local w; w=$(pgrep -P $pid | head -n 1)
     [ -n "$w" ] && kill -KILL "$w"
     wait $pid

@@ -10,7 +10,9 @@
 
 #include <omp.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kbench.h"
 
@@ -89,12 +91,52 @@ static void test_team(void **state)
     assert_int_equal(kb_bg_team(0), 1);
 }
 
+/* kb_cores: the spare shares of the --devices workers' references, in
+ * memory the forked workers share */
+static void test_cores(void **state)
+{
+    (void)state;
+    kb_cores *p = kb_cores_new(4, 15);
+    assert_non_null(p);
+    assert_int_equal(kb_cores_spare(p), 60);
+    const int a = kb_cores_take(p, 15); /* alone: every share */
+    assert_int_equal(a, 60);
+    assert_int_equal(kb_cores_spare(p), 0);
+    const int b = kb_cores_take(p, 15); /* its own share, lent out: it runs on it all the same */
+    assert_int_equal(b, 15);
+    assert_int_equal(kb_cores_spare(p), -15);
+    kb_cores_give(p, a);
+    assert_int_equal(kb_cores_spare(p), 45);
+    const int c = kb_cores_take(p, 15); /* the two idle shares besides its own */
+    assert_int_equal(c, 45);
+    kb_cores_give(p, b);
+    kb_cores_give(p, c);
+    assert_int_equal(kb_cores_spare(p), 60); /* all given back */
+    /* across processes: a forked worker's take is seen here */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(kb_cores_take(p, 15) == 60 ? 0 : 1);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(kb_cores_spare(p), 0);
+    /* many threads taking and giving at once: nothing lost */
+    kb_cores_give(p, 60);
+#pragma omp parallel for num_threads(8)
+    for (int i = 0; i < 8000; i++) kb_cores_give(p, kb_cores_take(p, 15));
+    assert_int_equal(kb_cores_spare(p), 60);
+    kb_cores_free(p);
+    assert_int_equal(kb_cores_take(NULL, 7), 7); /* no pool: its own share */
+    kb_cores_give(NULL, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_beside_and_joins),
         cmocka_unit_test(test_callers_team),
         cmocka_unit_test(test_team),
+        cmocka_unit_test(test_cores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

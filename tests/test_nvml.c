@@ -576,7 +576,8 @@ static const char *const all_names[] = {
     "nvmlDeviceGetApplicationsClock", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit",
     "nvmlDeviceGetTemperature", "nvmlDeviceGetCurrentClocksEventReasons",
     "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetUUID", "nvmlDeviceGetPersistenceMode",
-    "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetEccMode", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName",
+    "nvmlDeviceGetMigMode",
 };
 static char sym_marks[sizeof all_names / sizeof all_names[0]];
 
@@ -621,6 +622,10 @@ static void test_resolve_names(void **state)
     assert_ptr_equal(as_ptr(&f.uuid), mark("nvmlDeviceGetUUID"));
     assert_ptr_equal(as_ptr(&f.persistence), mark("nvmlDeviceGetPersistenceMode"));
     assert_ptr_equal(as_ptr(&f.ecc), mark("nvmlDeviceGetEccMode"));
+    assert_ptr_equal(as_ptr(&f.count), mark("nvmlDeviceGetCount_v2"));
+    assert_ptr_equal(as_ptr(&f.handle_by_index), mark("nvmlDeviceGetHandleByIndex_v2"));
+    assert_ptr_equal(as_ptr(&f.name), mark("nvmlDeviceGetName"));
+    assert_ptr_equal(as_ptr(&f.mig_mode), mark("nvmlDeviceGetMigMode"));
     /* an older driver: the throttle-reasons name */
     kb_nvml_resolve(fake_sym, (void *)"nvmlDeviceGetCurrentClocksEventReasons", &f);
     assert_ptr_equal(as_ptr(&f.reasons), mark("nvmlDeviceGetCurrentClocksThrottleReasons"));
@@ -628,6 +633,75 @@ static void test_resolve_names(void **state)
     kb_nvml_resolve(fake_sym, (void *)"nvmlDeviceGetPowerUsage", &f);
     assert_null(as_ptr(&f.power));
     assert_non_null(as_ptr(&f.temperature));
+}
+
+/* ---- the GPUs listed from NVML (kb_nvml_models) ---- */
+static struct {
+    unsigned n;
+    const char *names[4];
+    unsigned mig[4];
+    int count_rc;
+} lm;
+
+static int l_count(unsigned *n) { *n = lm.n; return lm.count_rc; }
+static int l_handle(unsigned i, void **dev)
+{
+    if (i >= lm.n) return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+    *dev = (void *)(uintptr_t)(i + 1);
+    return 0;
+}
+static int l_name(void *dev, char *buf, unsigned n)
+{
+    snprintf(buf, n, "%s", lm.names[(uintptr_t)dev - 1]);
+    return 0;
+}
+static int l_mig(void *dev, unsigned *cur, unsigned *pend)
+{
+    *cur = lm.mig[(uintptr_t)dev - 1];
+    *pend = 0;
+    return *cur ? 0 : NOT_SUPPORTED;
+}
+
+static void test_models(void **state)
+{
+    (void)state;
+    kb_nvml_fns f = fake_all;
+    f.count = l_count, f.handle_by_index = l_handle, f.name = l_name, f.mig_mode = l_mig;
+    kb_nvml_use(&f, NULL);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    char m[4][64];
+    memset(&lm, 0, sizeof lm);
+    lm.n = 3;
+    lm.names[0] = lm.names[1] = lm.names[2] = "NVIDIA H200";
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), 3);
+    for (int i = 0; i < 3; i++) assert_string_equal(m[i], "NVIDIA H200");
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 2), 3); /* more than asked for: counted, two named */
+    /* CUDA would list them otherwise, or NVML cannot say: -1, ask CUDA */
+    lm.names[1] = "NVIDIA H100 80GB HBM3"; /* two models: CUDA puts the fastest first */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    lm.names[1] = "NVIDIA H200";
+    lm.mig[2] = 1; /* MIG on: CUDA's devices are its instances */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    lm.mig[2] = 0;
+    setenv("CUDA_VISIBLE_DEVICES", "1,0", 1); /* CUDA's own list and order */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    lm.n = 0; /* none */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    lm.n = 3;
+    lm.count_rc = 999;
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    lm.count_rc = 0;
+    fk.init_rc = 1; /* nvmlInit fails */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    fk.init_rc = 0;
+    f.count = NULL; /* an NVML without the function */
+    kb_nvml_use(&f, NULL);
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
+    kb_nvml_use(NULL, "/nonexistent/libnvidia-ml.so.1"); /* no NVML */
+    assert_int_equal(kb_nvml_models(m[0], sizeof m[0], 4), -1);
 }
 
 int main(void)
@@ -644,6 +718,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_throttled_through_polls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_models, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -401,7 +401,8 @@ static void test_json_report(void **state)
     rows[0].wall[KB_WALL_CEILINGS] = 0.5; /* the case's phases on its first row, verify and time on each */
     rows[0].wall[KB_WALL_REFERENCE] = 1.25;
     rows[0].wall[KB_WALL_TIME] = 0.123456789;
-    kb_report_start(r, 4.12345); /* the seconds before the first case */
+    const double parts[KB_START_NPARTS] = {0.5, 0.625, 0.25, 2.74845};
+    kb_report_start(r, 4.12345, parts); /* the seconds before the first case, and where they went */
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
@@ -422,6 +423,11 @@ static void test_json_report(void **state)
     assert_string_equal(jstr(kb, "version"), KB_VERSION);
     assert_string_equal(jstr(kb, "command_line"), "kbench rope --seq 16");
     assert_true(cJSON_GetObjectItemCaseSensitive(kb, "start_s")->valuedouble == 4.123);
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(kb, "start_parts_s");
+    assert_int_equal(cJSON_GetArraySize(sp), KB_START_NPARTS);
+    assert_true(cJSON_GetObjectItemCaseSensitive(sp, "device")->valuedouble == 0.5);
+    assert_true(cJSON_GetObjectItemCaseSensitive(sp, "first_case")->valuedouble == 0.25);
+    assert_true(cJSON_GetObjectItemCaseSensitive(sp, "ladders")->valuedouble == 2.748);
     assert_true(strlen(jstr(kb, "git_commit")) > 0);
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "device")));
     assert_int_equal(results_len(j), 2);
@@ -903,6 +909,41 @@ static void test_json_device_gemm(void **state)
     assert_string_equal(kb_gemm_key_name(KB_GEMM_BF16), "bf16");
     assert_string_equal(kb_gemm_key_name(KB_GEMM_TF32), "tf32");
     assert_string_equal(kb_gemm_key_name(KB_GEMM_NONE), "none");
+    /* measured after the report was opened (a run's ladders, at its first
+     * case): added, and replaced rather than repeated when given again;
+     * gemm_ladder_gpus says how many GPUs searched each ladder */
+    memset(d.gemm_tflops, 0, sizeof d.gemm_tflops);
+    kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, &d, 0, NULL, 1, err, sizeof err);
+    if (!r) fail_msg("kb_report_open: %s", err);
+    cJSON *j = read_json(json);
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "device"), "gemm_tflops"));
+    cJSON_Delete(j);
+    d.gemm_tflops[KB_GEMM_FP16] = 700;
+    d.gemm_n[KB_GEMM_FP16] = 3072;
+    d.gemm_shared[KB_GEMM_FP16] = 4;
+    kb_report_gemm(r, &d);
+    j = read_json(json); /* written at once */
+    assert_true(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "device"), "gemm_tflops"), "fp16")->valuedouble == 700);
+    cJSON_Delete(j);
+    d.gemm_tflops[KB_GEMM_FP16] = 710;
+    d.gemm_tflops[KB_GEMM_BF16] = 720;
+    d.gemm_shared[KB_GEMM_BF16] = 0; /* alone */
+    kb_report_gemm(r, &d);
+    assert_int_equal(kb_report_close(r, NULL, 0), 0);
+    j = read_json(json);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+    int ng = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, dev) ng += !strcmp(it->string, "gemm_tflops");
+    assert_int_equal(ng, 1);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(dev, "gemm_tflops"), *sh = cJSON_GetObjectItemCaseSensitive(dev, "gemm_ladder_gpus");
+    assert_int_equal(cJSON_GetArraySize(g), 2);
+    assert_true(cJSON_GetObjectItemCaseSensitive(g, "fp16")->valuedouble == 710);
+    assert_true(cJSON_GetObjectItemCaseSensitive(g, "bf16")->valuedouble == 720);
+    assert_true(cJSON_GetObjectItemCaseSensitive(sh, "fp16")->valuedouble == 4);
+    assert_true(cJSON_GetObjectItemCaseSensitive(sh, "bf16")->valuedouble == 1);
+    assert_string_equal(jstr(cJSON_GetObjectItemCaseSensitive(dev, "gemm_layout"), "fp16"), "TN");
+    cJSON_Delete(j);
     unlink(json);
     rmdir(dir);
 }
