@@ -77,6 +77,7 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 
 typedef struct {
     int to, from; /* the worker's pipes: cases to it, requests from it */
+    int alone;    /* its ladders no longer shared (an exchange failed) */
 } worker_io;
 
 /* a worker's side: "done" to the parent when every row of its oldest
@@ -110,20 +111,26 @@ static int worker_next(void *ctx)
  * GPU model has sent its own; 0, or -1: not shared (the parent gone) */
 static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
 {
-    const worker_io *io = ctx;
+    worker_io *io = ctx;
     char line[512];
-    int len = kb_ladder_format(line, sizeof line, key, phase, rates, n);
-    if (len < 0 || write(io->from, line, (size_t)len) != len) return -1;
-    size_t got = 0;
-    while (got < sizeof line - 1) {
-        ssize_t k = read(io->to, line + got, 1);
-        if (k < 0 && errno == EINTR) continue; /* a stop: the parent still answers */
-        if (k <= 0) return -1;
-        if (line[got] == '\n') break;
-        got++;
+    if (io->alone) return -1;
+    int len = kb_ladder_format(line, sizeof line, key, phase, rates, n), m = -1;
+    if (len > 0 && write(io->from, line, (size_t)len) == len) {
+        size_t got = 0;
+        while (got < sizeof line - 1) {
+            ssize_t k = read(io->to, line + got, 1);
+            if (k < 0 && errno == EINTR) continue; /* a stop: the parent still answers */
+            if (k <= 0 || line[got] == '\n') break;
+            got++;
+        }
+        line[got] = 0;
+        m = kb_ladder_reply_parse(line, rates, n);
     }
-    line[got] = 0;
-    return kb_ladder_reply_parse(line, rates, n);
+    if (m < 1) { /* this worker's ladders alone from now on: its group waits no more for it */
+        io->alone = 1;
+        if (write(io->from, "alone\n", 6) != 6) {} /* the parent gone: nobody waits */
+    }
+    return m;
 }
 
 /* A dry run's stand-in for a GEMM rung: a rate that peaks at 4096^3 TN,
@@ -283,8 +290,9 @@ static void ladder_answer(kb_ladder_msg *pend, const int *group, const int *from
     double best[KB_LADDER_MAXN];
     int n;
     for (int w = 0; w < nw; w++) live[w] = from[w] >= 0;
-    if (!kb_ladder_ready(pend, group, live, nw, g, best, &n)) return;
-    int len = kb_ladder_format(line, sizeof line, -1, 0, best, n);
+    const int m = kb_ladder_ready(pend, group, live, nw, g, best, &n);
+    if (!m) return;
+    int len = kb_ladder_format(line, sizeof line, -1, m, best, n);
     for (int w = 0; w < nw; w++) {
         if (group[w] != g || !live[w]) continue;
         pend[w].key = -1;
@@ -377,7 +385,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             close(a[1]);
             close(b[0]);
             for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
-            worker_io io = {a[0], b[1]};
+            worker_io io = {a[0], b[1], 0};
             if (dry) { /* the ladders' shared search and the queue exercised, no GPU */
                 dry_ladders(plan, ids[w], &io, lrank[w], lsize[w]);
                 while (worker_next(&io) >= 0) worker_done(&io);
@@ -463,8 +471,15 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     want[w] = 1; /* answered below */
                     asked[w] = 1;
                     heard = 1;
-                } else if (!kb_ladder_parse(lb[w], &lpend[w])) {
-                    ladder_answer(lpend, lgroup, from, to, started, lgroup[w]);
+                } else if (!strncmp(lb[w], "ladder ", 7)) {
+                    if (!kb_ladder_parse(lb[w], &lpend[w]))
+                        ladder_answer(lpend, lgroup, from, to, started, lgroup[w]);
+                    else if (write(to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
+                } else if (!strcmp(lb[w], "alone")) { /* out of its group, which waits no more for it */
+                    const int g = lgroup[w];
+                    lgroup[w] = KB_MAX_DEVICES + w;
+                    lpend[w].key = -1;
+                    ladder_answer(lpend, lgroup, from, to, started, g);
                 }
                 const int used = (int)(nl - lb[w]) + 1;
                 memmove(lb[w], nl + 1, (size_t)(nlb[w] -= used));

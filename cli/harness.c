@@ -471,13 +471,15 @@ int kb_copy_rates(kb_timer *t, double rbytes, double wbytes, const kb_opts *o, d
     if (oo.min_time > 0.01) oo.min_time = 0.01;
     if (oo.min_samples < 50) oo.min_samples = 50;
     /* The ceiling (not kbench device, which shows every candidate) first
-     * times each kernel once, after one launch untimed: one under half the
-     * best rate so far cannot be the ceiling, and that sample is its rate.
-     * At a decode MLP's bytes (read:write 10^4:1 and more) the kernels fold
-     * long runs on a few threads, 10-100x under cudaMemcpy, and each took
-     * its whole 1 s timeout: 3-4.6 s a case (MLP grid, tokens 1, H200). */
+     * times each kernel briefly, after one launch untimed (a first launch
+     * loads the module): the median of 3 samples or more, 1 ms of copying.
+     * One under half the best rate so far cannot be the ceiling, and that
+     * median is its rate. At a decode MLP's bytes (read:write 10^4:1 and
+     * more) the kernels fold long runs on a few threads, 10-100x under
+     * cudaMemcpy, and each took its whole 1 s timeout: 3-4.6 s a case (MLP
+     * grid, tokens 1, H200). */
     kb_opts probe = oo;
-    probe.warmup = 1, probe.min_samples = 1, probe.min_time = 0;
+    probe.warmup = 1, probe.min_samples = 3, probe.min_time = 0.001;
     double best = 0;
     for (int i = 0; i < nc && !rc && !kb_stop_signal; i++) {
         if (!all && !kb_copy_in_ceiling(i)) continue;

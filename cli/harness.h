@@ -69,8 +69,10 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
  * sizes in TN), or an error, which ends the search. share (NULL: alone)
  * splits the search over the workers of one GPU model (--devices): each
  * times its share of the rungs, fn swaps rates[0..n) for the group's best of
- * each (0, or nonzero: not shared, the rest is timed here), and each times
- * the group's best point itself. The result is the best rate timed here. */
+ * each and returns how many GPUs' rates that had (< 1: not shared, the rest
+ * is timed here), a rung the group has no rate for (its worker gone) is
+ * timed here, and each times the group's best point itself. The result is
+ * the best rate timed here. */
 #define KB_GEMM_LADDER 7
 #define KB_RUNG_NO_ROOM 2 /* cudaErrorMemoryAllocation */
 extern const int kb_gemm_ladder_sizes[KB_GEMM_LADDER];
@@ -90,7 +92,9 @@ int kb_gemm_ladder(int key, kb_rung_fn rung, void *ctx, const kb_ladder_share *s
 /* which worker of size times rung e of a phase whose rungs start at offset */
 int kb_ladder_owner(int e, int offset, int size);
 /* The messages: a worker's "ladder KEY PHASE N r..." (kb_ladder_format
- * with key >= 0), the parent's reply "N r..." (key -1): the group's best. */
+ * with key >= 0), the parent's reply "M N r..." (key -1, phase M): the
+ * group's best, from M GPUs. A worker whose exchange failed says "alone"
+ * and leaves its group. */
 #define KB_LADDER_MAXN 8
 typedef struct {
     int key, phase, n; /* key -1: none pending */
@@ -98,10 +102,10 @@ typedef struct {
 } kb_ladder_msg;
 int kb_ladder_format(char *buf, size_t len, int key, int phase, const double *r, int n); /* its length, -1 */
 int kb_ladder_parse(const char *line, kb_ladder_msg *m);        /* 0, -1 malformed */
-int kb_ladder_reply_parse(const char *line, double *r, int n); /* 0: n rates read, -1 */
-/* The parent's barrier: 1 when every live worker of group g (group[w] == g,
- * live[w]) has asked with one key and phase; best[0..*n): the best rate of
- * each rung over them. 0: one is still to ask. */
+int kb_ladder_reply_parse(const char *line, double *r, int n); /* M, n rates read; -1 */
+/* The parent's barrier: when every live worker of group g (group[w] == g,
+ * live[w]) has asked with one key and phase, how many they are, and
+ * best[0..*n): the best rate of each rung over them. 0: one is still to ask. */
 int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *live, int nw, int g, double *best, int *n);
 /* the timer's ladders shared from now on (NULL: alone) */
 void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh);

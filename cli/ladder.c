@@ -70,6 +70,19 @@ static int alone(ladder *l)
     return 0;
 }
 
+/* after an exchange: a rung the group has no rate for (its worker gone
+ * before it sent) is timed here, its rate put in r */
+static int holes(ladder *l, double *r, const int *size_of, const int *layout_of, int n)
+{
+    for (int e = 0; e < n; e++) {
+        if (r[e] > 0 || size_of[e] >= l->roof || l->done[size_of[e]][layout_of[e]]) continue;
+        int rc = rung_here(l, size_of[e], layout_of[e]);
+        if (rc) return rc;
+        r[e] = l->rate[size_of[e]][layout_of[e]];
+    }
+    return 0;
+}
+
 int kb_gemm_ladder(int key, kb_rung_fn rung, void *ctx, const kb_ladder_share *sh, kb_ladder_result *res)
 {
     enum { NL = KB_GEMM_LADDER, NX = 3 * (KB_GEMM_NLAYOUTS - 1) };
@@ -78,39 +91,45 @@ int kb_gemm_ladder(int key, kb_rung_fn rung, void *ctx, const kb_ladder_share *s
     ladder *l = calloc(1, sizeof *l);
     if (!l) abort();
     *l = (ladder){.rung = rung, .ctx = ctx, .res = res, .roof = NL};
-    int rc = 0;
+    int rc = 0, m0, m1 = 0;
     if (!sh || !sh->fn || sh->size < 2 || sh->rank < 0 || sh->rank >= sh->size) {
         rc = alone(l);
         goto out;
     }
     /* phase 0: this worker's sizes in TN, then the group's best of each */
     double tn[NL], lay[NX] = {0};
-    for (int i = 0; i < NL; i++)
+    int tsize[NL], tlay[NL], xsize[NX], xlay[NX];
+    for (int i = 0; i < NL; i++) {
+        tsize[i] = i, tlay[i] = KB_GEMM_TN;
         if (kb_ladder_owner(i, 0, sh->size) == sh->rank && (rc = rung_here(l, i, KB_GEMM_TN))) goto out;
+    }
     for (int i = 0; i < NL; i++) tn[i] = l->rate[i][KB_GEMM_TN];
-    if (sh->fn(sh->ctx, key, 0, tn, NL)) { /* not shared (the parent gone, a stop): the rest here */
+    if ((m0 = sh->fn(sh->ctx, key, 0, tn, NL)) < 1) { /* not shared (the parent gone, a stop): the rest here */
         rc = alone(l);
         goto out;
     }
+    if ((rc = holes(l, tn, tsize, tlay, NL))) goto out;
     /* phase 1: NN and NT at the best size and its neighbours, e = 2 j + (layout - NN) */
     int idx[3], nr = kb_gemm_rungs(tn, NL, idx);
-    for (int e = 0; e < 2 * nr; e++)
-        if (kb_ladder_owner(e, NL, sh->size) == sh->rank && (rc = rung_here(l, idx[e / 2], KB_GEMM_NN + e % 2)))
-            goto out;
-    for (int e = 0; e < 2 * nr; e++) lay[e] = l->rate[idx[e / 2]][KB_GEMM_NN + e % 2];
-    if (nr && sh->fn(sh->ctx, key, 1, lay, 2 * nr)) {
+    for (int e = 0; e < 2 * nr; e++) {
+        xsize[e] = idx[e / 2], xlay[e] = KB_GEMM_NN + e % 2;
+        if (kb_ladder_owner(e, NL, sh->size) == sh->rank && (rc = rung_here(l, xsize[e], xlay[e]))) goto out;
+    }
+    for (int e = 0; e < 2 * nr; e++) lay[e] = l->rate[xsize[e]][xlay[e]];
+    if (nr && (m1 = sh->fn(sh->ctx, key, 1, lay, 2 * nr)) < 1) {
         rc = alone(l);
         goto out;
     }
+    if ((rc = holes(l, lay, xsize, xlay, 2 * nr))) goto out;
     /* the group's best point, timed here too (unless it was) */
     double best = 0;
     int bi = -1, bl = KB_GEMM_TN;
     for (int i = 0; i < NL; i++)
         if (tn[i] > best) best = tn[i], bi = i, bl = KB_GEMM_TN;
     for (int e = 0; e < 2 * nr; e++)
-        if (lay[e] > best) best = lay[e], bi = idx[e / 2], bl = KB_GEMM_NN + e % 2;
+        if (lay[e] > best) best = lay[e], bi = xsize[e], bl = xlay[e];
     if (bi >= 0) rc = rung_here(l, bi, bl);
-    res->shared = sh->size;
+    res->shared = nr && m1 < m0 ? m1 : m0; /* the GPUs whose rates it had */
 out:
     free(l);
     return rc;
@@ -120,7 +139,8 @@ out:
 
 int kb_ladder_format(char *buf, size_t len, int key, int phase, const double *r, int n)
 {
-    int k = key >= 0 ? snprintf(buf, len, "ladder %d %d %d", key, phase, n) : snprintf(buf, len, "%d", n);
+    /* a reply (key < 0): phase holds the GPUs whose rates it has */
+    int k = key >= 0 ? snprintf(buf, len, "ladder %d %d %d", key, phase, n) : snprintf(buf, len, "%d %d", phase, n);
     for (int i = 0; i < n && k > 0 && (size_t)k < len; i++) k += snprintf(buf + k, len - (size_t)k, " %.9g", r[i]);
     if (k > 0 && (size_t)k + 1 < len) {
         buf[k++] = '\n';
@@ -148,23 +168,28 @@ static int parse_rates(const char *s, double *r, int max)
 int kb_ladder_parse(const char *line, kb_ladder_msg *m)
 {
     int key, phase, at = 0;
-    m->key = -1;
+    kb_ladder_msg got;
     if (sscanf(line, "ladder %d %d %n", &key, &phase, &at) != 2 || !at || key < 0 || phase < 0 || phase > 1) return -1;
-    int n = parse_rates(line + at, m->r, KB_LADDER_MAXN);
+    int n = parse_rates(line + at, got.r, KB_LADDER_MAXN);
     if (n < 0) return -1;
-    m->key = key, m->phase = phase, m->n = n;
+    got.key = key, got.phase = phase, got.n = n;
+    *m = got; /* untouched unless the whole line was one */
     return 0;
 }
 
 int kb_ladder_reply_parse(const char *line, double *r, int n)
 {
     double got[KB_LADDER_MAXN];
-    return parse_rates(line, got, KB_LADDER_MAXN) == n ? (memcpy(r, got, sizeof *r * (size_t)n), 0) : -1;
+    char *end;
+    long members = strtol(line, &end, 10);
+    if (end == line || members < 1 || members > 1024 || parse_rates(end, got, KB_LADDER_MAXN) != n) return -1;
+    memcpy(r, got, sizeof *r * (size_t)n);
+    return (int)members;
 }
 
 int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *live, int nw, int g, double *best, int *n)
 {
-    int key = -1, phase = -1, any = 0;
+    int key = -1, phase = -1, any = 0; /* any: the members that asked */
     *n = KB_LADDER_MAXN;
     for (int w = 0; w < nw; w++) {
         if (group[w] != g || !live[w]) continue;
@@ -172,7 +197,7 @@ int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *liv
         if (key < 0) key = pend[w].key, phase = pend[w].phase;
         if (pend[w].key != key || pend[w].phase != phase) return 0;
         if (pend[w].n < *n) *n = pend[w].n;
-        any = 1;
+        any++;
     }
     if (!any) return 0;
     for (int i = 0; i < *n; i++) {
@@ -180,5 +205,5 @@ int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *liv
         for (int w = 0; w < nw; w++)
             if (group[w] == g && live[w] && pend[w].r[i] > best[i]) best[i] = pend[w].r[i];
     }
-    return 1;
+    return any;
 }

@@ -141,13 +141,17 @@ void ref_main(void *arg)
         nanosleep(&ts, NULL);
     }
     t->queued_s = kb_now_s() - q;
-    t->team = omp_get_max_threads(); /* its thread's team (kb_bg_start): the worker's share */
+    const int own = omp_get_max_threads(); /* its thread's team (kb_bg_start): the worker's share */
+    t->team = own;
     if (t->cores) { /* and the spare cores of the workers with no reference running */
-        t->team = kb_cores_take(t->cores, t->team);
+        t->team = kb_cores_take(t->cores, own);
         omp_set_num_threads(t->team);
     }
     t->op->reference(t->c, t->st);
-    if (t->cores) kb_cores_give(t->cores, t->team);
+    if (t->cores) {
+        kb_cores_give(t->cores, t->team);
+        omp_set_num_threads(own); /* the caller's thread when there was no thread of its own */
+    }
     __atomic_store_n(t->done_seq, t->seq, __ATOMIC_RELEASE);
 }
 

@@ -412,7 +412,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
         }
-        kb_last_error[0] = 0;
+        if (!fatal) kb_last_error[0] = 0; /* else why, for the message that stops the sweep */
         wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         tw = kb_now_s();
         int setup_rc = op->setup(c, st);

@@ -97,7 +97,7 @@ static void test_error_ends_it(void **state)
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int size, arrived, round;
+    int size, arrived, round; /* size: the members that take part (the parent's live workers) */
     double acc[KB_LADDER_MAXN], out[2][KB_LADDER_MAXN]; /* a round's best, kept until the next round ends */
     int n, fail_phase; /* the barrier refuses this phase (-1: none) */
     int calls[2];
@@ -106,7 +106,7 @@ typedef struct {
 typedef struct {
     group *grp;
     gpu g;
-    int rank;
+    int rank, of; /* of: the group's size as the workers were told (absent members included) */
     kb_ladder_result r;
     int rc;
 } member;
@@ -139,30 +139,35 @@ static int share(void *ctx, int key, int phase, double *rates, int n)
         while (G->round == round) pthread_cond_wait(&G->cv, &G->mu);
     memcpy(rates, G->out[round % 2], sizeof *rates * (size_t)n);
     pthread_mutex_unlock(&G->mu);
-    return 0;
+    return G->size; /* the GPUs whose rates these are */
 }
 
 static void *member_main(void *arg)
 {
     member *m = arg;
-    kb_ladder_share sh = {share, m, m->rank, m->grp->size};
+    kb_ladder_share sh = {share, m, m->rank, m->of};
     m->rc = kb_gemm_ladder(KB_GEMM_FP16, rung, &m->g, &sh, &m->r);
     return NULL;
 }
 
-static void run_group(int size, int fail_phase, member *ms)
+/* size workers told they are a group of size + absent (the absent ones,
+ * the last ranks, gone before they sent anything) */
+static void run_group_of(int size, int absent, int fail_phase, member *ms)
 {
     group G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, size, 0, 0, {0}, {{0}}, 0, fail_phase, {0, 0}};
     pthread_t th[MAXW];
     for (int w = 0; w < size; w++) {
         ms[w].grp = &G;
         ms[w].rank = w;
+        ms[w].of = size + absent;
         ms[w].g = (gpu){table, 1.0 + 0.001 * w, NL, 0, {{0}}, 0}; /* each GPU a little faster (less than the gaps between rungs) */
         assert_int_equal(pthread_create(&th[w], NULL, member_main, &ms[w]), 0);
     }
     for (int w = 0; w < size; w++) pthread_join(th[w], NULL);
     for (int w = 0; w < size; w++) ms[w].grp = NULL;
 }
+
+static void run_group(int size, int fail_phase, member *ms) { run_group_of(size, 0, fail_phase, ms); }
 
 static void test_shared(void **state)
 {
@@ -202,6 +207,38 @@ static void test_shared(void **state)
     }
 }
 
+/* a member gone before it sent its rates (a worker with no case, one that
+ * died): its rungs have no rate in the group's answer, and the others time
+ * them, so that together they still cover the whole ladder; the result says
+ * how many GPUs' rates it had */
+static void test_member_gone(void **state)
+{
+    (void)state;
+    for (int size = 1; size <= 4; size++)
+        for (int absent = 1; absent <= 2; absent++) {
+            member ms[MAXW];
+            run_group_of(size, absent, -1, ms);
+            int cover[NL][NLAY] = {{0}};
+            for (int w = 0; w < size; w++) {
+                assert_int_equal(ms[w].rc, 0);
+                assert_int_equal(ms[w].r.shared, size);
+                assert_int_equal(ms[w].r.n, 6144);
+                assert_int_equal(ms[w].r.layout, KB_GEMM_NT);
+                for (int i = 0; i < NL; i++)
+                    for (int l = 0; l < NLAY; l++) {
+                        assert_true(ms[w].g.timed[i][l] <= 1);
+                        cover[i][l] += ms[w].g.timed[i][l];
+                    }
+            }
+            for (int i = 0; i < NL; i++) {
+                assert_true(cover[i][KB_GEMM_TN] >= 1);
+                const int near = i >= 1 && i <= 3;
+                assert_int_equal(cover[i][KB_GEMM_NN] >= 1, near);
+                assert_int_equal(cover[i][KB_GEMM_NT] >= 1, near);
+            }
+        }
+}
+
 /* the barrier refuses (the parent gone): each worker does the rest alone */
 static void test_share_fails(void **state)
 {
@@ -235,13 +272,16 @@ static void test_messages(void **state)
     assert_int_equal(m.phase, 1);
     assert_int_equal(m.n, 3);
     for (int i = 0; i < 3; i++) assert_true(m.r[i] == r[i]);
-    /* the reply: the count then the rates */
-    len = kb_ladder_format(line, sizeof line, -1, 0, r, 3);
+    /* the reply: the GPUs it is from, the count, the rates */
+    len = kb_ladder_format(line, sizeof line, -1, 3, r, 3);
     assert_true(len > 0);
     double back[3];
-    assert_int_equal(kb_ladder_reply_parse(line, back, 3), 0);
+    assert_int_equal(kb_ladder_reply_parse(line, back, 3), 3);
     for (int i = 0; i < 3; i++) assert_true(back[i] == r[i]);
     assert_int_equal(kb_ladder_reply_parse(line, back, 2), -1); /* not the count asked for */
+    assert_int_equal(kb_ladder_reply_parse("?", back, 3), -1); /* the parent did not understand */
+    assert_int_equal(kb_ladder_reply_parse("0 1 5", back, 1), -1); /* from no GPU */
+    assert_int_equal(kb_ladder_reply_parse("", back, 1), -1);
     static const char *const bad[] = {
         "ladder", "ladder 2", "ladder 2 1", "ladder 2 2 1 5", "ladder -1 0 1 5", "ladder 2 0 2 5",
         "ladder 2 0 1 nan", "ladder 2 0 1 -5", "ladder 2 0 1 5 6", "ladder 2 0 99 1", "ladder 2 0 1 5x", "next",
@@ -249,7 +289,7 @@ static void test_messages(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         m.key = 7;
         assert_int_equal(kb_ladder_parse(bad[i], &m), -1);
-        assert_int_equal(m.key, -1);
+        assert_int_equal(m.key, 7); /* a pending message is not clobbered by a bad line */
     }
     assert_int_equal(kb_ladder_format(line, 20, 2, 0, r, 3), -1); /* no room */
 }
@@ -270,12 +310,12 @@ static void test_barrier(void **state)
     assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 0); /* another phase: not one round */
     p[3].phase = 0;
     p[3].r[0] = 2, p[3].r[1] = 8;
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 1);
+    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 3); /* from three GPUs */
     assert_int_equal(n, 2);
     assert_true(best[0] == 5 && best[1] == 8);
     /* worker 3 gone: the others without it */
     live[3] = 0;
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 1);
+    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 2);
     assert_true(best[0] == 5 && best[1] == 4);
     /* group 2 (worker 2 alone, another model) waits for nobody else, and has not asked */
     assert_int_equal(kb_ladder_ready(p, grp, live, 4, 2, best, &n), 0);
@@ -307,7 +347,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alone),         cmocka_unit_test(test_no_room), cmocka_unit_test(test_error_ends_it),
-        cmocka_unit_test(test_shared),        cmocka_unit_test(test_share_fails),
+        cmocka_unit_test(test_shared),        cmocka_unit_test(test_member_gone), cmocka_unit_test(test_share_fails),
         cmocka_unit_test(test_messages),      cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_model_groups),
     };
