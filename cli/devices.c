@@ -108,7 +108,8 @@ static int worker_next(void *ctx)
 
 /* a worker's side of the GEMM ladders' shared search (kb_ladder_share.fn):
  * its rates to the parent, the group's best back once every worker of its
- * GPU model has sent its own; 0, or -1: not shared (the parent gone) */
+ * GPU model has sent its own: how many GPUs' rates that holds, or -1: not
+ * shared (the parent gone, a reply it cannot read), nor ever again */
 static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
 {
     worker_io *io = ctx;
