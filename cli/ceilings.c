@@ -8,10 +8,22 @@
 
 #include <cuda_runtime_api.h>
 
+kb_gemm_key kb_case_gemm_key(const kb_case *c) { return c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE; }
+
+int kb_plan_gemm_keys(const kb_plan *plan, kb_gemm_key keys[KB_NGEMM])
+{
+    int n = 0, seen[KB_NGEMM] = {0};
+    for (int i = 0; i < plan->ncases; i++) {
+        const kb_gemm_key k = kb_case_gemm_key(&plan->cases[i]);
+        if (k >= 0 && k < KB_NGEMM && !seen[k]) seen[k] = 1, keys[n++] = k;
+    }
+    return n;
+}
+
 /* the case's GEMMs (0: none) and their key */
 static int case_gemms(const kb_case *c, int (*mnk)[3], kb_gemm_key *gk)
 {
-    *gk = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
+    *gk = kb_case_gemm_key(c);
     return c->op->gemm_shapes ? c->op->gemm_shapes(c, mnk, KB_GEMM_BENCH_SHAPES) : 0;
 }
 

@@ -19,22 +19,19 @@ int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max)
     if (pid < 0) { close(fd[0]); close(fd[1]); return -1; }
     if (pid == 0) { /* NVML or CUDA initialised here, in a child that exits: the caller stays free to fork workers */
         close(fd[0]);
-        int n = kb_nvml_models(models[0], KB_MODEL_LEN, max); /* the models written below, the same names */
-        if (n > 0) {
-            int ok = write(fd[1], &n, sizeof n) == (ssize_t)sizeof n;
-            for (int i = 0; i < n && i < max && ok; i++) ok = write(fd[1], models[i], KB_MODEL_LEN) == (ssize_t)KB_MODEL_LEN;
-            _exit(ok ? 0 : 1);
+        int n = kb_nvml_models(models[0], KB_MODEL_LEN, max); /* NVML's names, where its list is CUDA's */
+        if (n <= 0) {
+            n = 0;
+            if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+            for (int i = 0; i < n && i < max; i++) { /* each GPU's model: name, SMs, memory */
+                struct cudaDeviceProp p;
+                if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
+                    snprintf(models[i], KB_MODEL_LEN, "%.200s, %d SMs, %zu MiB", p.name, p.multiProcessorCount,
+                             p.totalGlobalMem >> 20);
+            }
         }
-        n = 0;
-        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
         int ok = write(fd[1], &n, sizeof n) == (ssize_t)sizeof n;
-        for (int i = 0; i < n && i < max && ok; i++) { /* each GPU's model: name, SMs, memory */
-            char m[KB_MODEL_LEN] = "";
-            struct cudaDeviceProp p;
-            if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
-                snprintf(m, sizeof m, "%.200s, %d SMs, %zu MiB", p.name, p.multiProcessorCount, p.totalGlobalMem >> 20);
-            ok = write(fd[1], m, sizeof m) == (ssize_t)sizeof m;
-        }
+        for (int i = 0; i < n && i < max && ok; i++) ok = write(fd[1], models[i], KB_MODEL_LEN) == (ssize_t)KB_MODEL_LEN;
         _exit(ok ? 0 : 1);
     }
     close(fd[1]);

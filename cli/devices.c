@@ -89,21 +89,30 @@ static void worker_done(void *ctx)
     if (write(io->from, "done\n", 5) != 5) {} /* the parent gone: nothing to tell */
 }
 
+/* a worker's side: what it asks (len bytes), the parent's one-line answer
+ * (its newline dropped) into line; 0, or -1: the parent gone. A signal does
+ * not cut the wait: the parent still answers. */
+static int worker_ask(const worker_io *io, const char *ask, size_t len, char *line, size_t n)
+{
+    if (write(io->from, ask, len) != (ssize_t)len) return -1;
+    for (size_t got = 0; got < n - 1;) {
+        ssize_t k = read(io->to, line + got, 1);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        if (line[got] == '\n') {
+            line[got] = 0;
+            return 0;
+        }
+        got++;
+    }
+    return -1; /* no line that long is the protocol */
+}
+
 /* a worker's side: "next" to the parent, the index back (-1: none left) */
 static int worker_next(void *ctx)
 {
-    const worker_io *io = ctx;
     char line[32];
-    if (write(io->from, "next\n", 5) != 5) return -1;
-    size_t n = 0;
-    while (n < sizeof line - 1) {
-        ssize_t k = read(io->to, line + n, 1);
-        if (k <= 0) return -1;
-        if (line[n] == '\n') break;
-        n++;
-    }
-    line[n] = 0;
-    return atoi(line);
+    return worker_ask(ctx, "next\n", 5, line, sizeof line) ? -1 : atoi(line);
 }
 
 /* a worker's side of the GEMM ladders' shared search (kb_ladder_share.fn):
@@ -113,20 +122,10 @@ static int worker_next(void *ctx)
 static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
 {
     worker_io *io = ctx;
-    char line[512];
+    char ask[512], line[512];
     if (io->alone) return -1;
-    int len = kb_ladder_format(line, sizeof line, key, phase, rates, n), m = -1;
-    if (len > 0 && write(io->from, line, (size_t)len) == len) {
-        size_t got = 0;
-        while (got < sizeof line - 1) {
-            ssize_t k = read(io->to, line + got, 1);
-            if (k < 0 && errno == EINTR) continue; /* a stop: the parent still answers */
-            if (k <= 0 || line[got] == '\n') break;
-            got++;
-        }
-        line[got] = 0;
-        m = kb_ladder_reply_parse(line, rates, n);
-    }
+    int len = kb_ladder_format(ask, sizeof ask, key, phase, rates, n), m = -1;
+    if (len > 0 && !worker_ask(io, ask, (size_t)len, line, sizeof line)) m = kb_ladder_reply_parse(line, rates, n);
     if (m < 1) { /* this worker's ladders alone from now on: its group waits no more for it */
         io->alone = 1;
         if (write(io->from, "alone\n", 6) != 6) {} /* the parent gone: nobody waits */
@@ -148,13 +147,10 @@ static int dry_rung(void *ctx, int n, int layout, double *tf)
  * ("ladder bf16 gpu 0: 5 of 13 rungs, the search shared by 3 GPUs") */
 static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io, int rank, int size)
 {
-    int tried[KB_NGEMM] = {0};
     kb_ladder_share sh = {worker_ladder, io, rank, size};
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
-        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
-        if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
-        tried[k] = 1;
+    kb_gemm_key keys[KB_NGEMM];
+    for (int j = 0, n = kb_plan_gemm_keys(plan, keys); j < n; j++) {
+        const kb_gemm_key k = keys[j];
         kb_ladder_result r, all;
         kb_gemm_ladder(k, dry_rung, NULL, NULL, &all);
         kb_gemm_ladder(k, dry_rung, NULL, &sh, &r);

@@ -608,19 +608,6 @@ static int gemm_rate(kb_timer *t, kb_gemm_bench *g, const kb_opts *o, const char
     return rc;
 }
 
-/* One rung: an n^3 GEMM in a layout, timed; cudaErrorMemoryAllocation when
- * it does not fit (nothing printed, nothing left allocated). */
-static int gemm_rung(kb_timer *t, kb_gemm_key k, const kb_opts *o, int dtype, int tf32, int n, int layout, double *tf)
-{
-    kb_gemm_bench g;
-    *tf = 0;
-    int rc = kb_gemm_bench_create_layout(&g, dtype, tf32, n, layout);
-    if (rc) return rc;
-    char label[128];
-    snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name(k), n, kb_gemm_layout_name(layout));
-    return gemm_rate(t, &g, o, label, KB_GEMM_RUNG_S, tf);
-}
-
 typedef struct {
     kb_timer *t;
     kb_gemm_key k;
@@ -628,12 +615,28 @@ typedef struct {
     int dtype, tf32;
 } rung_ctx;
 
+_Static_assert(KB_RUNG_NO_ROOM == (int)cudaErrorMemoryAllocation, "ladder.c's 'does not fit' is CUDA's");
+
+/* One rung (kb_rung_fn): an n^3 GEMM in a layout, timed;
+ * cudaErrorMemoryAllocation when it does not fit (nothing printed, nothing
+ * left allocated); nothing timed once the run stops */
 static int rung_fn(void *ctx, int n, int layout, double *tf)
 {
     rung_ctx *r = ctx;
+    kb_gemm_bench g;
     *tf = 0;
-    if (kb_stop_signal) return 0; /* the run stops: no more timing */
-    return gemm_rung(r->t, r->k, r->o, r->dtype, r->tf32, n, layout, tf);
+    if (kb_stop_signal) return 0;
+    int rc = kb_gemm_bench_create_layout(&g, r->dtype, r->tf32, n, layout);
+    if (rc) return rc;
+    char label[128];
+    snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name(r->k), n, kb_gemm_layout_name(layout));
+    return gemm_rate(r->t, &g, r->o, label, KB_GEMM_RUNG_S, tf);
+}
+
+size_t kb_gemm_ladder_bytes(kb_gemm_key k)
+{
+    const int n = kb_gemm_ladder_sizes[KB_GEMM_LADDER - 1], big[1][3] = {{n, n, n}};
+    return kb_gemm_shapes_bytes(k, big, 1);
 }
 
 void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh)

@@ -114,9 +114,14 @@ void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh);
  * 0 when they do not fit beside the case. */
 int kb_gemm_shapes_tflops(kb_timer *t, kb_gemm_key k, const int (*mnk)[3], int n, const kb_opts *o, double *tflops);
 size_t kb_gemm_shapes_bytes(kb_gemm_key k, const int (*mnk)[3], int n); /* the device bytes that allocates */
+size_t kb_gemm_ladder_bytes(kb_gemm_key k); /* the device bytes key k's ladder allocates at most (its largest rung) */
 /* ceilings.c: a case's copy ceiling at its bytes and cuBLAS on its own GEMMs
  * (0 each where unknown); 1 when the GPU context is lost */
 int kb_case_ceilings(kb_timer *t, const kb_case *c, const kb_opts *o, double *copy, double *shape_tf);
 /* the device bytes those allocate while measured (the case's beside them) */
 size_t kb_case_ceilings_bytes(const kb_case *c);
+/* the GEMM ceiling a case compares with (KB_GEMM_NONE: none), and the
+ * distinct ones of a plan's cases, in the order they first appear: how many */
+kb_gemm_key kb_case_gemm_key(const kb_case *c);
+int kb_plan_gemm_keys(const kb_plan *plan, kb_gemm_key keys[KB_NGEMM]);
 #endif

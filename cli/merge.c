@@ -307,8 +307,8 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
     if (!expected) cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard"); /* one run's parts: still its shard */
     cJSON_DeleteItemFromObjectCaseSensitive(kb, "worker");
-    cJSON_DeleteItemFromObjectCaseSensitive(kb, "start_s"); /* each part's: in its devices entry */
-    cJSON_DeleteItemFromObjectCaseSensitive(kb, "start_parts_s");
+    static const char *const own[] = {"start_s", "start_parts_s"}; /* each part's: in its devices entry */
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) cJSON_DeleteItemFromObjectCaseSensitive(kb, own[i]);
     cJSON *from = cJSON_AddArrayToObject(kb, "merged_from");
     cJSON_AddItemToObject(root, "kbench", kb);
     cJSON_AddItemToObject(root, "device", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "device"), 1));
@@ -320,10 +320,11 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         if (!d) d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "file", ps[p].path);
         if (ps[p].worker >= 0) cJSON_AddNumberToObject(d, "gpu", ps[p].worker);
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench"), "start_s");
-        if (cJSON_IsNumber(st)) cJSON_AddNumberToObject(d, "start_s", st->valuedouble); /* each part's own start */
-        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench"), "start_parts_s");
-        if (cJSON_IsObject(sp)) cJSON_AddItemToObject(d, "start_parts_s", cJSON_Duplicate(sp, 1));
+        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench");
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) { /* each part's own start */
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(pk, own[i]);
+            if (v) cJSON_AddItemToObject(d, own[i], cJSON_Duplicate(v, 1));
+        }
         if (n) {
             char sh[32];
             snprintf(sh, sizeof sh, "%d/%d", ps[p].k, n);

@@ -236,12 +236,10 @@ static void watch_disarm(void)
 /* the device bytes the plan's GEMM ladders allocate at most (their largest rung) */
 static size_t ladders_bytes(const kb_plan *plan)
 {
-    static const int big[1][3] = {{16384, 16384, 16384}};
+    kb_gemm_key keys[KB_NGEMM];
     size_t most = 0;
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
-        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
-        size_t b = kb_gemm_shapes_bytes(k, big, 1);
+    for (int j = 0, n = kb_plan_gemm_keys(plan, keys); j < n; j++) {
+        const size_t b = kb_gemm_ladder_bytes(keys[j]);
         if (b > most) most = b;
     }
     return most;
@@ -254,12 +252,9 @@ static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o,
                          const double *mark)
 {
     const double t_ladders = kb_now_s();
-    int tried[KB_NGEMM] = {0};
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
-        kb_gemm_key k = c->op->gemm_ceiling ? c->op->gemm_ceiling(c) : KB_GEMM_NONE;
-        if (k < 0 || k >= KB_NGEMM || tried[k]) continue;
-        tried[k] = 1;
+    kb_gemm_key keys[KB_NGEMM];
+    for (int j = 0, n = kb_plan_gemm_keys(plan, keys); j < n; j++) {
+        const kb_gemm_key k = keys[j];
         if (kb_gemm_tflops(timer, k, o, &dev->gemm_tflops[k], &dev->gemm_n[k], &dev->gemm_layout[k],
                            &dev->gemm_shared[k])) {
             fprintf(stderr, "kbench: GEMM ceiling %s: %s\n", kb_gemm_key_name(k), kb_last_error);
@@ -279,6 +274,15 @@ static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o,
                                                             end - t_ladders};
     kb_report_start(rep, end - mark[0], parts);
     return 0;
+}
+
+/* sweep_ladders once, where the run is due to measure them (*due) */
+static void ladders_once(int *due, const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev,
+                         kb_report *rep, const double *mark, int *fatal, int *exit_code)
+{
+    if (!*due) return;
+    *due = 0;
+    if (sweep_ladders(plan, timer, o, dev, rep, mark)) *fatal = 1, *exit_code = KB_EXIT_CUDA;
 }
 
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
@@ -395,7 +399,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         /* every row gets GB/s against copy (a compute-bound op's small shapes,
          * such as MLP decode, are bound by memory), and TFLOP/s against the
          * op's GEMM ceiling where it has one */
-        kb_gemm_key gk = op->gemm_ceiling ? op->gemm_ceiling(c) : KB_GEMM_NONE;
+        const kb_gemm_key gk = kb_case_gemm_key(c);
         /* The case's own ceilings are measured while the reference runs on the
          * host (below) where their buffers fit beside the case's, else first;
          * so are the sweep's GEMM ladders, at the first case (the start every
@@ -404,10 +408,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
                          free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
                                       (ladders_due ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
-        if (ladders_due && !late) {
-            ladders_due = 0;
-            if (sweep_ladders(plan, timer, o, &dev, rep, mark)) fatal = 1, exit_code = KB_EXIT_CUDA;
-        }
+        if (!late) ladders_once(&ladders_due, plan, timer, o, &dev, rep, mark, &fatal, &exit_code);
         if (!info->check_mode && !late && !fatal && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
@@ -443,10 +444,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         inflight **tail = &head; /* after the cases still waiting for their references */
         while (*tail) tail = &(*tail)->next;
         *tail = f;
-        if (ladders_due) {
-            ladders_due = 0;
-            if (sweep_ladders(plan, timer, o, &dev, rep, mark)) fatal = 1, exit_code = KB_EXIT_CUDA;
-        }
+        ladders_once(&ladders_due, plan, timer, o, &dev, rep, mark, &fatal, &exit_code);
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
         if (late && !fatal) {
             tw = kb_now_s();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "shard.h"
 
 static void load(kb_plan *p, const char *path, uint64_t seed)
@@ -347,9 +348,31 @@ static void test_devices_pick(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
+/* the GEMM ceilings a plan needs (its ladders): each key once, in the order
+ * its cases first need it; none for ops without one */
+static void test_gemm_keys(void **state)
+{
+    (void)state;
+    kb_plan p;
+    kb_gemm_key k[KB_NGEMM];
+    load(&p, "configs/ci.json", 1); /* rope, the norms, then mlp fp32, fp16, bf16 and fp32 with tf32 */
+    assert_int_equal(kb_plan_gemm_keys(&p, k), 4);
+    assert_int_equal(k[0], KB_GEMM_FP32);
+    assert_int_equal(k[1], KB_GEMM_FP16);
+    assert_int_equal(k[2], KB_GEMM_BF16);
+    assert_int_equal(k[3], KB_GEMM_TF32);
+    for (int i = 0; i < p.ncases; i++)
+        if (strcmp(p.cases[i].op->name, "mlp")) assert_int_equal(kb_case_gemm_key(&p.cases[i]), KB_GEMM_NONE);
+    kb_cases_free(p.cases, p.ncases);
+    load(&p, "configs/rope.json", 1);
+    assert_int_equal(kb_plan_gemm_keys(&p, k), 0);
+    kb_cases_free(p.cases, p.ncases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_keys),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_order),
