@@ -14,11 +14,14 @@
  * row saying its GPU. A worker that dies (a fault, a kill) has the case it
  * was running reported as an error row; the others go on.
  *
- * The GEMM ceiling's ladder: the workers on GPUs of one model (named by a
- * child: NVML's list where it is CUDA's, else CUDA's) split its search;
- * each sends its rates ("ladder K P N r..."), the parent answers each with
- * the group's best once all have sent (ladder.c). On 4 x H200 a worker's
- * start went from 7-9 s to 4.5 s (the MLP grid; bf16 and fp16 ladders).
+ * The GEMM ceilings' ladders: the workers on GPUs of one model (named by a
+ * child: NVML's list where it is CUDA's, else CUDA's) share their search
+ * through a queue of rungs here (ladder.c): each sends the rate of its last
+ * rung ("rung K I L R") and gets its next ("K I L"), or "end" once every
+ * key's search is over and it has timed each key's best point itself. On 4
+ * x H200, the MLP grid (bf16 and fp16 ladders): a worker's start 7-9 s
+ * alone, 4.5-4.8 s split by rank with a barrier a phase, 3.6-3.9 s with the
+ * queue (the ladders 2.1-2.4 s instead of 2.9-3.2 s).
  *
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
@@ -116,17 +119,17 @@ static int worker_next(void *ctx)
 }
 
 /* a worker's side of the GEMM ladders' shared search (kb_ladder_share.fn):
- * its rates to the parent, the group's best back once every worker of its
- * GPU model has sent its own: how many GPUs' rates that holds, or -1: not
- * shared (the parent gone, a reply it cannot read), nor ever again */
-static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
+ * the rung it timed and its rate to the parent, its next rung back (1), or
+ * the search's end (0: *gpus took part); -1: not shared (the parent gone, a
+ * reply it cannot read), nor ever again */
+static int worker_ladder(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpus)
 {
     worker_io *io = ctx;
-    char ask[512], line[512];
+    char ask[128], line[128];
     if (io->alone) return -1;
-    int len = kb_ladder_format(ask, sizeof ask, key, phase, rates, n), m = -1;
-    if (len > 0 && !worker_ask(io, ask, (size_t)len, line, sizeof line)) m = kb_ladder_reply_parse(line, rates, n);
-    if (m < 1) { /* this worker's ladders alone from now on: its group waits no more for it */
+    int len = kb_rung_format(ask, sizeof ask, done), m = -1;
+    if (len > 0 && !worker_ask(io, ask, (size_t)len, line, sizeof line)) m = kb_rung_reply_parse(line, next, gpus);
+    if (m < 0) { /* this worker's ladders alone from now on: its rung goes back to the group */
         io->alone = 1;
         if (write(io->from, "alone\n", 6) != 6) {} /* the parent gone: nobody waits */
     }
@@ -135,29 +138,34 @@ static int worker_ladder(void *ctx, int key, int phase, double *rates, int n)
 
 /* A dry run's stand-in for a GEMM rung: a rate that peaks at 4096^3 TN,
  * nothing timed */
-static int dry_rung(void *ctx, int n, int layout, double *tf)
+static int dry_rung(void *ctx, int key, int n, int layout, double *tf)
 {
     (void)ctx;
+    (void)key;
     *tf = 1000.0 - (n > 4096 ? n / 4096.0 : 4096.0 / n) * 10 - layout;
     return 0;
 }
 
-/* A dry run's workers go through the GEMM ladders' search of each key the
- * plan needs, shared as on GPUs of one model, and say what each would time
- * ("ladder bf16 gpu 0: 5 of 13 rungs, the search shared by 3 GPUs") */
-static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io, int rank, int size)
+/* A dry run's workers go through the GEMM ladders' search of the keys the
+ * plan needs, at their first case that needs one, shared as on GPUs of one
+ * model (with those that need it), and say what each timed
+ * ("ladder bf16 gpu 0: 4 of 13 rungs, the search shared by 4 GPUs") */
+static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io)
 {
-    kb_ladder_share sh = {worker_ladder, io, rank, size};
+    kb_ladder_share sh = {worker_ladder, io};
     kb_gemm_key keys[KB_NGEMM];
-    for (int j = 0, n = kb_plan_gemm_keys(plan, keys); j < n; j++) {
-        const kb_gemm_key k = keys[j];
-        kb_ladder_result r, all;
-        kb_gemm_ladder(k, dry_rung, NULL, NULL, &all);
-        kb_gemm_ladder(k, dry_rung, NULL, &sh, &r);
-        printf("ladder %s gpu %d: %d of %d rungs, the search shared by %d GPUs\n", kb_gemm_key_name(k), gpu, r.rungs,
-               all.rungs, r.shared);
-        fflush(stdout);
+    int ik[KB_NGEMM];
+    const int n = kb_plan_gemm_keys(plan, keys);
+    for (int j = 0; j < n; j++) ik[j] = keys[j];
+    kb_ladder_result r[KB_NGEMM], all[KB_NGEMM];
+    kb_ladder_search(ik, n, dry_rung, NULL, NULL, all);
+    kb_ladder_search(ik, n, dry_rung, NULL, &sh, r);
+    for (int j = 0; j < n; j++) {
+        printf("ladder %s gpu %d: %d of %d rungs, ", kb_gemm_key_name(keys[j]), gpu, r[j].rungs, all[j].rungs);
+        if (r[j].shared > 1) printf("the search shared by %d GPUs\n", r[j].shared);
+        else printf("searched alone\n");
     }
+    fflush(stdout);
 }
 
 /* The CUDA index of worker i's GPU: the i-th of this process's
@@ -278,21 +286,23 @@ static int host_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* The parent's side of the ladders' search: once every live worker of
- * group g has sent its rates for one key and phase, the group's best of
- * each rung to each of them (a worker gone: the rest go on without it). */
-static void ladder_answer(kb_ladder_msg *pend, const int *group, const int *from, const int *to, int nw, int g)
+/* The parent's side of the ladders' search: each worker of group g
+ * waiting for a rung (lwait) given one, or the end, as the queue allows. A
+ * dry run's workers take no time: its answers wait until every live worker
+ * of the group has asked (lasked), as real ones, slowed by their GPUs, meet. */
+static void ladder_serve(kb_ladder_queue *q, char *lwait, const char *lasked, const int *group, const int *from,
+                         const int *to, int nw, int g, int dry)
 {
-    char live[KB_MAX_DEVICES] = {0}, line[512];
-    double best[KB_LADDER_MAXN];
-    int n;
-    for (int w = 0; w < nw; w++) live[w] = from[w] >= 0;
-    const int m = kb_ladder_ready(pend, group, live, nw, g, best, &n);
-    if (!m) return;
-    int len = kb_ladder_format(line, sizeof line, -1, m, best, n);
-    for (int w = 0; w < nw; w++) {
-        if (group[w] != g || !live[w]) continue;
-        pend[w].key = -1;
+    for (int w = 0; w < nw && q && dry; w++)
+        if (group[w] == g && from[w] >= 0 && !lasked[w]) return;
+    for (int w = 0; w < nw && q; w++) {
+        if (group[w] != g || !lwait[w] || from[w] < 0) continue;
+        kb_rung_msg next;
+        char line[64];
+        const int r = kb_ladder_queue_next(q, w, &next);
+        if (!r) continue; /* none yet: it waits for another's rate */
+        lwait[w] = 0;
+        const int len = kb_rung_reply_format(line, sizeof line, r, &next, kb_ladder_queue_gpus(q));
         if (len > 0 && write(to[w], line, (size_t)len) != len) {} /* gone: heard of by poll */
     }
 }
@@ -315,7 +325,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         fprintf(stderr, "kbench: %s\n", err);
         return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
     }
-    /* the workers on GPUs of one model share the GEMM ladders' search */
+    /* the workers on GPUs of one model share the GEMM ladders' search (a
+     * queue of rungs for each such group) */
     int lgroup[KB_MAX_DEVICES], lrank[KB_MAX_DEVICES], lsize[KB_MAX_DEVICES];
     for (int w = 0; w < n; w++)
         snprintf(wmodel[w], KB_MODEL_LEN, "%s", dry ? "a dry run's" : count > 0 && ids[w] < KB_MAX_DEVICES ? models[ids[w]] : "");
@@ -350,6 +361,14 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     int cores = host_cores(), threads = cores > n ? cores / n : 1;
     kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
+    static kb_ladder_queue *lq[KB_MAX_DEVICES]; /* by group (its first worker's index) */
+    {
+        kb_gemm_key keys[KB_NGEMM];
+        int ik[KB_NGEMM];
+        const int nk = kb_plan_gemm_keys(plan, keys);
+        for (int j = 0; j < nk; j++) ik[j] = keys[j];
+        for (int w = 0; w < n; w++) lq[w] = lgroup[w] == w && lsize[w] > 1 ? kb_ladder_queue_new(ik, nk, n) : NULL;
+    }
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
@@ -384,8 +403,12 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
             worker_io io = {a[0], b[1], 0};
             if (dry) { /* the ladders' shared search and the queue exercised, no GPU */
-                dry_ladders(plan, ids[w], &io, lrank[w], lsize[w]);
-                while (worker_next(&io) >= 0) worker_done(&io);
+                int due = lsize[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
+                for (int ci; (ci = worker_next(&io)) >= 0; worker_done(&io))
+                    if (due && ci < plan->ncases && kb_case_gemm_key(&plan->cases[ci]) >= 0) {
+                        dry_ladders(plan, ids[w], &io);
+                        due = 0;
+                    }
                 _exit(0);
             }
             char dev[64];
@@ -407,7 +430,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             wi.workers = n;
             wi.next_ctx = &io;
             wi.worker = ids[w];
-            kb_ladder_share sh = {worker_ladder, &io, lrank[w], lsize[w]};
+            kb_ladder_share sh = {worker_ladder, &io};
             wi.ladder = lsize[w] > 1 ? &sh : NULL;
             wi.cores = pool;
             _exit(kb_run_plan(plan, &wi));
@@ -430,8 +453,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     char want[KB_MAX_DEVICES] = {0}, asked[KB_MAX_DEVICES] = {0}; /* a worker's ask unanswered; it has asked */
     static char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
     int nlb[KB_MAX_DEVICES] = {0};
-    kb_ladder_msg lpend[KB_MAX_DEVICES]; /* each worker's GEMM ladder rates awaiting its group's */
-    for (int w = 0; w < KB_MAX_DEVICES; w++) lpend[w].key = -1;
+    char lwait[KB_MAX_DEVICES] = {0}, lasked[KB_MAX_DEVICES] = {0}; /* a worker waiting for its next GEMM ladder rung; it has asked */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -468,15 +490,23 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     want[w] = 1; /* answered below */
                     asked[w] = 1;
                     heard = 1;
-                } else if (!strncmp(lb[w], "ladder ", 7)) {
-                    if (!kb_ladder_parse(lb[w], &lpend[w]))
-                        ladder_answer(lpend, lgroup, from, to, started, lgroup[w]);
-                    else if (write(to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
-                } else if (!strcmp(lb[w], "alone")) { /* out of its group, which waits no more for it */
+                } else if (!strncmp(lb[w], "rung ", 5)) { /* a GEMM ladder rung's rate, and its next asked for */
+                    kb_rung_msg m;
+                    const int g = lgroup[w];
+                    kb_ladder_queue *q = g >= 0 && g < n ? lq[g] : NULL;
+                    if (q && !kb_rung_parse(lb[w], &m)) {
+                        if (m.key >= 0) kb_ladder_queue_done(q, w, &m); /* not the rung it held: only its ask counts */
+                        lwait[w] = lasked[w] = 1;
+                        ladder_serve(q, lwait, lasked, lgroup, from, to, started, g, dry); /* its rate may open a phase for others */
+                    } else if (write(to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
+                } else if (!strcmp(lb[w], "alone")) { /* out of its group: its rung back in the queue */
                     const int g = lgroup[w];
                     lgroup[w] = KB_MAX_DEVICES + w;
-                    lpend[w].key = -1;
-                    ladder_answer(lpend, lgroup, from, to, started, g);
+                    lwait[w] = 0;
+                    if (g >= 0 && g < n && lq[g]) {
+                        kb_ladder_queue_leave(lq[g], w);
+                        ladder_serve(lq[g], lwait, lasked, lgroup, from, to, started, g, dry);
+                    }
                 }
                 const int used = (int)(nl - lb[w]) + 1;
                 memmove(lb[w], nl + 1, (size_t)(nlb[w] -= used));
@@ -516,7 +546,11 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             nout[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
-            ladder_answer(lpend, lgroup, from, to, started, lgroup[w]); /* its group waits no more for it */
+            lwait[w] = 0;
+            if (lgroup[w] >= 0 && lgroup[w] < n && lq[lgroup[w]]) { /* the rung it was timing: another's */
+                kb_ladder_queue_leave(lq[lgroup[w]], w);
+                ladder_serve(lq[lgroup[w]], lwait, lasked, lgroup, from, to, started, lgroup[w], dry);
+            }
         }
         /* A dry run's workers take no time, and one that starts late could
          * find the queue empty: its answers wait until every live worker has
@@ -586,6 +620,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     free(taken);
     free(dead);
     kb_cores_free(pool);
+    for (int w = 0; w < n; w++) kb_ladder_queue_free(lq[w]);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
         fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",

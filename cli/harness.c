@@ -190,6 +190,7 @@ struct kb_timer {
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
     int gemm_n[KB_NGEMM], gemm_layout[KB_NGEMM], gemm_shared[KB_NGEMM];
+    double gemm_wait_s; /* the last shared search's wait for the parent's queue */
     kb_ladder_share share; /* the ladder's search split over workers (fn NULL: alone) */
     /* cuBLAS on rows' own GEMM shapes, measured so far */
     struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
@@ -610,26 +611,26 @@ static int gemm_rate(kb_timer *t, kb_gemm_bench *g, const kb_opts *o, const char
 
 typedef struct {
     kb_timer *t;
-    kb_gemm_key k;
     const kb_opts *o;
-    int dtype, tf32;
 } rung_ctx;
 
 _Static_assert(KB_RUNG_NO_ROOM == (int)cudaErrorMemoryAllocation, "ladder.c's 'does not fit' is CUDA's");
 
-/* One rung (kb_rung_fn): an n^3 GEMM in a layout, timed;
+/* One rung (kb_rung_fn): an n^3 GEMM of key's type in a layout, timed;
  * cudaErrorMemoryAllocation when it does not fit (nothing printed, nothing
  * left allocated); nothing timed once the run stops */
-static int rung_fn(void *ctx, int n, int layout, double *tf)
+static int rung_fn(void *ctx, int key, int n, int layout, double *tf)
 {
     rung_ctx *r = ctx;
     kb_gemm_bench g;
+    int dtype, tf32;
     *tf = 0;
     if (kb_stop_signal) return 0;
-    int rc = kb_gemm_bench_create_layout(&g, r->dtype, r->tf32, n, layout);
+    gemm_type((kb_gemm_key)key, &dtype, &tf32);
+    int rc = kb_gemm_bench_create_layout(&g, dtype, tf32, n, layout);
     if (rc) return rc;
     char label[128];
-    snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name(r->k), n, kb_gemm_layout_name(layout));
+    snprintf(label, sizeof label, "gemm %s n=%d %s", kb_gemm_key_name((kb_gemm_key)key), n, kb_gemm_layout_name(layout));
     return gemm_rate(r->t, &g, r->o, label, KB_GEMM_RUNG_S, tf);
 }
 
@@ -655,7 +656,34 @@ void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh)
  * like every op's inputs (a GEMM's power and so its clock depend on the
  * bits: torch.mm beat this ceiling by 3% only on torch.rand(bf16) * 2 - 1,
  * whose small values keep few mantissa bits). Cached per key for the
- * timer's life; a size that does not fit is left out (0: none fitted). */
+ * timer's life; a size that does not fit is left out (0: none fitted).
+ * kb_gemm_ceilings measures several keys in one search (shared, the
+ * workers' queue hands out any key's rungs), kb_gemm_tflops reads one. */
+int kb_gemm_ceilings(kb_timer *t, const kb_gemm_key *keys, int nk, const kb_opts *o)
+{
+    int todo[KB_NGEMM], n = 0;
+    for (int j = 0; j < nk; j++)
+        if (keys[j] >= 0 && keys[j] < KB_NGEMM && t->gemm[keys[j]] <= 0) {
+            int dup = 0;
+            for (int m = 0; m < n; m++) dup |= todo[m] == (int)keys[j];
+            if (!dup) todo[n++] = keys[j];
+        }
+    if (!n) return 0;
+    rung_ctx r = {t, o};
+    kb_ladder_result res[KB_NGEMM];
+    int rc = kb_ladder_search(todo, n, rung_fn, &r, t->share.fn ? &t->share : NULL, res);
+    if (rc) return rc;
+    for (int j = 0; j < n; j++) {
+        const int k = todo[j];
+        t->gemm[k] = res[j].tflops;
+        t->gemm_n[k] = res[j].n;
+        t->gemm_layout[k] = res[j].layout;
+        t->gemm_shared[k] = res[j].shared;
+    }
+    t->gemm_wait_s = res[0].wait_s;
+    return 0;
+}
+
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout, int *shared)
 {
     *tflops = 0;
@@ -663,23 +691,16 @@ int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops,
     if (layout) *layout = KB_GEMM_TN;
     if (shared) *shared = 0;
     if (k < 0 || k >= KB_NGEMM) return 0;
-    if (t->gemm[k] <= 0) {
-        rung_ctx r = {t, k, o, 0, 0};
-        gemm_type(k, &r.dtype, &r.tf32);
-        kb_ladder_result res;
-        int rc = kb_gemm_ladder(k, rung_fn, &r, t->share.fn ? &t->share : NULL, &res);
-        if (rc) return rc;
-        t->gemm[k] = res.tflops;
-        t->gemm_n[k] = res.n;
-        t->gemm_layout[k] = res.layout;
-        t->gemm_shared[k] = res.shared;
-    }
+    int rc = kb_gemm_ceilings(t, &k, 1, o);
+    if (rc) return rc;
     *tflops = t->gemm[k];
     if (size) *size = t->gemm_n[k];
     if (layout) *layout = t->gemm_layout[k];
     if (shared) *shared = t->gemm_shared[k];
     return 0;
 }
+
+double kb_gemm_wait_s(const kb_timer *t) { return t->gemm_wait_s; }
 
 size_t kb_gemm_shapes_bytes(kb_gemm_key k, const int (*mnk)[3], int n)
 {

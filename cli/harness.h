@@ -64,49 +64,61 @@ const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' na
  * the free memory. size, layout: n and kb_gemm_layout of the best n^3 GEMM;
  * shared: the GPUs whose workers searched its ladder together (1: alone). */
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout, int *shared);
-/* ladder.c: the search behind it, with no GPU. rung times an n^3 GEMM in a
- * layout into *tflops: 0, KB_RUNG_NO_ROOM (it does not fit: nor do larger
- * sizes in TN), or an error, which ends the search. share (NULL: alone)
- * splits the search over the workers of one GPU model (--devices): each
- * times its share of the rungs, fn swaps rates[0..n) for the group's best of
- * each and returns how many GPUs' rates that had (< 1: not shared, the rest
- * is timed here), a rung the group has no rate for (its worker gone) is
- * timed here, and each times the group's best point itself. The result is
- * the best rate timed here. */
+/* the ceilings of keys[0..nk) measured in one search (the rest as above); 0
+ * or the CUDA error. kb_gemm_wait_s: the seconds its workers' queue kept it
+ * waiting (0 alone). */
+int kb_gemm_ceilings(kb_timer *t, const kb_gemm_key *keys, int nk, const kb_opts *o);
+double kb_gemm_wait_s(const kb_timer *t);
+/* ladder.c: the search behind it, with no GPU. rung times an n^3 GEMM of
+ * key's type in a layout into *tflops: 0, KB_RUNG_NO_ROOM (it does not fit:
+ * nor do larger sizes in TN), or an error, which ends the search.
+ * kb_ladder_search searches the ladders of keys[0..nk) into res[0..nk):
+ * alone (share NULL), or with the workers of one GPU model (--devices)
+ * through the parent's queue of rungs (share->fn: this worker's last rung
+ * and its rate sent, its next back: 1, or 0: the group's search is over
+ * and *gpus GPUs took part; -1: not shared, the rest is timed here). Each
+ * result is the best rate timed here. */
 #define KB_GEMM_LADDER 7
 #define KB_RUNG_NO_ROOM 2 /* cudaErrorMemoryAllocation */
 extern const int kb_gemm_ladder_sizes[KB_GEMM_LADDER];
-typedef int (*kb_rung_fn)(void *ctx, int n, int layout, double *tflops);
+typedef int (*kb_rung_fn)(void *ctx, int key, int n, int layout, double *tflops);
+typedef struct {
+    int key, i, layout; /* key -1: no rung; i: the size's index in kb_gemm_ladder_sizes */
+    double rate;        /* its TFLOP/s, -1: it did not fit */
+} kb_rung_msg;
 typedef struct kb_ladder_share {
-    int (*fn)(void *ctx, int key, int phase, double *rates, int n);
+    int (*fn)(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpus);
     void *ctx;
-    int rank, size; /* this worker among the group's */
 } kb_ladder_share;
 typedef struct {
     double tflops;   /* the best rate timed here, 0: none fitted */
     int n, layout;   /* where */
     int rungs;       /* rungs timed here */
     int shared;      /* GPUs that searched together, 1: alone */
+    double wait_s;   /* seconds this worker waited for the parent's queue (the whole search's) */
 } kb_ladder_result;
-int kb_gemm_ladder(int key, kb_rung_fn rung, void *ctx, const kb_ladder_share *sh, kb_ladder_result *res);
-/* which worker of size times rung e of a phase whose rungs start at offset */
-int kb_ladder_owner(int e, int offset, int size);
-/* The messages: a worker's "ladder KEY PHASE N r..." (kb_ladder_format
- * with key >= 0), the parent's reply "M N r..." (key -1, phase M): the
- * group's best, from M GPUs. A worker whose exchange failed says "alone"
- * and leaves its group. */
-#define KB_LADDER_MAXN 8
-typedef struct {
-    int key, phase, n; /* key -1: none pending */
-    double r[KB_LADDER_MAXN];
-} kb_ladder_msg;
-int kb_ladder_format(char *buf, size_t len, int key, int phase, const double *r, int n); /* its length, -1 */
-int kb_ladder_parse(const char *line, kb_ladder_msg *m);        /* 0, -1 malformed */
-int kb_ladder_reply_parse(const char *line, double *r, int n); /* M, n rates read; -1 */
-/* The parent's barrier: when every live worker of group g (group[w] == g,
- * live[w]) has asked with one key and phase, how many they are, and
- * best[0..*n): the best rate of each rung over them. 0: one is still to ask. */
-int kb_ladder_ready(const kb_ladder_msg *pend, const int *group, const char *live, int nw, int g, double *best, int *n);
+int kb_ladder_search(const int *keys, int nk, kb_rung_fn rung, void *ctx, const kb_ladder_share *share,
+                     kb_ladder_result *res);
+/* The parent's queue for one group of workers (nw: the parent's worker
+ * indices 0..nw-1): _done records worker w's report of the rung it holds (0,
+ * -1: not that rung); _next gives w its next rung: 1, 0 none yet (ask again
+ * once another's rate is in), -1 the search is over for w; _leave puts back
+ * the rung of a worker gone; _gpus: the workers that timed a rung. */
+typedef struct kb_ladder_queue kb_ladder_queue;
+kb_ladder_queue *kb_ladder_queue_new(const int *keys, int nk, int nw);
+void kb_ladder_queue_free(kb_ladder_queue *q);
+int kb_ladder_queue_done(kb_ladder_queue *q, int w, const kb_rung_msg *m);
+int kb_ladder_queue_next(kb_ladder_queue *q, int w, kb_rung_msg *next);
+void kb_ladder_queue_leave(kb_ladder_queue *q, int w);
+int kb_ladder_queue_gpus(const kb_ladder_queue *q);
+/* The messages: a worker's "rung K I L R" (K -1: its first ask), the
+ * parent's "K I L" (the next rung) or "end M". A worker whose exchange
+ * failed says "alone" and leaves its group. Lengths, -1: no room; parses:
+ * 0, -1 malformed (the reply's: 1 a rung, 0 end, -1). */
+int kb_rung_format(char *buf, size_t len, const kb_rung_msg *m);
+int kb_rung_parse(const char *line, kb_rung_msg *m);
+int kb_rung_reply_format(char *buf, size_t len, int r, const kb_rung_msg *next, int gpus);
+int kb_rung_reply_parse(const char *line, kb_rung_msg *next, int *gpus);
 /* the timer's ladders shared from now on (NULL: alone) */
 void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh);
 /* cuBLAS alone on n GEMMs (M x N x K, row-major, of key k's type) in sequence,

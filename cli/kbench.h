@@ -588,15 +588,19 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
  * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
 void kb_report_skip(kb_report *r, int case_index);
 /* kbench.start_s: the seconds before the first case is timed (the device
- * opened, its copy ceiling and the sweep's GEMM ladders measured, while the
- * first case's reference runs): what every GPU of a --devices run pays
- * whatever their number */
+ * opened, its copy ceiling measured, the first case set up and, where it
+ * compares with a GEMM ceiling, the sweep's GEMM ladders measured while its
+ * reference runs): what every GPU of a --devices run pays whatever their
+ * number */
 #define KB_START_NPARTS 4
 extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "first_case", "ladders" */
 /* and where they went (kbench.start_parts_s): the device and the timer
  * opened, the copy ceiling, the first case taken and set up (its reference
- * started), the GEMM ladders */
-void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
+ * started, its own ceilings measured), the GEMM ladders (0 where they came
+ * at a later case: then in that case's ceilings phase); kbench.ladder_wait_s
+ * (where > 0): the time the ladders of a --devices worker waited for the
+ * parent's queue of rungs */
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS], double ladder_wait);
 /* the device's GEMM ceilings, measured after the report was opened */
 void kb_report_gemm(kb_report *r, const kb_device *dev);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */

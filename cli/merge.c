@@ -307,7 +307,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
     if (!expected) cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard"); /* one run's parts: still its shard */
     cJSON_DeleteItemFromObjectCaseSensitive(kb, "worker");
-    static const char *const own[] = {"start_s", "start_parts_s"}; /* each part's: in its devices entry */
+    static const char *const own[] = {"start_s", "start_parts_s", "ladder_wait_s"}; /* each part's: in its devices entry */
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) cJSON_DeleteItemFromObjectCaseSensitive(kb, own[i]);
     cJSON *from = cJSON_AddArrayToObject(kb, "merged_from");
     cJSON_AddItemToObject(root, "kbench", kb);

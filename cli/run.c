@@ -246,14 +246,16 @@ static size_t ladders_bytes(const kb_plan *plan)
 }
 
 /* The GEMM ceilings the plan's cases compare with (the device's, in the
- * report), and the run's start (kbench.start_s) once they are known. 0, or
- * KB_EXIT_CUDA once said. */
-static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev, kb_report *rep,
-                         const double *mark)
+ * report). 0, or KB_EXIT_CUDA once said. */
+static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev, kb_report *rep)
 {
-    const double t_ladders = kb_now_s();
     kb_gemm_key keys[KB_NGEMM];
-    for (int j = 0, n = kb_plan_gemm_keys(plan, keys); j < n; j++) {
+    const int nk = kb_plan_gemm_keys(plan, keys);
+    if (kb_gemm_ceilings(timer, keys, nk, o)) { /* all keys in one search: shared, any key's rungs fill the waits */
+        fprintf(stderr, "kbench: GEMM ceilings: %s\n", kb_last_error);
+        return KB_EXIT_CUDA;
+    }
+    for (int j = 0; j < nk; j++) {
         const kb_gemm_key k = keys[j];
         if (kb_gemm_tflops(timer, k, o, &dev->gemm_tflops[k], &dev->gemm_n[k], &dev->gemm_layout[k],
                            &dev->gemm_shared[k])) {
@@ -270,19 +272,20 @@ static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o,
             printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
     }
     kb_report_gemm(rep, dev);
-    const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1], t_ladders - mark[2],
-                                                            end - t_ladders};
-    kb_report_start(rep, end - mark[0], parts);
     return 0;
 }
 
-/* sweep_ladders once, where the run is due to measure them (*due) */
-static void ladders_once(int *due, const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev,
-                         kb_report *rep, const double *mark, int *fatal, int *exit_code)
+/* sweep_ladders once, where the run is due to measure them (*due: at the
+ * first case that compares with a GEMM ceiling, so that a --devices worker
+ * with no such case measures none); the seconds it took */
+static double ladders_once(int *due, const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev,
+                           kb_report *rep, int *fatal, int *exit_code)
 {
-    if (!*due) return;
+    if (!*due) return 0;
     *due = 0;
-    if (sweep_ladders(plan, timer, o, dev, rep, mark)) *fatal = 1, *exit_code = KB_EXIT_CUDA;
+    const double t = kb_now_s();
+    if (sweep_ladders(plan, timer, o, dev, rep)) *fatal = 1, *exit_code = KB_EXIT_CUDA;
+    return kb_now_s() - t;
 }
 
 int kb_run_plan(kb_plan *plan, const kb_run_info *info)
@@ -364,7 +367,8 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     double t0 = kb_now_s();
     void *stream = kb_timer_stream(timer);
     inflight *head = NULL; /* the cases whose rows wait for their references, oldest first */
-    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case */
+    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that needs them */
+    int start_due = !info->check_mode;   /* kbench.start_s, at the first case */
     long ref_seq = 0, ref_done = 0;
     row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info};
     size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
@@ -402,13 +406,17 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         const kb_gemm_key gk = kb_case_gemm_key(c);
         /* The case's own ceilings are measured while the reference runs on the
          * host (below) where their buffers fit beside the case's, else first;
-         * so are the sweep's GEMM ladders, at the first case (the start every
-         * worker of --devices pays: its first reference hides behind them) */
+         * so are the sweep's GEMM ladders, at the first case that compares
+         * with them (at the first case, the start every worker of --devices
+         * pays: its first reference hides behind them; the default sweep's
+         * one MLP case had four workers search the bf16 ladder, one needs it) */
+        int *lad_due = gk >= 0 && gk < KB_NGEMM ? &ladders_due : &(int){0};
+        double lad_s = 0; /* the ladders' seconds, at this case */
         size_t free_b = 0, total_b = 0;
         const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
                          free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
-                                      (ladders_due ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
-        if (!late) ladders_once(&ladders_due, plan, timer, o, &dev, rep, mark, &fatal, &exit_code);
+                                      (*lad_due ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
+        if (!late) lad_s = ladders_once(lad_due, plan, timer, o, &dev, rep, &fatal, &exit_code);
         if (!info->check_mode && !late && !fatal && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
@@ -444,7 +452,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         inflight **tail = &head; /* after the cases still waiting for their references */
         while (*tail) tail = &(*tail)->next;
         *tail = f;
-        ladders_once(&ladders_due, plan, timer, o, &dev, rep, mark, &fatal, &exit_code);
+        if (late) lad_s = ladders_once(lad_due, plan, timer, o, &dev, rep, &fatal, &exit_code);
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
         if (late && !fatal) {
             tw = kb_now_s();
@@ -452,7 +460,14 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 fatal = 1;
                 exit_code = KB_EXIT_CUDA;
             }
-            wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
+            wall[KB_WALL_CEILINGS] = kb_now_s() - tw + lad_s; /* the ladders too, but at the first case */
+        }
+        if (start_due) { /* the first case about to be timed: the run's start, the ladders in it not in the case */
+            start_due = 0;
+            wall[KB_WALL_CEILINGS] -= lad_s;
+            const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1],
+                                                                    end - mark[2] - lad_s, lad_s};
+            kb_report_start(rep, end - mark[0], parts, kb_gemm_wait_s(timer));
         }
         const int nimpl = kb_op_nimpls(op);
         pending *pend = f->pend = calloc((size_t)nimpl + 1, sizeof *pend);

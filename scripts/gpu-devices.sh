@@ -148,6 +148,8 @@ for w, d, tag in runs():
     for i, x in enumerate(devs):
         g, st = x.get("gpu", i), x.get("start_s") or 0
         parts = ", ".join(f"{k} {v:.1f}" for k, v in x.get("start_parts_s", {}).items())
+        if x.get("ladder_wait_s") is not None:
+            parts += f"; of which waiting for the queue {x['ladder_wait_s']:.1f}"
         gm = " ".join(f"{k} {v:.1f}" for k, v in sorted(x.get("gemm_tflops", {}).items()))
         sharedby = sorted(set(x.get("gemm_ladder_gpus", {}).values()))
         print(f"  {w:6} {tag or f'gpu{g}'}: start {st:.1f} s ({parts}) + rows {busy[g]:.1f} s = {st + busy[g]:.1f} of {walls[w]:.1f} s;"

@@ -1,7 +1,7 @@
-/* ladder.c: the GEMM ceiling's search, alone and split over the workers of
- * one GPU model (--devices), on the CPU: fake rungs from a table of rates,
- * the workers as threads meeting at a real barrier that hands each the
- * group's best (what devices.c's parent does over pipes). */
+/* ladder.c: the GEMM ceiling's search, alone and shared by the workers of
+ * one GPU model (--devices), on the CPU: fake rungs from a table of rates;
+ * the parent's queue of rungs on its own, and with threads as the workers
+ * and a lock around the queue (what devices.c's parent does over pipes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,9 +29,10 @@ typedef struct {
     int count;
 } gpu;
 
-static int rung(void *ctx, int n, int layout, double *tf)
+/* a GPU of each key (the workers' rung ctx: an array indexed by key) */
+static int rung(void *ctx, int key, int n, int layout, double *tf)
 {
-    gpu *g = ctx;
+    gpu *g = (gpu *)ctx + key;
     int i = 0;
     while (i < NL && kb_gemm_ladder_sizes[i] != n) i++;
     assert_true(i < NL);
@@ -48,12 +49,22 @@ static const double table[NL][NLAY] = {
     {500, 490, 480}, {600, 590, 585}, {700, 690, 695}, {690, 680, 720}, {650, 640, 645}, {620, 0, 0}, {610, 0, 0},
 };
 
+/* one key's search alone, on GPU g */
+static int search1(int key, gpu *g, kb_ladder_result *r)
+{
+    gpu gs[KB_NGEMM];
+    gs[key] = *g;
+    const int rc = kb_ladder_search(&key, 1, rung, gs, NULL, r);
+    *g = gs[key];
+    return rc;
+}
+
 static void test_alone(void **state)
 {
     (void)state;
     gpu g = {table, 1.0, NL, 0, {{0}}, 0};
     kb_ladder_result r;
-    assert_int_equal(kb_gemm_ladder(KB_GEMM_BF16, rung, &g, NULL, &r), 0);
+    assert_int_equal(search1(KB_GEMM_BF16, &g, &r), 0);
     /* every size in TN once, NN and NT at 3072, 4096, 6144 (the best TN and its neighbours) */
     for (int i = 0; i < NL; i++) {
         assert_int_equal(g.timed[i][KB_GEMM_TN], 1);
@@ -73,13 +84,13 @@ static void test_no_room(void **state)
     (void)state;
     gpu g = {table, 1.0, 5, 0, {{0}}, 0}; /* 12288 and 16384 do not fit */
     kb_ladder_result r;
-    assert_int_equal(kb_gemm_ladder(KB_GEMM_BF16, rung, &g, NULL, &r), 0);
+    assert_int_equal(search1(KB_GEMM_BF16, &g, &r), 0);
     assert_int_equal(g.timed[5][KB_GEMM_TN], 1); /* tried, did not fit */
     assert_int_equal(g.timed[6][KB_GEMM_TN], 0); /* larger: not tried */
     assert_int_equal(r.rungs, 11);
     assert_true(r.tflops == 720);
     gpu none = {table, 1.0, 0, 0, {{0}}, 0};
-    assert_int_equal(kb_gemm_ladder(KB_GEMM_BF16, rung, &none, NULL, &r), 0);
+    assert_int_equal(search1(KB_GEMM_BF16, &none, &r), 0);
     assert_true(r.tflops == 0);
     assert_int_equal(r.rungs, 0);
 }
@@ -89,238 +100,346 @@ static void test_error_ends_it(void **state)
     (void)state;
     gpu g = {table, 1.0, NL, 3, {{0}}, 0};
     kb_ladder_result r;
-    assert_int_equal(kb_gemm_ladder(KB_GEMM_BF16, rung, &g, NULL, &r), 700);
+    assert_int_equal(search1(KB_GEMM_BF16, &g, &r), 700);
     assert_int_equal(g.count, 3);
 }
 
-/* ---- the group: threads and a barrier standing in for the parent ---- */
+/* two keys alone: each its whole ladder, each rung of its own type */
+static void test_alone_keys(void **state)
+{
+    (void)state;
+    gpu gs[KB_NGEMM];
+    memset(gs, 0, sizeof gs);
+    gs[KB_GEMM_BF16] = (gpu){table, 1.0, NL, 0, {{0}}, 0};
+    gs[KB_GEMM_FP16] = (gpu){table, 0.5, NL, 0, {{0}}, 0};
+    const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
+    kb_ladder_result r[2];
+    assert_int_equal(kb_ladder_search(keys, 2, rung, gs, NULL, r), 0);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(r[k].rungs, 13);
+        assert_int_equal(r[k].shared, 1);
+        assert_int_equal(r[k].n, 6144);
+        assert_true(r[k].wait_s == 0);
+    }
+    assert_true(r[0].tflops == 720 && r[1].tflops == 360);
+    assert_int_equal(gs[KB_GEMM_TF32].timed[0][0], 0);
+}
+
+/* ---- the parent's queue, on its own ---- */
+
+static kb_rung_msg give(kb_ladder_queue *q, int w, int key, int i, int layout)
+{
+    kb_rung_msg m;
+    assert_int_equal(kb_ladder_queue_next(q, w, &m), 1);
+    assert_int_equal(m.key, key);
+    assert_int_equal(m.i, i);
+    assert_int_equal(m.layout, layout);
+    return m;
+}
+
+static void report(kb_ladder_queue *q, int w, kb_rung_msg m, double rate)
+{
+    m.rate = rate;
+    assert_int_equal(kb_ladder_queue_done(q, w, &m), 0);
+}
+
+/* the first key's TN rungs first, largest first; the second key's once
+ * the first's are all out; the first key's NN and NT once its TN rates are
+ * all in, before the second key's TN */
+static void test_queue_order(void **state)
+{
+    (void)state;
+    const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
+    kb_ladder_queue *q = kb_ladder_queue_new(keys, 2, 3);
+    kb_rung_msg held[3];
+    for (int w = 0; w < 3; w++) held[w] = give(q, w, KB_GEMM_BF16, NL - 1 - w, KB_GEMM_TN);
+    for (int i = NL - 4, w = 0; i >= 0; i--, w = (w + 1) % 3) { /* each reports and takes the next */
+        report(q, w, held[w], table[held[w].i][KB_GEMM_TN]);
+        held[w] = give(q, w, KB_GEMM_BF16, i, KB_GEMM_TN);
+    }
+    /* 3072 (worker 2), 2048 (worker 0) and 4096's... out: worker 1 gets fp16's largest */
+    report(q, 1, held[1], table[held[1].i][KB_GEMM_TN]);
+    held[1] = give(q, 1, KB_GEMM_FP16, NL - 1, KB_GEMM_TN);
+    report(q, 2, held[2], table[held[2].i][KB_GEMM_TN]);
+    held[2] = give(q, 2, KB_GEMM_FP16, NL - 2, KB_GEMM_TN);
+    report(q, 0, held[0], table[held[0].i][KB_GEMM_TN]); /* bf16's last TN rate in */
+    /* NN and NT at the best (4096) and its neighbours, before fp16's TN */
+    static const int xs[6] = {1, 1, 2, 2, 3, 3};
+    for (int e = 0; e < 6; e++) {
+        kb_rung_msg m = give(q, 0, KB_GEMM_BF16, xs[e], KB_GEMM_NN + e % 2);
+        report(q, 0, m, table[m.i][m.layout]);
+    }
+    /* bf16's search is over: fp16's TN (the rest), then bf16's best point
+     * (6144 NT) to the workers that did not time it */
+    held[0] = give(q, 0, KB_GEMM_FP16, NL - 3, KB_GEMM_TN);
+    kb_ladder_queue_leave(q, 0); /* gone: its rung back */
+    report(q, 1, held[1], 1);
+    give(q, 1, KB_GEMM_FP16, NL - 3, KB_GEMM_TN);
+    kb_rung_msg m;
+    assert_int_equal(kb_ladder_queue_next(q, 2, &m), 1); /* asked again, its rate not sent: its rung back, and given again */
+    assert_true(m.key == KB_GEMM_FP16 && m.i == NL - 2);
+    assert_int_equal(kb_ladder_queue_gpus(q), 3);
+    kb_ladder_queue_free(q);
+}
+
+/* every rung of the lone search handed out once, then the group's best
+ * point to each worker that has not timed it, then the end; a worker with
+ * nothing to take waits (0) while the rates that decide are out */
+static void test_queue_all(void **state)
+{
+    (void)state;
+    for (int nw = 1; nw <= 9; nw++) {
+        const int key = KB_GEMM_FP16;
+        kb_ladder_queue *q = kb_ladder_queue_new(&key, 1, nw);
+        int given[NL][NLAY] = {{0}}, by[NL][NLAY], got[9] = {0}, waits = 0, ended = 0;
+        kb_rung_msg held[9];
+        char has[9] = {0}, end[9] = {0};
+        for (int round = 0; ended < nw && round < 100; round++)
+            for (int w = 0; w < nw; w++) {
+                if (end[w]) continue;
+                if (has[w] && (w + round) % 2) { /* some report late: the others wait meanwhile */
+                    report(q, w, held[w], table[held[w].i][held[w].layout] * (1 + 0.001 * w));
+                    has[w] = 0;
+                }
+                if (has[w]) continue;
+                kb_rung_msg m;
+                const int r = kb_ladder_queue_next(q, w, &m);
+                if (r < 0) {
+                    end[w] = 1;
+                    ended++;
+                    continue;
+                }
+                if (!r) {
+                    waits++;
+                    continue;
+                }
+                assert_int_equal(m.key, key);
+                if (given[m.i][m.layout]++) assert_true(by[m.i][m.layout] != w); /* again: another's best point */
+                by[m.i][m.layout] = w;
+                held[w] = m;
+                has[w] = 1;
+                got[w]++;
+            }
+        assert_int_equal(ended, nw);
+        /* the lone search's 13 rungs, and 6144 NT once more for each worker but the one that timed it */
+        for (int i = 0; i < NL; i++)
+            for (int l = 0; l < NLAY; l++) {
+                const int want = l == KB_GEMM_TN ? 1 : i >= 1 && i <= 3;
+                assert_int_equal(given[i][l], i == 3 && l == KB_GEMM_NT ? nw : want);
+            }
+        if (nw > 7) assert_true(waits > 0);
+        assert_int_equal(kb_ladder_queue_gpus(q), nw);
+        kb_ladder_queue_free(q);
+    }
+}
+
+/* nothing fits: no NN or NT, no best point, the end */
+static void test_queue_no_room(void **state)
+{
+    (void)state;
+    const int key = KB_GEMM_BF16;
+    kb_ladder_queue *q = kb_ladder_queue_new(&key, 1, 2);
+    kb_rung_msg a = give(q, 0, key, NL - 1, KB_GEMM_TN), b = give(q, 1, key, NL - 2, KB_GEMM_TN);
+    report(q, 1, b, -1); /* 12288 does not fit: 16384 is out, still worker 0's */
+    a.rate = 0;
+    kb_rung_msg wrong = a;
+    wrong.i = 0;
+    assert_int_equal(kb_ladder_queue_done(q, 0, &wrong), -1); /* not the rung it holds */
+    assert_int_equal(kb_ladder_queue_done(q, 1, &a), -1);     /* nor this one's */
+    report(q, 0, a, -1);
+    for (int i = NL - 3; i >= 0; i--) report(q, 0, give(q, 0, key, i, KB_GEMM_TN), -1);
+    kb_rung_msg m;
+    assert_int_equal(kb_ladder_queue_next(q, 0, &m), -1);
+    assert_int_equal(kb_ladder_queue_next(q, 1, &m), -1);
+    kb_ladder_queue_free(q);
+    /* 8192 does not fit (another process took the memory): nor do the larger ones not yet out */
+    q = kb_ladder_queue_new(&key, 1, 1);
+    const kb_rung_msg big = {key, NL - 3, KB_GEMM_TN, -1};
+    kb_ladder_queue_next(q, 0, &m);
+    assert_int_equal(m.i, NL - 1);
+    m.rate = 600;
+    kb_ladder_queue_done(q, 0, &m);
+    kb_ladder_queue_next(q, 0, &m); /* 12288 */
+    m.i = NL - 2;
+    kb_ladder_queue_done(q, 0, &m);
+    kb_ladder_queue_next(q, 0, &m);
+    assert_int_equal(m.i, NL - 3);
+    assert_int_equal(kb_ladder_queue_done(q, 0, &big), 0);
+    give(q, 0, key, NL - 4, KB_GEMM_TN);
+    kb_ladder_queue_free(q);
+    assert_null(kb_ladder_queue_new(&key, 1, 0));
+}
+
+/* ---- the group: threads as the workers, a lock around the parent's queue ---- */
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int size, arrived, round; /* size: the members that take part (the parent's live workers) */
-    double acc[KB_LADDER_MAXN], out[2][KB_LADDER_MAXN]; /* a round's best, kept until the next round ends */
-    int n, fail_phase; /* the barrier refuses this phase (-1: none) */
-    int calls[2];
+    kb_ladder_queue *q;
+    int fail_at; /* the exchange that fails (the parent gone), 0: none */
+    int calls;
 } group;
 
 typedef struct {
     group *grp;
-    gpu g;
-    int rank, of; /* of: the group's size as the workers were told (absent members included) */
-    kb_ladder_result r;
-    int rc;
+    int w, leave_at; /* leave_at: this worker dies at that exchange, holding its rung (0: never) */
+    gpu g[KB_NGEMM];
+    kb_ladder_result r[2];
+    int rc, asks;
 } member;
 
-static int share(void *ctx, int key, int phase, double *rates, int n)
+static int share(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpus)
 {
     member *m = ctx;
     group *G = m->grp;
-    assert_int_equal(key, KB_GEMM_FP16);
     pthread_mutex_lock(&G->mu);
-    G->calls[phase]++;
-    if (phase == G->fail_phase) {
-        pthread_mutex_unlock(&G->mu);
-        return -1;
-    }
-    if (G->arrived == 0) {
-        memset(G->acc, 0, sizeof G->acc);
-        G->n = n;
-    }
-    assert_int_equal(G->n, n);
-    for (int i = 0; i < n; i++)
-        if (rates[i] > G->acc[i]) G->acc[i] = rates[i];
-    const int round = G->round;
-    if (++G->arrived == G->size) {
-        G->arrived = 0;
-        memcpy(G->out[round % 2], G->acc, sizeof G->acc);
-        G->round++;
+    int r = -1;
+    if (++G->calls == G->fail_at || ++m->asks == m->leave_at) { /* it says "alone": its rung back in the queue */
+        kb_ladder_queue_leave(G->q, m->w);
         pthread_cond_broadcast(&G->cv);
-    } else
-        while (G->round == round) pthread_cond_wait(&G->cv, &G->mu);
-    memcpy(rates, G->out[round % 2], sizeof *rates * (size_t)n);
+        goto out;
+    }
+    if (done->key >= 0) assert_int_equal(kb_ladder_queue_done(G->q, m->w, done), 0);
+    pthread_cond_broadcast(&G->cv); /* its rate may open a phase */
+    while (!(r = kb_ladder_queue_next(G->q, m->w, next))) pthread_cond_wait(&G->cv, &G->mu);
+    if (r < 0) r = 0, *gpus = kb_ladder_queue_gpus(G->q);
+out:
     pthread_mutex_unlock(&G->mu);
-    return G->size; /* the GPUs whose rates these are */
+    return r;
 }
 
 static void *member_main(void *arg)
 {
     member *m = arg;
-    kb_ladder_share sh = {share, m, m->rank, m->of};
-    m->rc = kb_gemm_ladder(KB_GEMM_FP16, rung, &m->g, &sh, &m->r);
+    static const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
+    kb_ladder_share sh = {share, m};
+    m->rc = kb_ladder_search(keys, 2, rung, m->g, &sh, m->r);
     return NULL;
 }
 
-/* size workers told they are a group of size + absent (the absent ones,
- * the last ranks, gone before they sent anything) */
-static void run_group_of(int size, int absent, int fail_phase, member *ms)
+static void run_group(int size, int fail_at, int leaver, member *ms)
 {
-    group G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, size, 0, 0, {0}, {{0}}, 0, fail_phase, {0, 0}};
+    static const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
+    group G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, kb_ladder_queue_new(keys, 2, size), fail_at, 0};
     pthread_t th[MAXW];
     for (int w = 0; w < size; w++) {
+        memset(&ms[w], 0, sizeof ms[w]);
         ms[w].grp = &G;
-        ms[w].rank = w;
-        ms[w].of = size + absent;
-        ms[w].g = (gpu){table, 1.0 + 0.001 * w, NL, 0, {{0}}, 0}; /* each GPU a little faster (less than the gaps between rungs) */
+        ms[w].w = w;
+        ms[w].leave_at = w == leaver ? 2 : 0; /* gone holding its first rung, its rate not sent */
+        for (int k = 0; k < KB_NGEMM; k++) /* each GPU a little faster (less than the gaps between rungs); fp16 half bf16 */
+            ms[w].g[k] = (gpu){table, (k == KB_GEMM_FP16 ? 0.5 : 1.0) * (1.0 + 0.001 * w), NL, 0, {{0}}, 0};
         assert_int_equal(pthread_create(&th[w], NULL, member_main, &ms[w]), 0);
     }
     for (int w = 0; w < size; w++) pthread_join(th[w], NULL);
     for (int w = 0; w < size; w++) ms[w].grp = NULL;
+    kb_ladder_queue_free(G.q);
 }
 
-static void run_group(int size, int fail_phase, member *ms) { run_group_of(size, 0, fail_phase, ms); }
-
+/* every worker's ceiling is its own rate at the group's best point; together
+ * they cover the lone search, no rung twice on one GPU; one that leaves
+ * holding its first rung searches the rest alone, and the others still
+ * cover everything */
 static void test_shared(void **state)
 {
     (void)state;
-    for (int size = 2; size <= 8; size++) {
-        member ms[MAXW];
-        run_group(size, -1, ms);
-        int cover[NL][NLAY] = {{0}}, most = 0;
-        for (int w = 0; w < size; w++) {
-            const member *m = &ms[w];
-            assert_int_equal(m->rc, 0);
-            assert_int_equal(m->r.shared, size);
-            /* the group's best point, timed here: this GPU's own rate there */
-            assert_int_equal(m->r.n, 6144);
-            assert_int_equal(m->r.layout, KB_GEMM_NT);
-            assert_true(m->r.tflops == 720 * (1.0 + 0.001 * w));
-            assert_int_equal(m->g.timed[3][KB_GEMM_NT], 1);
-            int here = 0;
-            for (int i = 0; i < NL; i++)
-                for (int l = 0; l < NLAY; l++) {
-                    assert_true(m->g.timed[i][l] <= 1); /* no rung twice */
-                    cover[i][l] += m->g.timed[i][l];
-                    here += m->g.timed[i][l];
-                }
-            assert_int_equal(here, m->r.rungs);
-            if (here > most) most = here;
-        }
-        /* together, every rung of the lone search; each worker a share of it and the best point */
-        for (int i = 0; i < NL; i++) {
-            assert_true(cover[i][KB_GEMM_TN] >= 1);
-            const int near = i >= 1 && i <= 3;
-            assert_int_equal(cover[i][KB_GEMM_NN] >= 1, near);
-            assert_int_equal(cover[i][KB_GEMM_NT] >= 1, near);
-        }
-        assert_true(most <= (NL + size - 1) / size + (6 + size - 1) / size + 1);
-        assert_true(most < 13);
-    }
-}
-
-/* a member gone before it sent its rates (a worker with no case, one that
- * died): its rungs have no rate in the group's answer, and the others time
- * them, so that together they still cover the whole ladder; the result says
- * how many GPUs' rates it had */
-static void test_member_gone(void **state)
-{
-    (void)state;
-    for (int size = 1; size <= 4; size++)
-        for (int absent = 1; absent <= 2; absent++) {
+    for (int leaver = -1; leaver <= 0; leaver++)
+        for (int size = 1; size <= MAXW; size++) {
             member ms[MAXW];
-            run_group_of(size, absent, -1, ms);
-            int cover[NL][NLAY] = {{0}};
-            for (int w = 0; w < size; w++) {
-                assert_int_equal(ms[w].rc, 0);
-                assert_int_equal(ms[w].r.shared, size);
-                assert_int_equal(ms[w].r.n, 6144);
-                assert_int_equal(ms[w].r.layout, KB_GEMM_NT);
-                for (int i = 0; i < NL; i++)
-                    for (int l = 0; l < NLAY; l++) {
-                        assert_true(ms[w].g.timed[i][l] <= 1);
-                        cover[i][l] += ms[w].g.timed[i][l];
-                    }
-            }
-            for (int i = 0; i < NL; i++) {
-                assert_true(cover[i][KB_GEMM_TN] >= 1);
-                const int near = i >= 1 && i <= 3;
-                assert_int_equal(cover[i][KB_GEMM_NN] >= 1, near);
-                assert_int_equal(cover[i][KB_GEMM_NT] >= 1, near);
-            }
+            run_group(size, 0, leaver, ms);
+            int cover[2][NL][NLAY] = {{{0}}}, total = 0;
+            for (int w = 0; w < size; w++)
+                for (int k = 0; k < 2; k++) {
+                    const member *m = &ms[w];
+                    const int key = k ? KB_GEMM_FP16 : KB_GEMM_BF16;
+                    const double f = (k ? 0.5 : 1.0) * (1.0 + 0.001 * w);
+                    assert_int_equal(m->rc, 0);
+                    if (w == leaver) assert_int_equal(m->r[k].shared, 1);
+                    assert_true(m->r[k].shared >= 1 && m->r[k].shared <= size); /* those that had timed a rung when it ended */
+                    assert_int_equal(m->r[k].n, 6144);
+                    assert_int_equal(m->r[k].layout, KB_GEMM_NT);
+                    assert_true(m->r[k].tflops == 720 * f);
+                    int here = 0;
+                    for (int i = 0; i < NL; i++)
+                        for (int l = 0; l < NLAY; l++) {
+                            assert_true(m->g[key].timed[i][l] <= 1);
+                            if (w != leaver) cover[k][i][l] += m->g[key].timed[i][l];
+                            here += m->g[key].timed[i][l];
+                        }
+                    assert_int_equal(here, m->r[k].rungs);
+                    total += here;
+                }
+            for (int k = 0; k < 2; k++)
+                for (int i = 0; i < NL; i++) {
+                    if (leaver >= 0 && size == 1) continue;
+                    assert_true(cover[k][i][KB_GEMM_TN] >= 1);
+                    const int near = i >= 1 && i <= 3;
+                    assert_int_equal(cover[k][i][KB_GEMM_NN] >= 1, near);
+                    assert_int_equal(cover[k][i][KB_GEMM_NT] >= 1, near);
+                }
+            if (leaver < 0) assert_true(total <= 2 * (13 + size - 1)); /* the two ladders once, the best points again */
         }
 }
 
-/* the barrier refuses (the parent gone): each worker does the rest alone */
+/* the exchange fails (the parent gone) at the n-th ask: each worker does
+ * the rest alone, no rung twice */
 static void test_share_fails(void **state)
 {
     (void)state;
-    for (int phase = 0; phase < 2; phase++) {
+    for (int at = 1; at <= 12; at += 3) {
         member ms[4];
-        run_group(4, phase, ms);
-        for (int w = 0; w < 4; w++) {
-            assert_int_equal(ms[w].rc, 0);
-            assert_int_equal(ms[w].r.shared, 1);
-            assert_int_equal(ms[w].r.rungs, 13); /* the whole ladder, no rung twice */
-            for (int i = 0; i < NL; i++)
-                for (int l = 0; l < NLAY; l++) assert_true(ms[w].g.timed[i][l] <= 1);
-            assert_int_equal(ms[w].r.n, 6144);
-            assert_true(ms[w].r.tflops == 720 * (1.0 + 0.001 * w));
-        }
+        run_group(4, at, -1, ms);
+        for (int w = 0; w < 4; w++)
+            for (int k = 0; k < 2; k++) {
+                const int key = k ? KB_GEMM_FP16 : KB_GEMM_BF16;
+                assert_int_equal(ms[w].rc, 0);
+                for (int i = 0; i < NL; i++)
+                    for (int l = 0; l < NLAY; l++) assert_true(ms[w].g[key].timed[i][l] <= 1);
+                assert_int_equal(ms[w].r[k].n, 6144);
+                assert_true(ms[w].r[k].tflops == 720 * (k ? 0.5 : 1.0) * (1.0 + 0.001 * w));
+            }
+        /* the one whose ask failed searched alone: its whole ladders */
+        int alone = 0;
+        for (int w = 0; w < 4; w++) alone += ms[w].r[0].shared == 1 && ms[w].r[0].rungs == 13 && ms[w].r[1].rungs == 13;
+        assert_true(alone >= 1);
     }
 }
 
 static void test_messages(void **state)
 {
     (void)state;
-    const double r[3] = {758.125, 0, 1e-3};
-    char line[512];
-    int len = kb_ladder_format(line, sizeof line, KB_GEMM_BF16, 1, r, 3);
+    char line[128];
+    kb_rung_msg m = {KB_GEMM_BF16, 3, KB_GEMM_NT, 758.125}, back;
+    int len = kb_rung_format(line, sizeof line, &m);
     assert_true(len > 0 && line[len - 1] == '\n');
+    assert_string_equal(line, "rung 2 3 2 758.125\n");
     line[len - 1] = 0;
-    kb_ladder_msg m;
-    assert_int_equal(kb_ladder_parse(line, &m), 0);
-    assert_int_equal(m.key, KB_GEMM_BF16);
-    assert_int_equal(m.phase, 1);
-    assert_int_equal(m.n, 3);
-    for (int i = 0; i < 3; i++) assert_true(m.r[i] == r[i]);
-    /* the reply: the GPUs it is from, the count, the rates */
-    len = kb_ladder_format(line, sizeof line, -1, 3, r, 3);
-    assert_true(len > 0);
-    double back[3];
-    assert_int_equal(kb_ladder_reply_parse(line, back, 3), 3);
-    for (int i = 0; i < 3; i++) assert_true(back[i] == r[i]);
-    assert_int_equal(kb_ladder_reply_parse(line, back, 2), -1); /* not the count asked for */
-    assert_int_equal(kb_ladder_reply_parse("?", back, 3), -1); /* the parent did not understand */
-    assert_int_equal(kb_ladder_reply_parse("0 1 5", back, 1), -1); /* from no GPU */
-    assert_int_equal(kb_ladder_reply_parse("", back, 1), -1);
-    static const char *const bad[] = {
-        "ladder", "ladder 2", "ladder 2 1", "ladder 2 2 1 5", "ladder -1 0 1 5", "ladder 2 0 2 5",
-        "ladder 2 0 1 nan", "ladder 2 0 1 -5", "ladder 2 0 1 5 6", "ladder 2 0 99 1", "ladder 2 0 1 5x", "next",
-    };
+    assert_int_equal(kb_rung_parse(line, &back), 0);
+    assert_true(back.key == m.key && back.i == m.i && back.layout == m.layout && back.rate == m.rate);
+    assert_int_equal(kb_rung_parse("rung -1 0 0 0", &back), 0); /* the first ask */
+    assert_int_equal(back.key, -1);
+    assert_int_equal(kb_rung_parse("rung 2 6 0 -1", &back), 0); /* no room */
+    static const char *const bad[] = {"rung", "rung 2 3 2", "rung 2 7 0 5", "rung 2 3 3 5", "rung 4 0 0 5", "rung 2 0 0 nan",
+                                      "rung 2 0 0 -2", "rung 2 0 0 5 6", "rung 2 0 0 5x", "next", "ladder 2 0 1 5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        m.key = 7;
-        assert_int_equal(kb_ladder_parse(bad[i], &m), -1);
-        assert_int_equal(m.key, 7); /* a pending message is not clobbered by a bad line */
+        back.key = 9;
+        assert_int_equal(kb_rung_parse(bad[i], &back), -1);
+        assert_int_equal(back.key, 9); /* untouched by a bad line */
     }
-    assert_int_equal(kb_ladder_format(line, 20, 2, 0, r, 3), -1); /* no room */
-}
-
-static void test_barrier(void **state)
-{
-    (void)state;
-    kb_ladder_msg p[4];
-    const int grp[4] = {0, 0, 2, 0};
-    char live[4] = {1, 1, 1, 1};
-    for (int w = 0; w < 4; w++) p[w] = (kb_ladder_msg){-1, 0, 0, {0}};
-    double best[KB_LADDER_MAXN];
-    int n;
-    p[0] = (kb_ladder_msg){KB_GEMM_BF16, 0, 2, {5, 1}};
-    p[1] = (kb_ladder_msg){KB_GEMM_BF16, 0, 2, {3, 4}};
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 0); /* worker 3 still to ask */
-    p[3] = (kb_ladder_msg){KB_GEMM_BF16, 1, 2, {9, 9}};
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 0); /* another phase: not one round */
-    p[3].phase = 0;
-    p[3].r[0] = 2, p[3].r[1] = 8;
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 3); /* from three GPUs */
-    assert_int_equal(n, 2);
-    assert_true(best[0] == 5 && best[1] == 8);
-    /* worker 3 gone: the others without it */
-    live[3] = 0;
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 2);
-    assert_true(best[0] == 5 && best[1] == 4);
-    /* group 2 (worker 2 alone, another model) waits for nobody else, and has not asked */
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 2, best, &n), 0);
-    live[0] = live[1] = 0;
-    assert_int_equal(kb_ladder_ready(p, grp, live, 4, 0, best, &n), 0); /* nobody left */
+    /* the replies: a rung, or the end and the GPUs that searched */
+    int gpus = 0;
+    len = kb_rung_reply_format(line, sizeof line, 1, &m, 4);
+    assert_string_equal(line, "2 3 2\n");
+    line[len - 1] = 0;
+    assert_int_equal(kb_rung_reply_parse(line, &back, &gpus), 1);
+    assert_true(back.key == 2 && back.i == 3 && back.layout == 2);
+    len = kb_rung_reply_format(line, sizeof line, -1, &m, 4);
+    assert_string_equal(line, "end 4\n");
+    line[len - 1] = 0;
+    assert_int_equal(kb_rung_reply_parse(line, &back, &gpus), 0);
+    assert_int_equal(gpus, 4);
+    static const char *const badr[] = {"?", "", "end", "end x", "end -1", "2 3", "2 7 0", "2 3 3", "4 0 0", "2 3 2 1"};
+    for (size_t i = 0; i < sizeof badr / sizeof badr[0]; i++) assert_int_equal(kb_rung_reply_parse(badr[i], &back, &gpus), -1);
+    assert_int_equal(kb_rung_format(line, 10, &m), -1); /* no room */
 }
 
 static void test_model_groups(void **state)
@@ -336,20 +455,15 @@ static void test_model_groups(void **state)
         assert_int_equal(r[w], wr[w]);
         assert_int_equal(s[w], ws[w]);
     }
-    /* the owners of a phase's rungs: each rank in turn, from offset */
-    assert_int_equal(kb_ladder_owner(0, 0, 4), 0);
-    assert_int_equal(kb_ladder_owner(5, 0, 4), 1);
-    assert_int_equal(kb_ladder_owner(0, NL, 4), 3);
-    assert_int_equal(kb_ladder_owner(3, 7, 1), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alone),         cmocka_unit_test(test_no_room), cmocka_unit_test(test_error_ends_it),
-        cmocka_unit_test(test_shared),        cmocka_unit_test(test_member_gone), cmocka_unit_test(test_share_fails),
-        cmocka_unit_test(test_messages),      cmocka_unit_test(test_barrier),
-        cmocka_unit_test(test_model_groups),
+        cmocka_unit_test(test_alone),       cmocka_unit_test(test_no_room),     cmocka_unit_test(test_error_ends_it),
+        cmocka_unit_test(test_alone_keys),  cmocka_unit_test(test_queue_order), cmocka_unit_test(test_queue_all),
+        cmocka_unit_test(test_queue_no_room), cmocka_unit_test(test_shared),    cmocka_unit_test(test_share_fails),
+        cmocka_unit_test(test_messages),    cmocka_unit_test(test_model_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -402,7 +402,7 @@ static void test_json_report(void **state)
     rows[0].wall[KB_WALL_REFERENCE] = 1.25;
     rows[0].wall[KB_WALL_TIME] = 0.123456789;
     const double parts[KB_START_NPARTS] = {0.5, 0.625, 0.25, 2.74845};
-    kb_report_start(r, 4.12345, parts); /* the seconds before the first case, and where they went */
+    kb_report_start(r, 4.12345, parts, 0.25); /* the seconds before the first case, and where they went */
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
@@ -428,6 +428,7 @@ static void test_json_report(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(sp, "device")->valuedouble == 0.5);
     assert_true(cJSON_GetObjectItemCaseSensitive(sp, "first_case")->valuedouble == 0.25);
     assert_true(cJSON_GetObjectItemCaseSensitive(sp, "ladders")->valuedouble == 2.748);
+    assert_true(cJSON_GetObjectItemCaseSensitive(kb, "ladder_wait_s")->valuedouble == 0.25); /* of a --devices worker */
     assert_true(strlen(jstr(kb, "git_commit")) > 0);
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "device")));
     assert_int_equal(results_len(j), 2);
