@@ -3,7 +3,8 @@
  * The parent process never touches CUDA (a process that initialised CUDA
  * must not fork workers that use it). It forks one worker per GPU, each
  * pinned with CUDA_VISIBLE_DEVICES, and hands out cases from a queue,
- * largest first (kb_case_size), one at a time over a pipe: a worker asks for
+ * longest first (kb_case_queue_cost: the GPU's wall or the CPU reference's,
+ * whichever is longer), one at a time over a pipe: a worker asks for
  * its next case when the last is done, so the GPUs finish together. Cases
  * that share their ceilings (one shape in bf16 and fp16) stay with the worker
  * that took the first of them, which has measured them (kb_queue_pick: split
@@ -356,10 +357,10 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     char *taken = calloc((size_t)plan->ncases + 1, 1);                /* places in order handed out */
     int *dead = malloc(sizeof *dead * (size_t)(plan->ncases + 1)); /* the worker that ended during it, else -1 */
     if (!order || !group || !taken || !dead) abort();
-    kb_plan_by_size(plan, order);
+    int cores = host_cores(), threads = cores > n ? cores / n : 1;
+    kb_plan_by_queue(plan, kb_bg_team(threads), order);
     kb_ceiling_groups(plan, order, group);
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
-    int cores = host_cores(), threads = cores > n ? cores / n : 1;
     kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
     static kb_ladder_queue *lq[KB_MAX_DEVICES]; /* by group (its first worker's index) */
     {
@@ -591,7 +592,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     }
     if (died && rc < KB_EXIT_CUDA) rc = KB_EXIT_CUDA;
     if (dry) {
-        printf("%d cases on %d GPUs, largest first\n", next, started);
+        printf("%d cases on %d GPUs, longest first\n", next, started);
     } else {
         const char *parts[KB_MAX_DEVICES + 1];
         int np = 0;

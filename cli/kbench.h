@@ -205,6 +205,9 @@ typedef struct kb_op {
      * cudaError. The harness frees every kb_buf (dev, host, ref) afterwards. */
     int (*setup)(const kb_case *c, kb_state *st);
     void (*reference)(const kb_case *c, kb_state *st); /* fills out[].ref */
+    /* Its core-seconds, roughly (the --devices queue's order: shard.c's
+     * kb_case_ref_cost); NULL: in proportion to the case's bytes. */
+    double (*ref_cost)(const kb_case *c);
     void (*teardown)(const kb_case *c, kb_state *st);  /* st->priv only; may be NULL */
     kb_tol (*tolerance)(const kb_case *c, int out); /* for out[out] */
     /* `kbench check` sweeps, as JSON sweep objects; enum parameters they leave

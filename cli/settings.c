@@ -35,7 +35,7 @@ const kb_setting kb_settings[] = {
      "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
     {"devices", KB_S_STR, F(devices), "", 0, 0,
      "run on several GPUs at once: all, or a list (0,2,3); a worker process per GPU, cases handed out "
-     "largest first, GPUs of one model sharing the GEMM ceiling's search, one CSV and JSON in case "
+     "longest first (the GPU's time or the CPU reference's), GPUs of one model sharing the GEMM ladders' search, one CSV and JSON in case "
      "order (default: device 0 alone)"},
     {"shard", KB_S_STR, F(shard), "", 0, 0,
      "run only shard K of N of the cases (K/N, K from 0; the shards partition the sweep, "

@@ -96,10 +96,12 @@ static double case_flops(const kb_case *c) { return c->op->flops ? c->op->flops(
  * until min_time of kernel time (and min_samples), each sample paying about
  * KB_SAMPLE_OVERHEAD_S beside its kernel (the L2 flush, the launch, the
  * events), the kernel estimated from the case's bytes and flops at nominal
- * rates. Only the ratios matter (--shard's balance). On the one-GPU rows
- * of the MLP grid and the default sweep (4 x H200, 2026-11-26), summed per
- * case: median error 20% after one scale factor, against 89% for
- * kb_case_size, which made the largest MLP pair a quarter of the grid and
+ * rates. The ratios are what --shard's balance uses; the --devices queue
+ * also weighs it against a reference's (kb_case_queue_cost), where it is
+ * low by 1.2x (default sweep) to 2.1x (MLP grid: its ceilings are left out).
+ * On the one-GPU rows of the MLP grid and the default sweep (4 x H200,
+ * 2026-11-26), summed per case: median error 20% after one scale factor,
+ * against 89% for bytes + flops / 250, which made the largest MLP pair a quarter of the grid and
  * left --shard 0/4 two cases; the shards by hand then reached 2.71x (grid)
  * and 3.27x (default sweep) on four GPUs, from 2.39x and 2.73x. */
 #define KB_SAMPLE_OVERHEAD_S 4e-5
@@ -118,15 +120,30 @@ double kb_case_cost(const kb_case *c, const kb_opts *o)
     return (rows ? rows : 1) * row;
 }
 
-double kb_case_size(const kb_case *c) { return case_bytes(c) + case_flops(c) / 250; }
+/* rope's and the norms' references: core-seconds a byte of the case, on
+ * the 4 x H200 host's cores (2026-11-26, the default sweep under --devices,
+ * 16 threads each: median 4.4e-9) */
+#define KB_REF_S_PER_BYTE 4.4e-9
+double kb_case_ref_cost(const kb_case *c, const kb_opts *o)
+{
+    if (o->no_verify) return 0;
+    return c->op->ref_cost ? c->op->ref_cost(c) : KB_REF_S_PER_BYTE * case_bytes(c);
+}
 
-static void plan_sorted(const kb_plan *plan, int *order, int by_size)
+double kb_case_queue_cost(const kb_case *c, const kb_opts *o, int threads)
+{
+    const double g = kb_case_cost(c, o), r = kb_case_ref_cost(c, o) / (threads > 0 ? threads : 1);
+    return g > r ? g : r;
+}
+
+/* the plan's cases by a key, the largest first (ties by op and label) */
+static void plan_sorted(const kb_plan *plan, int *order, int threads)
 {
     shard_item *it = malloc(sizeof *it * (size_t)(plan->ncases + 1));
     if (!it) abort();
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
-        it[i].cost = by_size ? kb_case_size(c) : kb_case_cost(c, &plan->opts);
+        it[i].cost = threads > 0 ? kb_case_queue_cost(c, &plan->opts, threads) : kb_case_cost(c, &plan->opts);
         int l = snprintf(it[i].label, sizeof it[i].label, "%s ", c->op->name);
         kb_case_label(c, it[i].label + l, sizeof it[i].label - (size_t)l);
         it[i].i = i;
@@ -138,7 +155,7 @@ static void plan_sorted(const kb_plan *plan, int *order, int by_size)
 
 void kb_plan_by_cost(const kb_plan *plan, int *order) { plan_sorted(plan, order, 0); }
 
-void kb_plan_by_size(const kb_plan *plan, int *order) { plan_sorted(plan, order, 1); }
+void kb_plan_by_queue(const kb_plan *plan, int threads, int *order) { plan_sorted(plan, order, threads > 0 ? threads : 1); }
 
 void kb_case_copy_key(const kb_case *c, double *rbytes, double *wbytes)
 {

@@ -35,17 +35,24 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 /* the order cases are dealt to shards in: the longest (kb_case_cost)
  * first, ties by op and label (shard.c) */
 void kb_plan_by_cost(const kb_plan *plan, int *order);
-/* a case's bytes + flops / 250 */
-double kb_case_size(const kb_case *c);
-/* the order the --devices queue hands cases out in: the largest
- * (kb_case_size) first, ties by op and label. Not the wall-time estimate:
- * the largest cases have the longest CPU references, and started first they
- * hide behind the rest of the queue's GPU work. The MLP grid on 4 x H200
- * (2026-11-26) waited 10.1 s summed for references in this order, 29.6 s
- * in kb_case_cost's, which hands the 8192 x 28672 cases out among the last:
- * --devices all took 48.7 s, and 50.6 s though its per-case ceilings took
- * 10 s less. */
-void kb_plan_by_size(const kb_plan *plan, int *order);
+/* A case's CPU reference in core-seconds, roughly (0 under --no-verify):
+ * its op's ref_cost, else in proportion to its bytes */
+double kb_case_ref_cost(const kb_case *c, const kb_opts *o);
+/* the larger of its wall estimate (kb_case_cost) and its reference's on
+ * threads cores: how long a --devices worker is busy with it, roughly */
+double kb_case_queue_cost(const kb_case *c, const kb_opts *o, int threads);
+/* The order the --devices queue hands cases out in: the longest
+ * (kb_case_queue_cost, threads: a worker's reference team) first, ties by
+ * op and label. Not kb_case_cost alone: the MLP grid's 8192 x 28672 cases
+ * are short on the GPU but have the longest references, and handed out
+ * among the last the grid waited 29.6 s summed for references on 4 x H200
+ * (48.7 s a run against 50.6). By size (bytes + flops / 250) the
+ * references came first, but the default sweep's layernorm 4096 x 1024
+ * cases, small and 3.2 s each (thousands of flushed samples), came last.
+ * Replayed on the measured cases of 4 x H200 (2026-11-26), the GPUs' last
+ * rows end at 17.4 s against 17.8 s by size (default sweep), 33.1 s
+ * against 33.4 s (grid; refs in line). */
+void kb_plan_by_queue(const kb_plan *plan, int threads, int *order);
 /* group[j] for each place j in order: the first place whose case shares
  * the ceilings of order[j]'s (the same kb_case_copy_key; itself when none before) */
 void kb_ceiling_groups(const kb_plan *plan, const int *order, int *group);

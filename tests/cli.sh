@@ -163,7 +163,7 @@ cli_usage_errors() {
     # --devices: the queue handed out through real worker processes that touch no GPU (--dry-run)
     run sweep configs/ci.json --devices 0,1,2 --dry-run
     expect_rc 0
-    expect_out_has "187 cases on 3 GPUs, largest first"
+    expect_out_has "187 cases on 3 GPUs, longest first"
     grep -E '^gpu ' "$T/out" | awk '{print $3}' | sort -n >"$T/dev.txt"
     seq 1 187 | cmp -s - "$T/dev.txt" || bad "the workers were not handed every case once"
     [ "$(grep -E '^gpu ' "$T/out" | awk '{print $2}' | sort -u | tr '\n' ' ')" = "0 1 2 " ] ||

@@ -254,8 +254,8 @@ static void test_balance_grid(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
-/* the queue: every case once, the largest (kb_case_size) first; the shards'
- * order: the longest (kb_case_cost) first */
+/* the queue: every case once, the longest (kb_case_queue_cost) first; the
+ * shards' order: the longest (kb_case_cost) first */
 static void test_devices_queue(void **state)
 {
     (void)state;
@@ -264,18 +264,71 @@ static void test_devices_queue(void **state)
     int *order = malloc(sizeof *order * (size_t)p.ncases);
     for (int by = 0; by < 2; by++) {
         char *seen = calloc((size_t)p.ncases, 1);
-        if (by) kb_plan_by_size(&p, order);
+        if (by) kb_plan_by_queue(&p, 15, order);
         else kb_plan_by_cost(&p, order);
         for (int i = 0; i < p.ncases; i++) {
             assert_true(order[i] >= 0 && order[i] < p.ncases);
             if (seen[order[i]]++) fail_msg("case %d queued twice", order[i]);
             if (!i) continue;
             const kb_case *a = &p.cases[order[i - 1]], *b = &p.cases[order[i]];
-            if (by ? kb_case_size(b) > kb_case_size(a) : kb_case_cost(b, &p.opts) > kb_case_cost(a, &p.opts))
-                fail_msg("%s: place %d, case %d larger than the one before it", by ? "size" : "cost", i, order[i]);
+            if (by ? kb_case_queue_cost(b, &p.opts, 15) > kb_case_queue_cost(a, &p.opts, 15)
+                   : kb_case_cost(b, &p.opts) > kb_case_cost(a, &p.opts))
+                fail_msg("%s: place %d, case %d longer than the one before it", by ? "queue" : "cost", i, order[i]);
         }
         free(seen);
     }
+    free(order);
+    kb_cases_free(p.cases, p.ncases);
+}
+
+/* The queue's cost: the larger of the GPU's wall estimate and the
+ * reference's on the worker's cores. The MLP grid's 8192 x 28672 cases at
+ * 128 tokens are short on the GPU (kb_case_cost) but have long references
+ * (64 sampled rows), so they come before the 1-token cases of 1024 x
+ * 11008 (decode: each sample mostly the L2 flush) that kb_case_cost alone
+ * puts first; the default sweep's layernorm
+ * 4096 x 1024 forward (3.2 s on an H200: thousands of flushed samples) comes
+ * before its rope 512 x 16 (1.2 s), which bytes alone put first; under
+ * --no-verify no reference runs, and the order is kb_case_cost's. */
+static void test_queue_cost(void **state)
+{
+    (void)state;
+    kb_plan p;
+    load(&p, "configs/mlp-grid.json", 1);
+    const kb_case *big = NULL, *wide = NULL;
+    for (int i = 0; i < p.ncases; i++) {
+        const kb_case *c = &p.cases[i];
+        char l[1024];
+        kb_case_label(c, l, sizeof l);
+        if (strstr(l, "dtype=bf16 ") && strstr(l, "tokens=128 hidden=8192 inter=28672")) big = c;
+        if (strstr(l, "dtype=bf16 ") && strstr(l, "tokens=1 hidden=1024 inter=11008")) wide = c;
+    }
+    assert_non_null(big);
+    assert_non_null(wide);
+    assert_true(kb_case_cost(big, &p.opts) < kb_case_cost(wide, &p.opts));
+    assert_true(kb_case_queue_cost(big, &p.opts, 15) > kb_case_queue_cost(wide, &p.opts, 15));
+    /* the reference on 15 cores: 3 H I (7.3e-10 R + 1.5e-8) core-seconds, R = 64 sampled rows */
+    const double want = 3.0 * 8192 * 28672 * (7.3e-10 * 64 + 1.5e-8) / 15;
+    assert_true(fabs(kb_case_queue_cost(big, &p.opts, 15) - want) < 1e-9 * want);
+    assert_true(kb_case_queue_cost(big, &p.opts, 60) < kb_case_queue_cost(big, &p.opts, 15)); /* more cores, shorter */
+    p.opts.no_verify = 1;
+    assert_true(kb_case_ref_cost(big, &p.opts) == 0);
+    assert_true(kb_case_queue_cost(big, &p.opts, 15) == kb_case_cost(big, &p.opts));
+    kb_cases_free(p.cases, p.ncases);
+
+    load(&p, "configs/default.json", 1);
+    int *order = malloc(sizeof *order * (size_t)p.ncases), ln = -1, rope = -1;
+    kb_plan_by_queue(&p, 15, order);
+    for (int j = 0; j < p.ncases; j++) {
+        char l[1024];
+        kb_case_label(&p.cases[order[j]], l, sizeof l);
+        if (!strcmp(p.cases[order[j]].op->name, "layernorm") && strstr(l, "pass=fwd dtype=bf16 rows=4096 cols=1024 ")) ln = j;
+        if (!strcmp(p.cases[order[j]].op->name, "rope") && strstr(l, "pass=fwd dtype=bf16 layout=sbhd") && strstr(l, "seq=512 "))
+            rope = j;
+    }
+    assert_true(ln >= 0 && rope >= 0);
+    assert_true(ln < rope);
+    assert_true(kb_case_ref_cost(&p.cases[order[rope]], &p.opts) > 0); /* rope: in proportion to its bytes */
     free(order);
     kb_cases_free(p.cases, p.ncases);
 }
@@ -292,7 +345,7 @@ static void test_devices_pick(void **state)
     const int n = p.ncases;
     int *order = malloc(sizeof *order * (size_t)n), *group = malloc(sizeof *group * (size_t)n);
     char *taken = calloc((size_t)n, 1);
-    kb_plan_by_size(&p, order);
+    kb_plan_by_queue(&p, 15, order);
     kb_ceiling_groups(&p, order, group);
     for (int j = 0; j < n; j++) {
         assert_true(group[j] >= 0 && group[j] <= j && group[group[j]] == group[j]);
@@ -380,7 +433,7 @@ int main(void)
         cmocka_unit_test(test_devices_parse),
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_balance_grid),
-        cmocka_unit_test(test_devices_queue),
+        cmocka_unit_test(test_devices_queue), cmocka_unit_test(test_queue_cost),
         cmocka_unit_test(test_devices_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,6 +94,18 @@ static double flops(const kb_case *c)
     return 6.0 * (double)I(c, P_TOKENS) * (double)I(c, P_HIDDEN) * (double)I(c, P_INTER);
 }
 
+/* The reference's core-seconds (kb_op.ref_cost): its three GEMMs over the
+ * sampled rows, each weight row turned into doubles once. Fitted on the 4 x
+ * H200 host's cores over the grid's 96 cases (refs/mlp.c's two-double
+ * vectors: 8.8e-10 and 1.8e-8, median error 9%), times 0.83 for the four-
+ * double vectors (2.45-3.07 s against 2.40-2.60 s, 64 rows of 8192 x 28672
+ * four at once). */
+static double ref_cost(const kb_case *c)
+{
+    const long T = I(c, P_TOKENS), H = I(c, P_HIDDEN), In = I(c, P_INTER);
+    return 3.0 * (double)H * (double)In * (7.3e-10 * (double)ref_mlp_sample_count(T, H, In) + 1.5e-8);
+}
+
 #define CUBLAS_WORKSPACE ((size_t)32 << 20) /* kernels/gemm.cu's, allocated once */
 
 static size_t device_bytes(const kb_case *c)
@@ -513,6 +525,7 @@ const kb_op kb_op_mlp = {
     .device_bytes = device_bytes,
     .setup = setup,
     .reference = reference,
+    .ref_cost = ref_cost,
     .teardown = teardown,
     .tolerance = tolerance,
     .check_sweeps = checks,
