@@ -49,9 +49,9 @@ double kb_case_queue_cost(const kb_case *c, const kb_opts *o, int threads);
  * (48.7 s a run against 50.6). By size (bytes + flops / 250) the
  * references came first, but the default sweep's layernorm 4096 x 1024
  * cases, small and 3.2 s each (thousands of flushed samples), came last.
- * Replayed on the measured cases of 4 x H200 (2026-11-26), the GPUs' last
- * rows end at 17.4 s against 17.8 s by size (default sweep), 33.1 s
- * against 33.4 s (grid; refs in line). */
+ * On 4 x H200 (2026-11-26, one machine): the default sweep 17.4 and 17.5 s
+ * against 17.9 s by size, the grid 33.6 s against 34.4 s (replayed on the
+ * per-case times of another run: 17.4 against 17.8 s, 33.1 against 33.4). */
 void kb_plan_by_queue(const kb_plan *plan, int threads, int *order);
 /* group[j] for each place j in order: the first place whose case shares
  * the ceilings of order[j]'s (the same kb_case_copy_key; itself when none before) */
