@@ -128,7 +128,7 @@ static int worker_ladder(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, 
     worker_io *io = ctx;
     char ask[128], line[128];
     if (io->alone) return -1;
-    int len = kb_rung_format(ask, sizeof ask, done), m = -1;
+    int len = done ? kb_rung_format(ask, sizeof ask, done) : -1, m = -1; /* no done: it leaves */
     if (len > 0 && !worker_ask(io, ask, (size_t)len, line, sizeof line)) m = kb_rung_reply_parse(line, next, gpus);
     if (m < 0) { /* this worker's ladders alone from now on: its rung goes back to the group */
         io->alone = 1;

@@ -680,7 +680,7 @@ int kb_gemm_ceilings(kb_timer *t, const kb_gemm_key *keys, int nk, const kb_opts
         t->gemm_layout[k] = res[j].layout;
         t->gemm_shared[k] = res[j].shared;
     }
-    t->gemm_wait_s = res[0].wait_s;
+    t->gemm_wait_s += res[0].wait_s;
     return 0;
 }
 

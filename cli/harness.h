@@ -65,8 +65,8 @@ const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' na
  * shared: the GPUs whose workers searched its ladder together (1: alone). */
 int kb_gemm_tflops(kb_timer *t, kb_gemm_key k, const kb_opts *o, double *tflops, int *size, int *layout, int *shared);
 /* the ceilings of keys[0..nk) measured in one search (the rest as above); 0
- * or the CUDA error. kb_gemm_wait_s: the seconds its workers' queue kept it
- * waiting (0 alone). */
+ * or the CUDA error. kb_gemm_wait_s: the seconds the workers' queue kept
+ * the timer's searches waiting, all of them (0 alone). */
 int kb_gemm_ceilings(kb_timer *t, const kb_gemm_key *keys, int nk, const kb_opts *o);
 double kb_gemm_wait_s(const kb_timer *t);
 /* ladder.c: the search behind it, with no GPU. rung times an n^3 GEMM of
@@ -84,8 +84,10 @@ extern const int kb_gemm_ladder_sizes[KB_GEMM_LADDER];
 typedef int (*kb_rung_fn)(void *ctx, int key, int n, int layout, double *tflops);
 typedef struct {
     int key, i, layout; /* key -1: no rung; i: the size's index in kb_gemm_ladder_sizes */
-    double rate;        /* its TFLOP/s, -1: it did not fit */
+    double rate;        /* its TFLOP/s, -1: it did not fit, KB_RUNG_NOT_MINE: a key this worker does not search */
 } kb_rung_msg;
+#define KB_RUNG_NOT_MINE (-2.0)
+/* fn(ctx, NULL, NULL, NULL): this worker leaves the search (a rung failed) */
 typedef struct kb_ladder_share {
     int (*fn)(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpus);
     void *ctx;

@@ -600,10 +600,11 @@ extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "
 /* and where they went (kbench.start_parts_s): the device and the timer
  * opened, the copy ceiling, the first case taken and set up (its reference
  * started, its own ceilings measured), the GEMM ladders (0 where they came
- * at a later case: then in that case's ceilings phase); kbench.ladder_wait_s
- * (where > 0): the time the ladders of a --devices worker waited for the
- * parent's queue of rungs */
-void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS], double ladder_wait);
+ * at a later case: then in that case's ceilings phase) */
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
+/* kbench.ladder_wait_s (where > 0): the time the GEMM ladders of a
+ * --devices worker waited for the parent's queue of rungs, whenever they ran */
+void kb_report_ladder_wait(kb_report *r, double seconds);
 /* the device's GEMM ceilings, measured after the report was opened */
 void kb_report_gemm(kb_report *r, const kb_device *dev);
 /* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */

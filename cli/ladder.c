@@ -109,9 +109,15 @@ int kb_ladder_search(const int *keys, int nk, kb_rung_fn rung, void *ctx, const 
         ladder *l = NULL;
         for (int k = 0; k < nk; k++)
             if (ls[k].key == next.key) l = &ls[k];
-        if (!l || next.i < 0 || next.i >= NL || next.layout < 0 || next.layout >= NLAY) break; /* not ours: the rest alone */
-        if ((rc = rung_here(l, next.i, next.layout))) goto out;
         last = next;
+        if (!l || next.i < 0 || next.i >= NL || next.layout < 0 || next.layout >= NLAY) { /* not ours: back untimed */
+            last.rate = KB_RUNG_NOT_MINE;
+            continue;
+        }
+        if ((rc = rung_here(l, next.i, next.layout))) { /* the search ends here: its rung goes back to the group */
+            sh->fn(sh->ctx, NULL, NULL, NULL);
+            goto out;
+        }
         last.rate = next.layout == KB_GEMM_TN && l->roof <= next.i ? -1 : l->rate[next.i][next.layout];
     }
     for (int k = 0; k < nk; k++) {
@@ -144,6 +150,7 @@ typedef struct {
 struct kb_ladder_queue {
     int nk, nw;
     lq_key k[KB_NGEMM];
+    char *refused;         /* [w][slot]: w does not search that key (it sent a rung of it back) */
     int *held;             /* each worker's rung out: key slot * 1024 + 64 * phase (2: its own best point) + e; -1 none */
     unsigned char *timed;  /* [w][slot][size][layout]: reported by w */
 };
@@ -162,7 +169,8 @@ kb_ladder_queue *kb_ladder_queue_new(const int *keys, int nk, int nw)
     q->nw = nw;
     q->held = malloc(sizeof *q->held * (size_t)nw);
     q->timed = calloc((size_t)nw * KB_NGEMM * NL * NLAY, 1);
-    if (!q->held || !q->timed) abort();
+    q->refused = calloc((size_t)nw * KB_NGEMM, 1);
+    if (!q->held || !q->timed || !q->refused) abort();
     for (int w = 0; w < nw; w++) q->held[w] = -1;
     for (int s = 0; s < nk; s++) {
         q->k[s].key = keys[s];
@@ -176,6 +184,7 @@ void kb_ladder_queue_free(kb_ladder_queue *q)
     if (!q) return;
     free(q->held);
     free(q->timed);
+    free(q->refused);
     free(q);
 }
 
@@ -223,6 +232,11 @@ int kb_ladder_queue_done(kb_ladder_queue *q, int w, const kb_rung_msg *m)
     const int i = phase == 0 ? e : phase == 1 ? k->xsize[e] : k->best_i;
     const int l = phase == 0 ? KB_GEMM_TN : phase == 1 ? k->xlay[e] : k->best_l;
     if (m->key != k->key || m->i != i || m->layout != l) return -1; /* not the rung it was given: nothing taken from it */
+    if (m->rate == KB_RUNG_NOT_MINE) { /* a key it does not search: the rung back, that key's never again to it */
+        put_back(q, w);
+        q->refused[(size_t)w * KB_NGEMM + (size_t)s] = 1;
+        return 0;
+    }
     q->held[w] = -1;
     *timed_at(q, w, s, i, l) = 1;
     const double r = m->rate > 0 ? m->rate : 0;
@@ -248,6 +262,7 @@ int kb_ladder_queue_next(kb_ladder_queue *q, int w, kb_rung_msg *next)
      * first, largest first (the long rungs do not come last) */
     for (int s = 0; s < q->nk; s++) {
         lq_key *k = &q->k[s];
+        if (q->refused[(size_t)w * KB_NGEMM + (size_t)s]) continue;
         if (k->phase == 0)
             for (int i = NL - 1; i >= 0; i--)
                 if (!k->tn_st[i]) {
@@ -269,6 +284,7 @@ int kb_ladder_queue_next(kb_ladder_queue *q, int w, kb_rung_msg *next)
     int over = 1;
     for (int s = 0; s < q->nk; s++) {
         lq_key *k = &q->k[s];
+        if (q->refused[(size_t)w * KB_NGEMM + (size_t)s]) continue; /* over, for w */
         if (k->phase < 2) {
             over = 0;
             continue;
@@ -310,7 +326,7 @@ int kb_rung_parse(const char *line, kb_rung_msg *m)
     int at = 0;
     if (sscanf(line, "rung %d %d %d %lf %n", &got.key, &got.i, &got.layout, &got.rate, &at) != 4 || line[at]) return -1;
     if (got.key >= 0 && (got.key >= KB_NGEMM || got.i < 0 || got.i >= NL || got.layout < 0 || got.layout >= NLAY ||
-                         !(got.rate >= -1)))
+                         !(got.rate >= -1 || got.rate == KB_RUNG_NOT_MINE)))
         return -1; /* NaN too */
     *m = got; /* untouched unless the whole line was one */
     return 0;

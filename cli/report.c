@@ -541,7 +541,16 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
 
 const char *const kb_start_parts[KB_START_NPARTS] = {"device", "copy", "first_case", "ladders"};
 
-void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS], double ladder_wait)
+void kb_report_ladder_wait(kb_report *r, double seconds)
+{
+    cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
+    if (!k || !(seconds > 0)) return;
+    cJSON_DeleteItemFromObjectCaseSensitive(k, "ladder_wait_s");
+    cJSON_AddNumberToObject(k, "ladder_wait_s", round(seconds * 1000) / 1000);
+    json_write(r);
+}
+
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS])
 {
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
     if (!k) return;
@@ -550,7 +559,6 @@ void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_N
         cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
         for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
     }
-    if (ladder_wait > 0) cJSON_AddNumberToObject(k, "ladder_wait_s", round(ladder_wait * 1000) / 1000);
     json_write(r);
 }
 

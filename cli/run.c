@@ -272,6 +272,7 @@ static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o,
             printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
     }
     kb_report_gemm(rep, dev);
+    kb_report_ladder_wait(rep, kb_gemm_wait_s(timer));
     return 0;
 }
 
@@ -460,14 +461,15 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
                 fatal = 1;
                 exit_code = KB_EXIT_CUDA;
             }
-            wall[KB_WALL_CEILINGS] = kb_now_s() - tw + lad_s; /* the ladders too, but at the first case */
+            wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         }
+        if (late) wall[KB_WALL_CEILINGS] += lad_s; /* the ladders too (outside its span here), but at the first case */
         if (start_due) { /* the first case about to be timed: the run's start, the ladders in it not in the case */
             start_due = 0;
             wall[KB_WALL_CEILINGS] -= lad_s;
             const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1],
                                                                     end - mark[2] - lad_s, lad_s};
-            kb_report_start(rep, end - mark[0], parts, kb_gemm_wait_s(timer));
+            kb_report_start(rep, end - mark[0], parts);
         }
         const int nimpl = kb_op_nimpls(op);
         pending *pend = f->pend = calloc((size_t)nimpl + 1, sizeof *pend);

@@ -282,6 +282,7 @@ typedef struct {
 typedef struct {
     group *grp;
     int w, leave_at; /* leave_at: this worker dies at that exchange, holding its rung (0: never) */
+    int nkeys;       /* the keys it searches (0: both; 1: bf16 only, fp16's rungs not its own) */
     gpu g[KB_NGEMM];
     kb_ladder_result r[2];
     int rc, asks;
@@ -293,7 +294,7 @@ static int share(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpu
     group *G = m->grp;
     pthread_mutex_lock(&G->mu);
     int r = -1;
-    if (++G->calls == G->fail_at || ++m->asks == m->leave_at) { /* it says "alone": its rung back in the queue */
+    if (!done || ++G->calls == G->fail_at || ++m->asks == m->leave_at) { /* it says "alone": its rung back in the queue */
         kb_ladder_queue_leave(G->q, m->w);
         pthread_cond_broadcast(&G->cv);
         goto out;
@@ -312,11 +313,11 @@ static void *member_main(void *arg)
     member *m = arg;
     static const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
     kb_ladder_share sh = {share, m};
-    m->rc = kb_ladder_search(keys, 2, rung, m->g, &sh, m->r);
+    m->rc = kb_ladder_search(keys, m->nkeys ? m->nkeys : 2, rung, m->g, &sh, m->r);
     return NULL;
 }
 
-static void run_group(int size, int fail_at, int leaver, member *ms)
+static void run_group_keys(int size, int fail_at, int leaver, int one_key, int broken, member *ms)
 {
     static const int keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
     group G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, kb_ladder_queue_new(keys, 2, size), fail_at, 0};
@@ -326,13 +327,57 @@ static void run_group(int size, int fail_at, int leaver, member *ms)
         ms[w].grp = &G;
         ms[w].w = w;
         ms[w].leave_at = w == leaver ? 2 : 0; /* gone holding its first rung, its rate not sent */
+        ms[w].nkeys = w == one_key ? 1 : 0;
         for (int k = 0; k < KB_NGEMM; k++) /* each GPU a little faster (less than the gaps between rungs); fp16 half bf16 */
-            ms[w].g[k] = (gpu){table, (k == KB_GEMM_FP16 ? 0.5 : 1.0) * (1.0 + 0.001 * w), NL, 0, {{0}}, 0};
+            ms[w].g[k] = (gpu){table, (k == KB_GEMM_FP16 ? 0.5 : 1.0) * (1.0 + 0.001 * w), NL, w == broken, {{0}}, 0}; /* broken: its first rung fails */
         assert_int_equal(pthread_create(&th[w], NULL, member_main, &ms[w]), 0);
     }
     for (int w = 0; w < size; w++) pthread_join(th[w], NULL);
     for (int w = 0; w < size; w++) ms[w].grp = NULL;
     kb_ladder_queue_free(G.q);
+}
+
+static void run_group(int size, int fail_at, int leaver, member *ms) { run_group_keys(size, fail_at, leaver, -1, -1, ms); }
+
+/* a worker handed a rung of a key it does not search sends it back untimed;
+ * the others time it, and that key's rungs never go to it again: nobody
+ * waits, its own key's ceiling is right, and so is the others' search of
+ * the key it left out */
+static void test_foreign_key(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        member ms[4];
+        run_group_keys(4, 0, -1, 0, -1, ms);
+        for (int w = 0; w < 4; w++) {
+            assert_int_equal(ms[w].rc, 0);
+            assert_true(ms[w].r[0].tflops == 720 * (1.0 + 0.001 * w)); /* bf16: the best point, timed here */
+            if (!w) continue;
+            assert_true(ms[w].r[1].tflops == 360 * (1.0 + 0.001 * w)); /* fp16 too, among the three */
+            assert_int_equal(ms[w].r[1].n, 6144);
+            assert_int_equal(ms[w].r[1].layout, KB_GEMM_NT);
+            assert_true(ms[w].r[1].shared > 1);
+        }
+        for (int i = 0; i < NL; i++)
+            for (int l = 0; l < NLAY; l++) assert_int_equal(ms[0].g[KB_GEMM_FP16].timed[i][l], 0); /* none of fp16's */
+    }
+}
+
+/* a rung that fails (a CUDA error) ends that worker's search with the error;
+ * its rung goes back to the group, which finishes without it */
+static void test_rung_fails_shared(void **state)
+{
+    (void)state;
+    member ms[3];
+    run_group_keys(3, 0, -1, -1, 1, ms);
+    assert_int_equal(ms[1].rc, 700);
+    int cover[NL] = {0};
+    for (int w = 0; w < 3; w += 2) {
+        assert_int_equal(ms[w].rc, 0);
+        assert_true(ms[w].r[0].tflops == 720 * (1.0 + 0.001 * w));
+        for (int i = 0; i < NL; i++) cover[i] += ms[w].g[KB_GEMM_BF16].timed[i][KB_GEMM_TN];
+    }
+    for (int i = 0; i < NL; i++) assert_true(cover[i] >= 1 || ms[1].g[KB_GEMM_BF16].timed[i][KB_GEMM_TN]);
 }
 
 /* every worker's ceiling is its own rate at the group's best point; together
@@ -418,8 +463,10 @@ static void test_messages(void **state)
     assert_int_equal(kb_rung_parse("rung -1 0 0 0", &back), 0); /* the first ask */
     assert_int_equal(back.key, -1);
     assert_int_equal(kb_rung_parse("rung 2 6 0 -1", &back), 0); /* no room */
+    assert_int_equal(kb_rung_parse("rung 2 6 0 -2", &back), 0); /* not a key this worker searches */
+    assert_true(back.rate == KB_RUNG_NOT_MINE);
     static const char *const bad[] = {"rung", "rung 2 3 2", "rung 2 7 0 5", "rung 2 3 3 5", "rung 4 0 0 5", "rung 2 0 0 nan",
-                                      "rung 2 0 0 -2", "rung 2 0 0 5 6", "rung 2 0 0 5x", "next", "ladder 2 0 1 5"};
+                                      "rung 2 0 0 -3", "rung 2 0 0 -1.5", "rung 2 0 0 5 6", "rung 2 0 0 5x", "next", "ladder 2 0 1 5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         back.key = 9;
         assert_int_equal(kb_rung_parse(bad[i], &back), -1);
@@ -463,7 +510,7 @@ int main(void)
         cmocka_unit_test(test_alone),       cmocka_unit_test(test_no_room),     cmocka_unit_test(test_error_ends_it),
         cmocka_unit_test(test_alone_keys),  cmocka_unit_test(test_queue_order), cmocka_unit_test(test_queue_all),
         cmocka_unit_test(test_queue_no_room), cmocka_unit_test(test_shared),    cmocka_unit_test(test_share_fails),
-        cmocka_unit_test(test_messages),    cmocka_unit_test(test_model_groups),
+        cmocka_unit_test(test_messages),    cmocka_unit_test(test_model_groups), cmocka_unit_test(test_foreign_key), cmocka_unit_test(test_rung_fails_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

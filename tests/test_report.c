@@ -402,7 +402,10 @@ static void test_json_report(void **state)
     rows[0].wall[KB_WALL_REFERENCE] = 1.25;
     rows[0].wall[KB_WALL_TIME] = 0.123456789;
     const double parts[KB_START_NPARTS] = {0.5, 0.625, 0.25, 2.74845};
-    kb_report_start(r, 4.12345, parts, 0.25); /* the seconds before the first case, and where they went */
+    kb_report_start(r, 4.12345, parts); /* the seconds before the first case, and where they went */
+    kb_report_ladder_wait(r, 0.125);
+    kb_report_ladder_wait(r, 0.25); /* replaced: the timer's searches so far, summed */
+    kb_report_ladder_wait(r, 0);    /* nothing to say: kept */
     kb_report_row(r, &rows[0]);
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
