@@ -22,7 +22,9 @@ int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max)
         int n = kb_nvml_models(models[0], KB_MODEL_LEN, max); /* NVML's names, where its list is CUDA's */
         if (n <= 0) {
             n = 0;
-            if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+            const cudaError_t e = cudaGetDeviceCount(&n);
+            if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) n = 0; /* none usable here */
+            else if (e != cudaSuccess) n = -1; /* a GPU there, but CUDA failed: not "no GPU" */
             for (int i = 0; i < n && i < max; i++) { /* each GPU's model: name, SMs, memory */
                 struct cudaDeviceProp p;
                 if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
