@@ -576,12 +576,17 @@ int kb_ensure_dir_of(const char *path, char *err, size_t errlen);
 /* X.json -> X.TAG.EXT beside it (TAG NULL: X.EXT); a path without .json keeps
  * its whole name as the stem: a part's files (--devices, merge) */
 void kb_sibling_path(const char *json, const char *tag, const char *ext, char *buf, size_t n);
-/* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole).
- * 0, or -1 at the first failed write (a full disk, a file size limit): then
- * kb_report_error says "cannot write PATH: REASON", every row written before
- * stays readable (the JSON file is the last complete version, no temporary
- * left), and later rows are refused. */
+/* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole,
+ * unless rewrites would take more than a twentieth of the run: then at
+ * kb_report_sync, the next row after that, or close). 0, or -1 at the first
+ * failed write (a full disk, a file size limit): then kb_report_error says
+ * "cannot write PATH: REASON", every row written before stays readable (the
+ * JSON file is the last complete version, no temporary left), and later rows
+ * are refused. */
 int kb_report_row(kb_report *r, const kb_row *row);
+/* the JSON rewritten if a row is not in it yet (before a plugin runs, before
+ * a --devices worker says a case is done); 0, or -1 as above */
+int kb_report_sync(kb_report *r);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
 /* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
  * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a

@@ -229,7 +229,10 @@ int drain_head(inflight **head, int block, row_sink *s)
     *head = f->next;
     const int whole = !f->aborted && !*s->lost; /* else the parent keeps it: a dead worker's error rows */
     inflight_free(f);
-    if (whole && s->info->case_done) s->info->case_done(s->info->next_ctx);
+    if (whole && s->info->case_done) { /* "done": its rows in the JSON part, which the parent merges */
+        if (kb_report_sync(s->rep)) *s->lost = 1;
+        else s->info->case_done(s->info->next_ctx);
+    }
     return 1;
 }
 

@@ -481,8 +481,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             const kb_impl *impl = kb_op_impl(op, ii);
             if (!impl_selected(o->impl, impl->name)) continue;
             const char *pl = kb_plugin_path(impl);
-            if (pl) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
+            if (pl) { /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
                 while (head && drain_head(&head, 1, &sink)) {}
+                if (kb_report_sync(rep)) lost = 1;
+            }
             pending *p = &pend[f->npend];
             memset(p, 0, sizeof *p);
             p->impl = impl;

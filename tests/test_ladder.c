@@ -356,7 +356,7 @@ static void test_foreign_key(void **state)
             assert_true(ms[w].r[1].tflops == 360 * (1.0 + 0.001 * w)); /* fp16 too, among the three */
             assert_int_equal(ms[w].r[1].n, 6144);
             assert_int_equal(ms[w].r[1].layout, KB_GEMM_NT);
-            assert_true(ms[w].r[1].shared > 1);
+            assert_true(ms[w].r[1].shared >= 1 && ms[w].r[1].shared <= 4); /* those that had timed a rung by its end */
         }
         for (int i = 0; i < NL; i++)
             for (int l = 0; l < NLAY; l++) assert_int_equal(ms[0].g[KB_GEMM_FP16].timed[i][l], 0); /* none of fp16's */

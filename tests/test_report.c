@@ -407,6 +407,7 @@ static void test_json_report(void **state)
     kb_report_ladder_wait(r, 0.25); /* replaced: the timer's searches so far, summed */
     kb_report_ladder_wait(r, 0);    /* nothing to say: kept */
     kb_report_row(r, &rows[0]);
+    assert_int_equal(kb_report_sync(r), 0); /* (right after the open's rewrite: the row waited) */
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
     assert_int_equal(access(tmp, F_OK), -1); /* renamed away */
@@ -415,6 +416,7 @@ static void test_json_report(void **state)
     rows[1].gpu_known = 1; /* an ended --devices worker's error row names its GPU */
     rows[1].gpu = 2;
     kb_report_row(r, &rows[1]);
+    assert_int_equal(kb_report_sync(r), 0);
     j = read_json(json);
     assert_int_equal(results_len(j), 2);
     cJSON_Delete(j);
@@ -559,12 +561,14 @@ static void test_report_write_errors(void **state)
         kb_report *r = kb_report_open(which ? NULL : csv, json, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
         if (!r) fail_msg("kb_report_open: %s", err);
         assert_int_equal(kb_report_row(r, &rows[0]), 0);
+        assert_int_equal(kb_report_sync(r), 0);
         assert_null(kb_report_error(r));
         long csv1 = which ? 0 : file_size(csv), json1 = file_size(json);
         struct rlimit lim = old;
         lim.rlim_cur = (rlim_t)((which ? json1 : csv1) + 8);
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
         int rc = kb_report_row(r, &rows[1]);
+        if (!rc) rc = kb_report_sync(r); /* the JSON's rewrite may wait for it */
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
         assert_int_equal(rc, -1);
         const char *e = kb_report_error(r);
@@ -592,6 +596,51 @@ static void test_report_write_errors(void **state)
         unlink(json);
     }
     signal(SIGXFSZ, xfsz);
+    rmdir(dir);
+    kb_cases_free(cases, n);
+}
+
+/* The JSON is rewritten after each row while that is cheap for the time
+ * between rows (a run's rows are 0.3 s and more apart); rows that come
+ * faster than a twentieth of a rewrite's cost wait, so that rewriting the
+ * whole file after every row of a sweep of thousands is not O(rows^2); sync
+ * and close write what waits. */
+static void test_json_throttle(void **state)
+{
+    (void)state;
+    int n;
+    kb_case *cases = make_cases(&n);
+    kb_row rows[2];
+    make_rows(cases, rows);
+    char dir[] = "/tmp/kbench-throttle-XXXXXX", json[256], err[KB_ERRLEN] = "";
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/out.json", dir);
+    kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    if (!r) fail_msg("kb_report_open: %s", err);
+    for (int k = 1; k <= 2; k++) { /* rows a run's distance apart: each on disk at once */
+        usleep(200000);
+        assert_int_equal(kb_report_row(r, &rows[0]), 0);
+        cJSON *j = read_json(json);
+        assert_int_equal(results_len(j), k);
+        cJSON_Delete(j);
+    }
+    for (int k = 0; k < 2000; k++) assert_int_equal(kb_report_row(r, &rows[k % 2]), 0); /* as fast as they come */
+    cJSON *j = read_json(json);
+    const int seen = results_len(j);
+    cJSON_Delete(j);
+    if (seen >= 2002) fail_msg("2000 rows in a burst: %d on disk, the JSON rewritten after each", seen);
+    assert_true(seen >= 2);
+    assert_int_equal(kb_report_sync(r), 0);
+    j = read_json(json);
+    assert_int_equal(results_len(j), 2002);
+    cJSON_Delete(j);
+    assert_int_equal(kb_report_row(r, &rows[1]), 0);
+    assert_int_equal(kb_report_close(r, err, sizeof err), 0); /* close: the last row too */
+    j = read_json(json);
+    assert_int_equal(results_len(j), 2003);
+    cJSON_Delete(j);
+    assert_int_equal(kb_report_sync(NULL), 0);
+    unlink(json);
     rmdir(dir);
     kb_cases_free(cases, n);
 }
@@ -1022,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_report_write_errors),
+        cmocka_unit_test(test_json_throttle),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_row_note),
         cmocka_unit_test(test_best_rate),
