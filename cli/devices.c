@@ -155,12 +155,10 @@ static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io)
 {
     kb_ladder_share sh = {worker_ladder, io};
     kb_gemm_key keys[KB_NGEMM];
-    int ik[KB_NGEMM];
     const int n = kb_plan_gemm_keys(plan, keys);
-    for (int j = 0; j < n; j++) ik[j] = keys[j];
     kb_ladder_result r[KB_NGEMM], all[KB_NGEMM];
-    kb_ladder_search(ik, n, dry_rung, NULL, NULL, all);
-    kb_ladder_search(ik, n, dry_rung, NULL, &sh, r);
+    kb_ladder_search(keys, n, dry_rung, NULL, NULL, all);
+    kb_ladder_search(keys, n, dry_rung, NULL, &sh, r);
     for (int j = 0; j < n; j++) {
         printf("ladder %s gpu %d: %d of %d rungs, ", kb_gemm_key_name(keys[j]), gpu, r[j].rungs, all[j].rungs);
         if (r[j].shared > 1) printf("the search shared by %d GPUs\n", r[j].shared);
@@ -287,25 +285,53 @@ static int host_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* The parent's side of the ladders' search: each worker of group g
- * waiting for a rung (lwait) given one, or the end, as the queue allows. A
- * dry run's workers take no time: its answers wait until every live worker
- * of the group has asked (lasked), as real ones, slowed by their GPUs, meet. */
-static void ladder_serve(kb_ladder_queue *q, char *lwait, const char *lasked, const int *group, const int *from,
-                         const int *to, int nw, int g, int dry)
+/* The parent's side of the GEMM ladders' search: a queue of rungs for each
+ * group of workers on GPUs of one model (ladder.c), by group (the index of
+ * its first worker; a worker that said "alone" has a group of its own, with
+ * no queue), and which workers wait for a rung and have asked for one. */
+typedef struct {
+    kb_ladder_queue *q[KB_MAX_DEVICES];
+    int group[KB_MAX_DEVICES], size[KB_MAX_DEVICES];
+    char wait[KB_MAX_DEVICES], asked[KB_MAX_DEVICES];
+    int n, dry;
+} ladders;
+
+static kb_ladder_queue *ladder_queue(const ladders *L, int w)
 {
-    for (int w = 0; w < nw && q && dry; w++)
-        if (group[w] == g && from[w] >= 0 && !lasked[w]) return;
+    const int g = L->group[w];
+    return g >= 0 && g < L->n ? L->q[g] : NULL;
+}
+
+/* each worker of w's group waiting for a rung given one, or the end, as
+ * the queue allows. A dry run's workers take no time: its answers wait
+ * until every live worker of the group has asked, as real ones, slowed by
+ * their GPUs, meet. */
+static void ladder_serve(ladders *L, int w0, const int *from, const int *to, int nw)
+{
+    kb_ladder_queue *q = ladder_queue(L, w0);
+    const int g = L->group[w0];
+    for (int w = 0; w < nw && q && L->dry; w++)
+        if (L->group[w] == g && from[w] >= 0 && !L->asked[w]) return;
     for (int w = 0; w < nw && q; w++) {
-        if (group[w] != g || !lwait[w] || from[w] < 0) continue;
+        if (L->group[w] != g || !L->wait[w] || from[w] < 0) continue;
         kb_rung_msg next;
         char line[64];
         const int r = kb_ladder_queue_next(q, w, &next);
         if (!r) continue; /* none yet: it waits for another's rate */
-        lwait[w] = 0;
+        L->wait[w] = 0;
         const int len = kb_rung_reply_format(line, sizeof line, r, &next, kb_ladder_queue_gpus(q));
         if (len > 0 && write(to[w], line, (size_t)len) != len) {} /* gone: heard of by poll */
     }
+}
+
+/* worker w out of its group (gone, or alone): the rung it held back in the
+ * queue, for the others */
+static void ladder_leave(ladders *L, int w, const int *from, const int *to, int nw)
+{
+    L->wait[w] = 0;
+    if (!ladder_queue(L, w)) return;
+    kb_ladder_queue_leave(ladder_queue(L, w), w);
+    ladder_serve(L, w, from, to, nw);
 }
 
 int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
@@ -327,11 +353,11 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
     }
     /* the workers on GPUs of one model share the GEMM ladders' search (a
-     * queue of rungs for each such group) */
-    int lgroup[KB_MAX_DEVICES], lrank[KB_MAX_DEVICES], lsize[KB_MAX_DEVICES];
+     * queue of rungs for each such group, made below) */
+    ladders L = {.n = n, .dry = dry};
     for (int w = 0; w < n; w++)
         snprintf(wmodel[w], KB_MODEL_LEN, "%s", dry ? "a dry run's" : count > 0 && ids[w] < KB_MAX_DEVICES ? models[ids[w]] : "");
-    kb_model_groups(wmodel, n, lgroup, lrank, lsize);
+    kb_model_groups(wmodel, n, L.group, L.size);
     /* the outputs (the plan check in the child above checked them): the
      * run's, each worker writing its part beside the JSON (X.gpuD.json and
      * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON) */
@@ -362,14 +388,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     kb_ceiling_groups(plan, order, group);
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
-    static kb_ladder_queue *lq[KB_MAX_DEVICES]; /* by group (its first worker's index) */
-    {
-        kb_gemm_key keys[KB_NGEMM];
-        int ik[KB_NGEMM];
-        const int nk = kb_plan_gemm_keys(plan, keys);
-        for (int j = 0; j < nk; j++) ik[j] = keys[j];
-        for (int w = 0; w < n; w++) lq[w] = lgroup[w] == w && lsize[w] > 1 ? kb_ladder_queue_new(ik, nk, n) : NULL;
-    }
+    kb_gemm_key keys[KB_NGEMM];
+    const int nkeys = kb_plan_gemm_keys(plan, keys);
+    for (int w = 0; w < n; w++) L.q[w] = L.group[w] == w && L.size[w] > 1 ? kb_ladder_queue_new(keys, nkeys, n) : NULL;
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
@@ -404,7 +425,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
             worker_io io = {a[0], b[1], 0};
             if (dry) { /* the ladders' shared search and the queue exercised, no GPU */
-                int due = lsize[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
+                int due = L.size[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
                 for (int ci; (ci = worker_next(&io)) >= 0; worker_done(&io))
                     if (due && ci < plan->ncases && kb_case_gemm_key(&plan->cases[ci]) >= 0) {
                         dry_ladders(plan, ids[w], &io);
@@ -432,7 +453,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             wi.next_ctx = &io;
             wi.worker = ids[w];
             kb_ladder_share sh = {worker_ladder, &io};
-            wi.ladder = lsize[w] > 1 ? &sh : NULL;
+            wi.ladder = L.size[w] > 1 ? &sh : NULL;
             wi.cores = pool;
             _exit(kb_run_plan(plan, &wi));
         }
@@ -454,7 +475,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     char want[KB_MAX_DEVICES] = {0}, asked[KB_MAX_DEVICES] = {0}; /* a worker's ask unanswered; it has asked */
     static char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
     int nlb[KB_MAX_DEVICES] = {0};
-    char lwait[KB_MAX_DEVICES] = {0}, lasked[KB_MAX_DEVICES] = {0}; /* a worker waiting for its next GEMM ladder rung; it has asked */
     while (alive > 0) {
         struct pollfd fds[KB_MAX_DEVICES];
         for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
@@ -493,21 +513,15 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                     heard = 1;
                 } else if (!strncmp(lb[w], "rung ", 5)) { /* a GEMM ladder rung's rate, and its next asked for */
                     kb_rung_msg m;
-                    const int g = lgroup[w];
-                    kb_ladder_queue *q = g >= 0 && g < n ? lq[g] : NULL;
+                    kb_ladder_queue *q = ladder_queue(&L, w);
                     if (q && !kb_rung_parse(lb[w], &m)) {
                         if (m.key >= 0) kb_ladder_queue_done(q, w, &m); /* not the rung it held: only its ask counts */
-                        lwait[w] = lasked[w] = 1;
-                        ladder_serve(q, lwait, lasked, lgroup, from, to, started, g, dry); /* its rate may open a phase for others */
+                        L.wait[w] = L.asked[w] = 1;
+                        ladder_serve(&L, w, from, to, started); /* its rate may open a phase for others */
                     } else if (write(to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
                 } else if (!strcmp(lb[w], "alone")) { /* out of its group: its rung back in the queue */
-                    const int g = lgroup[w];
-                    lgroup[w] = KB_MAX_DEVICES + w;
-                    lwait[w] = 0;
-                    if (g >= 0 && g < n && lq[g]) {
-                        kb_ladder_queue_leave(lq[g], w);
-                        ladder_serve(lq[g], lwait, lasked, lgroup, from, to, started, g, dry);
-                    }
+                    ladder_leave(&L, w, from, to, started);
+                    L.group[w] = KB_MAX_DEVICES + w;
                 }
                 const int used = (int)(nl - lb[w]) + 1;
                 memmove(lb[w], nl + 1, (size_t)(nlb[w] -= used));
@@ -547,11 +561,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             nout[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
-            lwait[w] = 0;
-            if (lgroup[w] >= 0 && lgroup[w] < n && lq[lgroup[w]]) { /* the rung it was timing: another's */
-                kb_ladder_queue_leave(lq[lgroup[w]], w);
-                ladder_serve(lq[lgroup[w]], lwait, lasked, lgroup, from, to, started, lgroup[w], dry);
-            }
+            ladder_leave(&L, w, from, to, started); /* the rung it was timing: another's */
         }
         /* A dry run's workers take no time, and one that starts late could
          * find the queue empty: its answers wait until every live worker has
@@ -621,7 +631,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     free(taken);
     free(dead);
     kb_cores_free(pool);
-    for (int w = 0; w < n; w++) kb_ladder_queue_free(lq[w]);
+    for (int w = 0; w < n; w++) kb_ladder_queue_free(L.q[w]);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
         fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",

@@ -190,7 +190,7 @@ struct kb_timer {
     /* GEMM ceilings measured so far (0: not yet), and the size used */
     double gemm[KB_NGEMM];
     int gemm_n[KB_NGEMM], gemm_layout[KB_NGEMM], gemm_shared[KB_NGEMM];
-    double gemm_wait_s; /* the last shared search's wait for the parent's queue */
+    double gemm_wait_s; /* the shared searches' wait for the parent's queue, summed */
     kb_ladder_share share; /* the ladder's search split over workers (fn NULL: alone) */
     /* cuBLAS on rows' own GEMM shapes, measured so far */
     struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
@@ -656,16 +656,18 @@ void kb_timer_share_ladder(kb_timer *t, const kb_ladder_share *sh)
  * like every op's inputs (a GEMM's power and so its clock depend on the
  * bits: torch.mm beat this ceiling by 3% only on torch.rand(bf16) * 2 - 1,
  * whose small values keep few mantissa bits). Cached per key for the
- * timer's life; a size that does not fit is left out (0: none fitted).
+ * timer's life, searched once; a size that does not fit is left out (0:
+ * none fitted).
  * kb_gemm_ceilings measures several keys in one search (shared, the
  * workers' queue hands out any key's rungs), kb_gemm_tflops reads one. */
 int kb_gemm_ceilings(kb_timer *t, const kb_gemm_key *keys, int nk, const kb_opts *o)
 {
-    int todo[KB_NGEMM], n = 0;
-    for (int j = 0; j < nk; j++)
-        if (keys[j] >= 0 && keys[j] < KB_NGEMM && t->gemm[keys[j]] <= 0) {
+    kb_gemm_key todo[KB_NGEMM];
+    int n = 0;
+    for (int j = 0; j < nk; j++) /* the keys not searched yet (gemm_shared is 1 or more once searched, fitted or not) */
+        if (keys[j] >= 0 && keys[j] < KB_NGEMM && !t->gemm_shared[keys[j]]) {
             int dup = 0;
-            for (int m = 0; m < n; m++) dup |= todo[m] == (int)keys[j];
+            for (int m = 0; m < n; m++) dup |= todo[m] == keys[j];
             if (!dup) todo[n++] = keys[j];
         }
     if (!n) return 0;

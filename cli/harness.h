@@ -99,7 +99,7 @@ typedef struct {
     int shared;      /* GPUs that searched together, 1: alone */
     double wait_s;   /* seconds this worker waited for the parent's queue (the whole search's) */
 } kb_ladder_result;
-int kb_ladder_search(const int *keys, int nk, kb_rung_fn rung, void *ctx, const kb_ladder_share *share,
+int kb_ladder_search(const kb_gemm_key *keys, int nk, kb_rung_fn rung, void *ctx, const kb_ladder_share *share,
                      kb_ladder_result *res);
 /* The parent's queue for one group of workers (nw: the parent's worker
  * indices 0..nw-1): _done records worker w's report of the rung it holds (0,
@@ -107,7 +107,7 @@ int kb_ladder_search(const int *keys, int nk, kb_rung_fn rung, void *ctx, const 
  * once another's rate is in), -1 the search is over for w; _leave puts back
  * the rung of a worker gone; _gpus: the workers that timed a rung. */
 typedef struct kb_ladder_queue kb_ladder_queue;
-kb_ladder_queue *kb_ladder_queue_new(const int *keys, int nk, int nw);
+kb_ladder_queue *kb_ladder_queue_new(const kb_gemm_key *keys, int nk, int nw);
 void kb_ladder_queue_free(kb_ladder_queue *q);
 int kb_ladder_queue_done(kb_ladder_queue *q, int w, const kb_rung_msg *m);
 int kb_ladder_queue_next(kb_ladder_queue *q, int w, kb_rung_msg *next);

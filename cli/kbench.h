@@ -608,7 +608,8 @@ extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "
  * at a later case: then in that case's ceilings phase) */
 void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
 /* kbench.ladder_wait_s (where > 0): the time the GEMM ladders of a
- * --devices worker waited for the parent's queue of rungs, whenever they ran */
+ * --devices worker waited for the parent's queue of rungs, whenever they ran
+ * (on disk with the next write: kb_report_gemm's, a row's, a sync's) */
 void kb_report_ladder_wait(kb_report *r, double seconds);
 /* the device's GEMM ceilings, measured after the report was opened */
 void kb_report_gemm(kb_report *r, const kb_device *dev);

@@ -85,7 +85,7 @@ static int alone(ladder *l)
     return 0;
 }
 
-int kb_ladder_search(const int *keys, int nk, kb_rung_fn rung, void *ctx, const kb_ladder_share *sh, kb_ladder_result *res)
+int kb_ladder_search(const kb_gemm_key *keys, int nk, kb_rung_fn rung, void *ctx, const kb_ladder_share *sh, kb_ladder_result *res)
 {
     if (nk <= 0) return 0;
     ladder *ls = calloc((size_t)nk, sizeof *ls);
@@ -160,7 +160,7 @@ static unsigned char *timed_at(kb_ladder_queue *q, int w, int s, int i, int l)
     return &q->timed[(((size_t)w * KB_NGEMM + (size_t)s) * NL + (size_t)i) * NLAY + (size_t)l];
 }
 
-kb_ladder_queue *kb_ladder_queue_new(const int *keys, int nk, int nw)
+kb_ladder_queue *kb_ladder_queue_new(const kb_gemm_key *keys, int nk, int nw)
 {
     if (nk < 0 || nk > KB_NGEMM || nw < 1) return NULL;
     kb_ladder_queue *q = calloc(1, sizeof *q);

@@ -234,8 +234,7 @@ int kb_write_whole(const char *path, const char *text, char *err, size_t errlen)
     return -1;
 }
 
-/* The whole JSON document (kb_write_whole). 0, or -1 with r->err. */
-/* The JSON replaced whole, now */
+/* The whole JSON document replaced (kb_write_whole), now. 0, or -1 with r->err. */
 static int json_write(kb_report *r)
 {
     if (!r->root) return 0;
@@ -570,7 +569,7 @@ void kb_report_ladder_wait(kb_report *r, double seconds)
     if (!k || !(seconds > 0)) return;
     cJSON_DeleteItemFromObjectCaseSensitive(k, "ladder_wait_s");
     cJSON_AddNumberToObject(k, "ladder_wait_s", round(seconds * 1000) / 1000);
-    json_write(r);
+    r->dirty = 1; /* written with the GEMM ceilings (kb_report_gemm), a row, a sync or close */
 }
 
 void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS])
@@ -582,7 +581,7 @@ void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_N
         cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
         for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
     }
-    json_write(r);
+    json_write_soon(r); /* with the next row, a sync or close */
 }
 
 void kb_report_skip(kb_report *r, int case_index)

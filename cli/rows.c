@@ -195,8 +195,6 @@ static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, in
     return lost;
 }
 
-
-
 static void inflight_free(inflight *f)
 {
     kb_state *st = &f->st;

@@ -271,19 +271,15 @@ static int sweep_ladders(const kb_plan *plan, kb_timer *timer, const kb_opts *o,
         } else
             printf("GEMM %s: not enough free memory to measure\n", kb_gemm_key_name(k));
     }
-    kb_report_gemm(rep, dev);
     kb_report_ladder_wait(rep, kb_gemm_wait_s(timer));
+    kb_report_gemm(rep, dev); /* (writes both) */
     return 0;
 }
 
-/* sweep_ladders once, where the run is due to measure them (*due: at the
- * first case that compares with a GEMM ceiling, so that a --devices worker
- * with no such case measures none); the seconds it took */
-static double ladders_once(int *due, const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev,
-                           kb_report *rep, int *fatal, int *exit_code)
+/* sweep_ladders, timed: the seconds it took */
+static double ladders_timed(const kb_plan *plan, kb_timer *timer, const kb_opts *o, kb_device *dev, kb_report *rep,
+                            int *fatal, int *exit_code)
 {
-    if (!*due) return 0;
-    *due = 0;
     const double t = kb_now_s();
     if (sweep_ladders(plan, timer, o, dev, rep)) *fatal = 1, *exit_code = KB_EXIT_CUDA;
     return kb_now_s() - t;
@@ -368,7 +364,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     double t0 = kb_now_s();
     void *stream = kb_timer_stream(timer);
     inflight *head = NULL; /* the cases whose rows wait for their references, oldest first */
-    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that needs them */
+    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that compares with one */
     int start_due = !info->check_mode;   /* kbench.start_s, at the first case */
     long ref_seq = 0, ref_done = 0;
     row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info};
@@ -411,19 +407,20 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
          * with them (at the first case, the start every worker of --devices
          * pays: its first reference hides behind them; the default sweep's
          * one MLP case had four workers search the bf16 ladder, one needs it) */
-        int *lad_due = gk >= 0 && gk < KB_NGEMM ? &ladders_due : &(int){0};
+        const int lad_now = ladders_due && gk >= 0 && gk < KB_NGEMM; /* so that a --devices worker with no such case measures none */
+        ladders_due &= !lad_now;
         double lad_s = 0; /* the ladders' seconds, at this case */
         size_t free_b = 0, total_b = 0;
         const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
                          free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
-                                      (*lad_due ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
-        if (!late) lad_s = ladders_once(lad_due, plan, timer, o, &dev, rep, &fatal, &exit_code);
+                                      (lad_now ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
+        if (lad_now && !late) lad_s = ladders_timed(plan, timer, o, &dev, rep, &fatal, &exit_code);
         if (!info->check_mode && !late && !fatal && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
             fatal = 1; /* the context is lost: no row of this case or later ones */
             exit_code = KB_EXIT_CUDA;
         }
         if (!fatal) kb_last_error[0] = 0; /* else why, for the message that stops the sweep */
-        wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
+        wall[KB_WALL_CEILINGS] = kb_now_s() - tw - lad_s; /* the ladders added below, but at the first case */
         tw = kb_now_s();
         int setup_rc = op->setup(c, st);
         wall[KB_WALL_SETUP] = kb_now_s() - tw;
@@ -453,7 +450,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         inflight **tail = &head; /* after the cases still waiting for their references */
         while (*tail) tail = &(*tail)->next;
         *tail = f;
-        if (late) lad_s = ladders_once(lad_due, plan, timer, o, &dev, rep, &fatal, &exit_code);
+        if (lad_now && late) lad_s = ladders_timed(plan, timer, o, &dev, rep, &fatal, &exit_code);
         if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
         if (late && !fatal) {
             tw = kb_now_s();
@@ -463,10 +460,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             }
             wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
         }
-        if (late) wall[KB_WALL_CEILINGS] += lad_s; /* the ladders too (outside its span here), but at the first case */
-        if (start_due) { /* the first case about to be timed: the run's start, the ladders in it not in the case */
+        if (!start_due) wall[KB_WALL_CEILINGS] += lad_s;
+        else { /* the first case about to be timed: the run's start, the ladders in it not in the case */
             start_due = 0;
-            wall[KB_WALL_CEILINGS] -= lad_s;
             const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1],
                                                                     end - mark[2] - lad_s, lad_s};
             kb_report_start(rep, end - mark[0], parts);

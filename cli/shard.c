@@ -274,16 +274,12 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)
     return 0;
 }
 
-void kb_model_groups(char (*models)[KB_MODEL_LEN], int n, int *group, int *rank, int *size)
+void kb_model_groups(char (*models)[KB_MODEL_LEN], int n, int *group, int *size)
 {
     for (int w = 0; w < n; w++) {
         group[w] = w;
-        rank[w] = 0;
-        for (int v = 0; v < w && models[w][0]; v++)
-            if (!strcmp(models[v], models[w])) {
-                group[w] = group[v];
-                rank[w]++;
-            }
+        for (int v = 0; v < w && models[w][0] && group[w] == w; v++)
+            if (!strcmp(models[v], models[w])) group[w] = group[v];
     }
     for (int w = 0; w < n; w++) {
         size[w] = 0;

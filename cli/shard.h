@@ -70,7 +70,7 @@ int kb_queue_pick(const int *group, int n, const char *taken, const int *last, i
 #define KB_MODEL_LEN 256
 int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max);
 /* group[w]: the first of the n workers whose GPU is of w's model (models[w]
- * "": its own), rank[w] its place among them, size[w] how many they are */
-void kb_model_groups(char (*models)[KB_MODEL_LEN], int n, int *group, int *rank, int *size);
+ * "": its own), size[w] how many they are */
+void kb_model_groups(char (*models)[KB_MODEL_LEN], int n, int *group, int *size);
 
 #endif
