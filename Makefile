@@ -33,9 +33,12 @@ TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 .PHONY: all run test test-asan test-slurm fuzz check plot deps clean examples test-plugins FORCE
 all: kbench
 
+# the commit the rows name (kbench.git_commit): git's, or GIT_COMMIT=... where
+# the tree was copied without its history (a tarball, a remote build machine)
+GIT_COMMIT ?= $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)
 $(BUILD)/git.h: FORCE
 	@mkdir -p $(BUILD)
-	@echo "#define KB_GIT \"$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)\"" > $@.tmp
+	@echo "#define KB_GIT \"$(GIT_COMMIT)\"" > $@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 $(BUILD)/cli/report.o: KB_CFLAGS += -include $(BUILD)/git.h
