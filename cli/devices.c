@@ -388,13 +388,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     kb_ceiling_groups(plan, order, group);
     for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
     kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
-    /* The workers open their GPUs one at a time: CUDA's start is serialised
-     * in the driver, and four opening at once (4 x H200) were all ready only
-     * after 1.2-1.4 s; in turn, the first was after 0.36 s and each next
-     * 0.39 s later, so the GPUs start their cases 0.2-0.4 s earlier on
-     * average (the queue evens out the rest). A turn waited for 2 s a
-     * worker at most: one that died holding it, the others go on at once. */
-    kb_gate *gate = dry ? NULL : kb_gate_new(2.0 * n);
     kb_gemm_key keys[KB_NGEMM];
     const int nkeys = kb_plan_gemm_keys(plan, keys);
     for (int w = 0; w < n; w++) L.q[w] = L.group[w] == w && L.size[w] > 1 ? kb_ladder_queue_new(keys, nkeys, n) : NULL;
@@ -462,7 +455,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             kb_ladder_share sh = {worker_ladder, &io};
             wi.ladder = L.size[w] > 1 ? &sh : NULL;
             wi.cores = pool;
-            wi.open_gate = gate;
             _exit(kb_run_plan(plan, &wi));
         }
         close(a[0]);
@@ -477,7 +469,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         alive++;
     }
     if (rc) halt = 1; /* a worker could not start: stop the others after their case */
-    kb_gate_free(gate); /* the workers' now */
     /* the progress line on a terminal, each GPU's current case (a dry run's
      * too: its workers stand in for the GPUs) */
     int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */

@@ -492,16 +492,6 @@ void kb_cores_free(kb_cores *p);
 int kb_cores_take(kb_cores *p, int share); /* the team for a reference about to run */
 void kb_cores_give(kb_cores *p, int team);  /* its team, once it has run */
 int kb_cores_spare(const kb_cores *p);      /* for tests: the spare threads now */
-/* One process at a time (--devices: the workers open their GPUs in turn):
- * a token in a pipe made before the fork. kb_gate_enter waits for it, at
- * most wait_s (a holder that died never gives it back: then it goes on
- * without); 1: taken, to be given back by kb_gate_leave. NULL: no gate,
- * nothing waited for. */
-typedef struct kb_gate kb_gate;
-kb_gate *kb_gate_new(double wait_s); /* NULL: none (no pipe) */
-void kb_gate_free(kb_gate *g);
-int kb_gate_enter(kb_gate *g);
-void kb_gate_leave(kb_gate *g, int taken);
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
  * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),
@@ -649,7 +639,6 @@ typedef struct {
     int workers; /* processes sharing the host (--devices), 0 or 1: alone */
     const struct kb_ladder_share *ladder; /* the GEMM ladders' search split with other workers (harness.h); NULL: alone */
     struct kb_cores *cores; /* the host's cores shared by the workers' references (kb_cores); NULL: its own team */
-    struct kb_gate *open_gate; /* taken while the GPU is opened (the workers in turn: kb_gate); NULL: at once */
 } kb_run_info;
 /* cases at most whose rows wait for their references while the GPU goes on
  * (rows.h: inflight) */
