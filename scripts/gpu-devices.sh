@@ -4,8 +4,10 @@
 #   scripts/gpu-devices.sh STEP...
 #     inventory       kbench device on each GPU, one after another: the copy
 #                     and GEMM ceilings side by side, and the largest spread
-#     scale:SWEEP     SWEEP (a config) three ways: on GPU 0 alone, with
-#                     --devices all, and as --shard K/N runs started by hand,
+#     scale:SWEEP[:R] SWEEP (a config) three ways: on GPU 0 alone, with
+#                     --devices all (R times: the speedup from the median;
+#                     where the last cases fall moves a run's wall by up to a
+#                     second), and as --shard K/N runs started by hand,
 #                     one per GPU at once (OMP_NUM_THREADS an equal share of
 #                     the cores, as --devices gives its workers), then kbench
 #                     merge; wall times, speedup over one GPU and its share
@@ -17,7 +19,7 @@
 #                     exit 3, the killed case an error row, every other case
 #                     a row, the JSON valid, no parts left (2 s into an MLP
 #                     sweep: during the GEMM ladders' shared search)
-# e.g. scripts/gpu-devices.sh inventory scale:configs/default.json kill:configs/layernorm.json
+# e.g. scripts/gpu-devices.sh inventory scale:configs/default.json:3 kill:configs/layernorm.json
 set -u
 K=./kbench
 out=${OUT:-results}/devices
@@ -90,11 +92,16 @@ t() {
 }
 
 scale() {
-    local sw=$1 b; b=$(basename "$sw" .json)
+    local sw=$1 b reps=1
+    [[ $sw =~ ^(.*):([0-9]+)$ ]] && sw=${BASH_REMATCH[1]} reps=${BASH_REMATCH[2]}
+    b=$(basename "$sw" .json)
     local f="--quiet"
     echo "== scale $sw"
     t "$b.one" env CUDA_VISIBLE_DEVICES=0 $K sweep "$sw" $f --csv "$out/$b.one.csv" --json "$out/$b.one.json"
     t "$b.dev" $K sweep "$sw" $f --devices all --csv "$out/$b.dev.csv" --json "$out/$b.dev.json"
+    for ((r = 2; r <= reps; r++)); do # the first run is the one compared and broken down below
+        t "$b.dev$r" $K sweep "$sw" $f --devices all --csv "$out/$b.dev$r.csv" --json "$out/$b.dev$r.json"
+    done
     local s; s=$(now)
     local pids=()
     [ -s "$out/$b.shards.secs" ] && n=0 # timed before
@@ -111,11 +118,14 @@ scale() {
     n=$(nvidia-smi -L | wc -l)
     echo "  $b.shards (by hand, merged): $(cat "$out/$b.shards.secs") s"
     local one dev sh cases
-    one=$(cat "$out/$b.one.secs"); dev=$(cat "$out/$b.dev.secs"); sh=$(cat "$out/$b.shards.secs")
+    one=$(cat "$out/$b.one.secs"); sh=$(cat "$out/$b.shards.secs")
+    dev=$(cat "$out/$b.dev.secs" $(for ((r = 2; r <= reps; r++)); do echo "$out/$b.dev$r.secs"; done) | sort -g |
+        awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    [ "$reps" -gt 1 ] && echo "  --devices all, $reps runs: $(cat "$out/$b.dev.secs" $(for ((r = 2; r <= reps; r++)); do echo "$out/$b.dev$r.secs"; done) | tr '\n' ' ')s; median $dev s"
     cases=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kbench"]["sweep_cases"])' "$out/$b.one.json")
-    awk -v one="$one" -v dev="$dev" -v sh="$sh" -v n="$n" -v c="$cases" 'BEGIN{
+    awk -v one="$one" -v dev="$dev" -v sh="$sh" -v n="$n" -v c="$cases" -v r="$reps" 'BEGIN{
         printf "  %d cases, %.2f s a case on one GPU\n", c, one / c;
-        printf "  --devices all: %.2fx over one GPU (%.2f of N=%d; the target 0.85)\n", one / dev, one / dev / n, n;
+        printf "  --devices all%s: %.2fx over one GPU (%.3f of N=%d; the target 0.85)\n", (r > 1 ? " (the median)" : ""), one / dev, one / dev / n, n;
         printf "  shards by hand: %.2fx over one GPU (%.2f of N=%d)\n", one / sh, one / sh / n, n }'
     # how much of the one-GPU wall time the timed samples are: the rest
     # (ceilings, inputs, CPU references, warm-up) is what more GPUs may not cut
@@ -226,6 +236,6 @@ for step in "$@"; do
     inventory) inventory ;;
     scale:*) scale "${step#scale:}" ;;
     kill:*) kill_one "${step#kill:}" ;;
-    *) echo "gpu-devices.sh: unknown step '$step' (inventory, scale:SWEEP, kill:SWEEP)" >&2; exit 2 ;;
+    *) echo "gpu-devices.sh: unknown step '$step' (inventory, scale:SWEEP[:R], kill:SWEEP[@S])" >&2; exit 2 ;;
     esac
 done
