@@ -1,5 +1,5 @@
 /* issue 24 diagnostic: what a --devices worker's start and end cost with
- * 1 and with 4 processes at once. openbench N MODE (MODE: full | nonvml) */
+ * 1 and with 4 processes at once. openbench N MODE (MODE: full | nonvml | serial: one opens at a time) */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
@@ -13,7 +13,8 @@
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 int main(int argc, char **argv)
 {
-    int n = atoi(argv[1]), nvml = strcmp(argv[2], "nonvml");
+    int n = atoi(argv[1]), nvml = strcmp(argv[2], "nonvml"), serial = !strcmp(argv[2], "serial");
+    int tok[2]; pipe(tok); if (write(tok[1], "t", 1) != 1) return 1;
     double T0 = now();
     pid_t pid[16];
     int fd[16][2];
@@ -21,6 +22,7 @@ int main(int argc, char **argv)
         pipe(fd[w]);
         if (!(pid[w] = fork())) {
             char d[8]; snprintf(d, 8, "%d", w); setenv("CUDA_VISIBLE_DEVICES", d, 1);
+            char t; if (serial && read(tok[0], &t, 1) != 1) _exit(1);
             double s[8]; int k = 0; s[k++] = now();
             int c; cudaGetDeviceCount(&c); s[k++] = now();
             cudaSetDevice(0); cudaFree(0); s[k++] = now();
@@ -30,6 +32,7 @@ int main(int argc, char **argv)
                 if (init) init();
             }
             s[k++] = now();
+            if (serial && write(tok[1], "t", 1) != 1) _exit(1);
             cublasHandle_t h; cublasCreate(&h);
             void *a; cudaMalloc(&a, 3u << 27); cudaMemset(a, 0, 3u << 27);
             float one = 1, zero = 0;
