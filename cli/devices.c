@@ -29,7 +29,8 @@
  * once do not oversubscribe the host, and a reference that starts takes
  * the shares of the workers with none running (kb_cores, in memory mapped
  * before the fork): the grid's waits for references on 4 x H200, 9.5 and
- * 13.5 s summed without, 0.6 and 5.7 s with. */
+ * 13.5 s summed without, 0.6 and 5.7 s with. A worker that dies while its
+ * reference runs has the cores it held given back here (kb_cores_reclaim). */
 #include "harness.h"
 #include "kbench.h"
 #include "shard.h"
@@ -455,6 +456,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             kb_ladder_share sh = {worker_ladder, &io};
             wi.ladder = L.size[w] > 1 ? &sh : NULL;
             wi.cores = pool;
+            kb_cores_join(pool, w);
             _exit(kb_run_plan(plan, &wi));
         }
         close(a[0]);
@@ -542,6 +544,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             from[w] = -1;
             while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
             alive--;
+            kb_cores_reclaim(pool, w); /* the cores its reference held, if it died with one running */
             int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1;
             for (int q = 0; q < nout[w] && !kb_stop_signal && code != 130 && code != 143; q++) { /* a signal: not a death */
                 const int ci = outq[w][q];

@@ -492,6 +492,12 @@ void kb_cores_free(kb_cores *p);
 int kb_cores_take(kb_cores *p, int share); /* the team for a reference about to run */
 void kb_cores_give(kb_cores *p, int team);  /* its team, once it has run */
 int kb_cores_spare(const kb_cores *p);      /* for tests: the spare threads now */
+/* A worker that dies while its reference runs would keep its team out of
+ * the pool for the rest of the sweep: each worker notes what it holds in
+ * its slot (kb_cores_join, once, after the fork), and the parent gives a
+ * dead worker's back (kb_cores_reclaim: the threads given back, 0: none). */
+void kb_cores_join(kb_cores *p, int slot);
+int kb_cores_reclaim(kb_cores *p, int slot);
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
  * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),

@@ -130,6 +130,62 @@ static void test_cores(void **state)
     kb_cores_give(NULL, 7);
 }
 
+/* A worker that dies while its reference holds the pool's cores: the parent
+ * gives them back (kb_cores_reclaim), once; one that gave them back itself,
+ * or never joined, leaves nothing to reclaim. */
+static void test_cores_reclaim(void **state)
+{
+    (void)state;
+    kb_cores *p = kb_cores_new(4, 15);
+    assert_non_null(p);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        kb_cores_join(p, 2);
+        _exit(kb_cores_take(p, 15) == 60 ? 0 : 1); /* dies holding every core */
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(kb_cores_spare(p), 0); /* lost, until reclaimed */
+    assert_int_equal(kb_cores_reclaim(p, 1), 0); /* another slot: nothing held */
+    assert_int_equal(kb_cores_reclaim(p, 2), 60);
+    assert_int_equal(kb_cores_spare(p), 60);
+    assert_int_equal(kb_cores_reclaim(p, 2), 0); /* once */
+    assert_int_equal(kb_cores_spare(p), 60);
+    /* held while another worker's reference ran: only its own share lent */
+    const int mine = kb_cores_take(p, 15); /* this process, no slot: not noted */
+    assert_int_equal(mine, 60);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        kb_cores_join(p, 3);
+        _exit(kb_cores_take(p, 15) == 15 ? 0 : 1); /* its own share, lent out: dies with it */
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(kb_cores_spare(p), -15);
+    assert_int_equal(kb_cores_reclaim(p, 0), 0); /* the parent's take noted nowhere */
+    assert_int_equal(kb_cores_reclaim(p, 3), 15);
+    kb_cores_give(p, mine);
+    assert_int_equal(kb_cores_spare(p), 60); /* whole again */
+    /* a worker that gave its team back: nothing to reclaim */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        kb_cores_join(p, 1);
+        kb_cores_give(p, kb_cores_take(p, 15));
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(kb_cores_reclaim(p, 1), 0);
+    assert_int_equal(kb_cores_spare(p), 60);
+    assert_int_equal(kb_cores_reclaim(NULL, 1), 0); /* no pool */
+    assert_int_equal(kb_cores_reclaim(p, -1), 0);   /* no such slot */
+    assert_int_equal(kb_cores_reclaim(p, 1 << 20), 0);
+    kb_cores_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_callers_team),
         cmocka_unit_test(test_team),
         cmocka_unit_test(test_cores),
+        cmocka_unit_test(test_cores_reclaim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
