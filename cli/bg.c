@@ -1,18 +1,12 @@
-/* A task on a thread of its own while the caller goes on (kbench.h,
+/* A task on a thread of its own while the caller goes on (bg.h,
  * kb_bg_*): the CPU reference of a case runs beside the verify runs and the
  * timing of its implementations. Its OpenMP team is the caller's, one core
  * short: the caller's thread launches and times the kernels. */
-#include "kbench.h"
+#include "bg.h"
 #include "shard.h" /* KB_MAX_DEVICES */
 
 #include <sys/mman.h>
 #include <time.h>
-#ifdef _OPENMP /* the fuzz builds have no OpenMP: one thread each */
-#include <omp.h>
-#else
-static int omp_get_max_threads(void) { return 1; }
-static void omp_set_num_threads(int n) { (void)n; }
-#endif
 
 double kb_now_s(void)
 {

@@ -31,6 +31,7 @@
  * before the fork): the grid's waits for references on 4 x H200, 9.5 and
  * 13.5 s summed without, 0.6 and 5.7 s with. A worker that dies while its
  * reference runs has the cores it held given back here (kb_cores_reclaim). */
+#include "bg.h"
 #include "harness.h"
 #include "kbench.h"
 #include "shard.h"
@@ -43,10 +44,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef _OPENMP /* (the fuzzing build has no OpenMP) */
-#include <omp.h>
-#endif
-
 int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errlen)
 {
     if (!strcmp(s, "all")) {
@@ -437,11 +434,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             char dev[64];
             visible_id(ids[w], dev, sizeof dev);
             setenv("CUDA_VISIBLE_DEVICES", dev, 1);
-#ifdef _OPENMP
             omp_set_num_threads(threads);
-#else
-            (void)threads;
-#endif
             snprintf(o->json, sizeof o->json, "%s", pj[w]);
             char tag[16];
             snprintf(tag, sizeof tag, "gpu%d", ids[w]);
@@ -545,8 +538,9 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
             alive--;
             kb_cores_reclaim(pool, w); /* the cores its reference held, if it died with one running */
-            int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1;
-            for (int q = 0; q < nout[w] && !kb_stop_signal && code != 130 && code != 143; q++) { /* a signal: not a death */
+            const int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1,
+                      death = !kb_stop_signal && code != 130 && code != 143; /* stopped by a signal: not a death */
+            for (int q = 0; q < nout[w] && death; q++) {
                 const int ci = outq[w][q];
                 died++;
                 char label[1024], how[96];
@@ -556,7 +550,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                         plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
                 dead[ci] = w;
             }
-            if (!nout[w] && WIFSIGNALED(status[w]) && !kb_stop_signal && code != 130 && code != 143) {
+            if (!nout[w] && WIFSIGNALED(status[w]) && death) {
                 char how[96]; /* a death between cases: nothing lost, but said */
                 worker_ended(ids[w], status[w], how, sizeof how);
                 fprintf(stderr, "%skbench: %s with no case in hand; the other GPUs take its share\n", shown ? "\n" : "", how);

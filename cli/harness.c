@@ -91,15 +91,6 @@ int kb_best_rate(const double *rates, int n)
     return best;
 }
 
-int kb_gemm_rungs(const double *rates, int n, int *idx)
-{
-    int best = kb_best_rate(rates, n), k = 0;
-    if (best < 0) return 0;
-    for (int i = best - 1; i <= best + 1; i++)
-        if (i >= 0 && i < n && isfinite(rates[i]) && rates[i] > 0) idx[k++] = i;
-    return k;
-}
-
 const char *kb_row_note(double pct_of_copy, double pct_of_gemm, double bytes, size_t l2_bytes, int hot)
 {
     if (pct_of_copy > 100 && (hot || (l2_bytes && bytes <= (double)l2_bytes))) return "l2";

@@ -79,6 +79,10 @@ double kb_gemm_wait_s(const kb_timer *t);
  * and *gpus GPUs took part; -1: not shared, the rest is timed here). Each
  * result is the best rate timed here. */
 #define KB_GEMM_LADDER 7
+/* after every size in one layout (rates, 0 where a size did not fit), the
+ * sizes the other layouts are tried at: the best and its measured
+ * neighbours, into idx (3 at most); how many */
+int kb_gemm_rungs(const double *rates, int n, int *idx);
 #define KB_RUNG_NO_ROOM 2 /* cudaErrorMemoryAllocation */
 extern const int kb_gemm_ladder_sizes[KB_GEMM_LADDER];
 typedef int (*kb_rung_fn)(void *ctx, int key, int n, int layout, double *tflops);

@@ -460,44 +460,8 @@ typedef struct {
     int samples;
 } kb_stats;
 
-/* ---- bg.c ---------------------------------------------------------------- */
-/* fn(arg) on a thread of its own, with an OpenMP team of kb_bg_team(the
- * caller's) threads, while the caller goes on; kb_bg_join waits for it and
- * says how long the caller waited. Without a thread (pthread_create failed)
- * kb_bg_start runs fn at once and returns 1. */
-typedef struct {
-    pthread_t th;
-    int started;
-    void (*fn)(void *);
-    void *arg;
-    double run_s; /* how long fn ran, once joined */
-    int done;     /* fn has returned (__atomic loads and stores) */
-    int team;     /* its OpenMP threads: kb_bg_team(the caller's) */
-} kb_bg;
-int kb_bg_start(kb_bg *b, void (*fn)(void *), void *arg);
-int kb_bg_done(const kb_bg *b); /* fn has returned: kb_bg_join will not wait */
-double kb_bg_join(kb_bg *b);
+/* ---- bg.c (the task beside the caller, the shared cores: bg.h) -------- */
 double kb_now_s(void); /* a monotonic clock, seconds */
-int kb_bg_team(int max_threads); /* one core left to the caller: max - 1, at least 1 */
-/* The host's cores for the CPU references of --devices workers, in memory
- * the workers share (mapped before the fork): each owns a team of share
- * threads; the shares of the workers with no reference running are spare,
- * and a reference that starts takes them all besides its own (its worker's
- * GPU gets the rows' ahead of the others', whose references finished).
- * One whose share was lent runs on its share all the same: the cores are
- * oversubscribed until the borrower gives them back, twice at most. */
-typedef struct kb_cores kb_cores;
-kb_cores *kb_cores_new(int workers, int share); /* NULL: none (mmap failed) */
-void kb_cores_free(kb_cores *p);
-int kb_cores_take(kb_cores *p, int share); /* the team for a reference about to run */
-void kb_cores_give(kb_cores *p, int team);  /* its team, once it has run */
-int kb_cores_spare(const kb_cores *p);      /* for tests: the spare threads now */
-/* A worker that dies while its reference runs would keep its team out of
- * the pool for the rest of the sweep: each worker notes what it holds in
- * its slot (kb_cores_join, once, after the fork), and the parent gives a
- * dead worker's back (kb_cores_reclaim: the threads given back, 0: none). */
-void kb_cores_join(kb_cores *p, int slot);
-int kb_cores_reclaim(kb_cores *p, int slot);
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
  * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),
@@ -551,10 +515,6 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st);
 int kb_median_known(const kb_stats *st);
 /* The index of the best (largest finite, positive) rate; -1: none. */
 int kb_best_rate(const double *rates, int n);
-/* The GEMM ceiling's ladder: after every size in one layout (rates, 0 where a
- * size did not fit), the sizes the other layouts are tried at: the best and
- * its measured neighbours, into idx (3 at most); how many. */
-int kb_gemm_rungs(const double *rates, int n, int *idx);
 /* A row's share of a ceiling above 100% says why: "l2" when its bytes fit in
  * the L2 (or under --hot, where they stay there), "ceiling?" otherwise (the
  * ceiling is beaten: it is not one); "" when no share is above 100. */

@@ -20,12 +20,22 @@
 #include "harness.h"
 #include "../kernels/kernels.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 const int kb_gemm_ladder_sizes[KB_GEMM_LADDER] = {2048, 3072, 4096, 6144, 8192, 12288, 16384};
+
+int kb_gemm_rungs(const double *rates, int n, int *idx)
+{
+    int best = kb_best_rate(rates, n), k = 0;
+    if (best < 0) return 0;
+    for (int i = best - 1; i <= best + 1; i++)
+        if (i >= 0 && i < n && isfinite(rates[i]) && rates[i] > 0) idx[k++] = i;
+    return k;
+}
 
 enum { NL = KB_GEMM_LADDER, NLAY = KB_GEMM_NLAYOUTS, NX = 3 * (KB_GEMM_NLAYOUTS - 1) };
 

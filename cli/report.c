@@ -577,10 +577,8 @@ void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_N
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
     if (!k) return;
     cJSON_AddNumberToObject(k, "start_s", round(seconds * 1000) / 1000);
-    if (parts) {
-        cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
-        for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
-    }
+    cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
+    for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
     json_write_soon(r); /* with the next row, a sync or close */
 }
 

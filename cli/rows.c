@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP /* the fuzz builds have no OpenMP */
-#include <omp.h>
-#else
-static void omp_set_num_threads(int n) { (void)n; }
-static int omp_get_max_threads(void) { return 1; }
-#endif
 
 int launch_fn(void *ctx, void *stream)
 {

@@ -3,7 +3,7 @@
  * reference is done, then compared, counted and written in case order. */
 #ifndef KB_ROWS_H
 #define KB_ROWS_H
-#include "kbench.h"
+#include "bg.h"
 
 typedef struct {
     const kb_impl *impl;

@@ -119,9 +119,9 @@ scale() {
     echo "  $b.shards (by hand, merged): $(cat "$out/$b.shards.secs") s"
     local one dev sh cases
     one=$(cat "$out/$b.one.secs"); sh=$(cat "$out/$b.shards.secs")
-    dev=$(cat "$out/$b.dev.secs" $(for ((r = 2; r <= reps; r++)); do echo "$out/$b.dev$r.secs"; done) | sort -g |
-        awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
-    [ "$reps" -gt 1 ] && echo "  --devices all, $reps runs: $(cat "$out/$b.dev.secs" $(for ((r = 2; r <= reps; r++)); do echo "$out/$b.dev$r.secs"; done) | tr '\n' ' ')s; median $dev s"
+    local devs; devs=$(cat "$out/$b.dev.secs" $(for ((r = 2; r <= reps; r++)); do echo "$out/$b.dev$r.secs"; done))
+    dev=$(echo "$devs" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    [ "$reps" -gt 1 ] && echo "  --devices all, $reps runs: $(echo $devs) s; median $dev s"
     cases=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kbench"]["sweep_cases"])' "$out/$b.one.json")
     awk -v one="$one" -v dev="$dev" -v sh="$sh" -v n="$n" -v c="$cases" -v r="$reps" 'BEGIN{
         printf "  %d cases, %.2f s a case on one GPU\n", c, one / c;
@@ -135,9 +135,8 @@ scale() {
     # GPU-side work (wall_s less the reference, which runs beside it), then
     # the tail to the run's end; and the GEMM ceilings each GPU measured
     python3 - "$out/$b" "$one" "$dev" "$sh" <<'PY'
-import collections, json, sys
+import collections, glob, json, sys
 walls = dict(zip(("one", "dev", "shards"), map(float, sys.argv[2:5])))
-import glob
 def runs():
     for w in ("one", "dev"):
         try:

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kbench.h"
+#include "bg.h"
 
 typedef struct {
     atomic_int runs, done;
