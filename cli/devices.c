@@ -12,8 +12,12 @@
  * worker is kb_run_plan on the whole plan (it measures its own GPU's
  * ceilings) writing its own part files (ALL.gpuD.{csv,json}); at the end
  * kb_merge_files joins them into the run's CSV and JSON in case order, every
- * row saying its GPU. A worker that dies (a fault, a kill) has the case it
- * was running reported as an error row; the others go on.
+ * row saying its GPU. A worker says a case done once its rows are in its
+ * part's JSON (rewritten at each case while that costs at most a twentieth
+ * of its run so far: rows_sync). A worker that dies (a fault, a kill) has
+ * the cases it had not said done reported as error rows (the one it was
+ * running, and any whose rows waited for the part's next rewrite); the
+ * others go on.
  *
  * The GEMM ceilings' ladders: the workers on GPUs of one model (named by a
  * child: NVML's list where it is CUDA's, else CUDA's) share their search
@@ -380,7 +384,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     int *group = malloc(sizeof *group * (size_t)(plan->ncases + 1)); /* cases that share ceilings: one GPU's */
     char *taken = calloc((size_t)plan->ncases + 1, 1);                /* places in order handed out */
     int *dead = malloc(sizeof *dead * (size_t)(plan->ncases + 1)); /* the worker that ended during it, else -1 */
-    if (!order || !group || !taken || !dead) abort();
+    int *outs = malloc(sizeof *outs * (size_t)(plan->ncases + 1) * (size_t)n); /* each worker's outq: every case at most */
+    if (!order || !group || !taken || !dead || !outs) abort();
     int cores = host_cores(), threads = cores > n ? cores / n : 1;
     kb_plan_by_queue(plan, kb_bg_team(threads), order);
     kb_ceiling_groups(plan, order, group);
@@ -392,10 +397,11 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
-    /* each worker's cases not yet written whole, oldest first (its rows wait
-     * for their references: a worker may be a few cases ahead of its rows) */
-    enum { OUTQ = KB_MAX_INFLIGHT + 4 }; /* a worker asks for a case with at most KB_MAX_INFLIGHT waiting */
-    int outq[KB_MAX_DEVICES][OUTQ], nout[KB_MAX_DEVICES];
+    /* each worker's cases not yet said done, oldest first: outq[w][oh[w]] to
+     * outq[w][nout[w] - 1] (its rows wait for their references, and on disk
+     * they may wait for a later case: rows_sync) */
+    int *outq[KB_MAX_DEVICES], oh[KB_MAX_DEVICES], nout[KB_MAX_DEVICES];
+    for (int w = 0; w < n; w++) outq[w] = outs + (size_t)w * (size_t)(plan->ncases + 1);
     int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK, halt = 0; /* halt: no more cases handed out */
     /* SIGINT/SIGTERM from here on: the workers finish their case, no other
      * is handed out (a worker's own run catches them as a sweep does) */
@@ -458,7 +464,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
         from[w] = b[0];
         cur[w] = -1;
         last[w] = -1;
-        nout[w] = 0;
+        nout[w] = oh[w] = 0;
         status[w] = 0;
         started++;
         alive++;
@@ -497,8 +503,8 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             while ((nl = memchr(lb[w], '\n', (size_t)nlb[w]))) { /* each whole line */
                 *nl = 0;
                 int heard = 0;
-                if (!strcmp(lb[w], "done") && nout[w] > 0) { /* the oldest of its cases written whole */
-                    memmove(outq[w], outq[w] + 1, sizeof outq[w][0] * (size_t)--nout[w]);
+                if (!strcmp(lb[w], "done") && nout[w] > oh[w]) { /* the oldest of its cases written whole */
+                    oh[w]++;
                     done++;
                     heard = 1;
                 } else if (!strcmp(lb[w], "next")) {
@@ -540,7 +546,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
             kb_cores_reclaim(pool, w); /* the cores its reference held, if it died with one running */
             const int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1,
                       death = !kb_stop_signal && code != 130 && code != 143; /* stopped by a signal: not a death */
-            for (int q = 0; q < nout[w] && death; q++) {
+            for (int q = oh[w]; q < nout[w] && death; q++) {
                 const int ci = outq[w][q];
                 died++;
                 char label[1024], how[96];
@@ -550,12 +556,12 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                         plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
                 dead[ci] = w;
             }
-            if (!nout[w] && WIFSIGNALED(status[w]) && death) {
+            if (nout[w] == oh[w] && WIFSIGNALED(status[w]) && death) {
                 char how[96]; /* a death between cases: nothing lost, but said */
                 worker_ended(ids[w], status[w], how, sizeof how);
                 fprintf(stderr, "%skbench: %s with no case in hand; the other GPUs take its share\n", shown ? "\n" : "", how);
             }
-            nout[w] = 0;
+            nout[w] = oh[w] = 0;
             cur[w] = -1;
             last[w] = -1; /* its ceilings' cases: anyone's */
             ladder_leave(&L, w, from, to, started); /* the rung it was timing: another's */
@@ -578,7 +584,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
                 next++;
                 last[w] = j;
                 cur[w] = ci;
-                if (nout[w] < OUTQ) outq[w][nout[w]++] = ci;
+                if (nout[w] <= plan->ncases) outq[w][nout[w]++] = ci;
                 if (dry) {
                     char label[1024];
                     kb_case_label(&plan->cases[ci], label, sizeof label);
@@ -627,6 +633,7 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     free(group);
     free(taken);
     free(dead);
+    free(outs);
     kb_cores_free(pool);
     for (int w = 0; w < n; w++) kb_ladder_queue_free(L.q[w]);
     const int sig = kb_stop_signal;

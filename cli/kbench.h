@@ -553,6 +553,12 @@ int kb_report_row(kb_report *r, const kb_row *row);
 /* the JSON rewritten if a row is not in it yet (before a plugin runs, before
  * a --devices worker says a case is done); 0, or -1 as above */
 int kb_report_sync(kb_report *r);
+/* whether a row is not in the JSON yet, and what its rewrites cost: all of
+ * them, the last one (seconds) */
+int kb_report_unsynced(const kb_report *r, double *total_s, double *last_s);
+/* the JSON rewritten at kb_report_sync and close only, not after a row (a
+ * --devices worker's part: rows_sync decides when) */
+void kb_report_by_sync(kb_report *r);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
 /* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
  * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
@@ -595,9 +601,10 @@ typedef struct {
     /* --devices workers (devices.c): the next case to run (its index in the
      * plan; -1: none left), asked each time the last one is done; NULL: the
      * plan's cases in order. worker: the GPU this process runs on, -1 none.
-     * case_done (NULL: none): every row of a case is written (cases finish
-     * in the order they were handed out, maybe after the next was asked
-     * for: their rows wait for their references). */
+     * case_done (NULL: none): every row of a case is in the JSON on disk
+     * (cases finish in the order they were handed out, maybe after the
+     * next was asked for: their rows wait for their references, and the
+     * JSON's rewrite may wait for a later case: rows_sync). */
     int (*next_case)(void *ctx);
     void (*case_done)(void *ctx);
     void *next_ctx;

@@ -29,7 +29,9 @@ struct kb_report {
     char csv_path[1024];
     char err[1400]; /* the first failed write: the report writes nothing after it */
     double write_end, write_s; /* the last JSON rewrite: when it ended, how long it took */
+    double write_total;        /* every rewrite's seconds */
     int dirty;                 /* rows since it */
+    int by_sync;               /* rewritten at kb_report_sync and close only (kb_report_by_sync) */
 };
 
 /* The first failed write, said once: "cannot write PATH: REASON". */
@@ -247,6 +249,7 @@ static int json_write(kb_report *r)
     free(text);
     r->write_end = kb_now_s();
     r->write_s = r->write_end - t;
+    r->write_total += r->write_s;
     r->dirty = 0;
     return rc;
 }
@@ -261,11 +264,23 @@ static int json_write(kb_report *r)
 static int json_write_soon(kb_report *r)
 {
     r->dirty = 1;
-    if (kb_now_s() - r->write_end < KB_JSON_SHARE * r->write_s) return 0;
+    if (r->by_sync || kb_now_s() - r->write_end < KB_JSON_SHARE * r->write_s) return 0;
     return json_write(r);
 }
 
+void kb_report_by_sync(kb_report *r)
+{
+    if (r) r->by_sync = 1;
+}
+
 int kb_report_sync(kb_report *r) { return r && r->root && r->dirty ? json_write(r) : 0; }
+
+int kb_report_unsynced(const kb_report *r, double *total_s, double *last_s)
+{
+    *total_s = r ? r->write_total : 0;
+    *last_s = r ? r->write_s : 0;
+    return r && r->root && r->dirty;
+}
 
 int kb_ensure_dir_of(const char *path, char *err, size_t errlen)
 {
@@ -589,7 +604,7 @@ void kb_report_skip(kb_report *r, int case_index)
     cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "skipped_cases");
     if (!a) a = cJSON_AddArrayToObject(k, "skipped_cases");
     cJSON_AddItemToArray(a, cJSON_CreateNumber(case_index));
-    json_write(r); /* on disk now, as every row: a worker killed later leaves it said (kbench merge) */
+    json_write_soon(r); /* as a row: a --devices worker says it done once it is on disk (rows_sync) */
 }
 
 int kb_report_close(kb_report *r, char *err, size_t errlen)

@@ -350,6 +350,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         return KB_EXIT_USAGE;
     }
     kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, info->worker);
+    if (info->case_done) kb_report_by_sync(rep);
     if (!o->quiet && (csv[0] || json[0]))
         printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
     snprintf(watch.files, sizeof watch.files, "%s%s%s", csv, csv[0] && json[0] ? " and " : "", json);
@@ -367,7 +368,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that compares with one */
     int start_due = !info->check_mode;   /* kbench.start_s, at the first case */
     long ref_seq = 0, ref_done = 0;
-    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info};
+    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info, 0, mark[0]};
     size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
@@ -386,7 +387,10 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (!any) { /* said done in its turn: the cases before it written first */
             while (head) drain_head(&head, 1, &sink);
             kb_report_skip(rep, c->index);
-            if (info->case_done) info->case_done(info->next_ctx);
+            if (info->case_done) {
+                sink.unsaid++;
+                rows_sync(&sink, 0);
+            }
             continue;
         }
         progress(o->quiet, ci, plan->ncases, c, t0);
@@ -479,7 +483,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             const char *pl = kb_plugin_path(impl);
             if (pl) { /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
                 while (head && drain_head(&head, 1, &sink)) {}
-                if (kb_report_sync(rep)) lost = 1;
+                rows_sync(&sink, 1);
             }
             pending *p = &pend[f->npend];
             memset(p, 0, sizeof *p);
@@ -599,6 +603,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         head->complete = 1;
         drain_head(&head, 1, &sink);
     }
+    if (info->case_done) rows_sync(&sink, 1); /* the cases not said done yet */
     progress_done(o->quiet);
     kb_uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";

@@ -3,7 +3,10 @@
  * their threads start in; the oldest case's rows are written only once its
  * reference is done (a non-blocking drain never waits), in case order; a
  * case is said done once, after its rows, and not when it was cut short; a
- * case whose implementations are still running keeps its record. */
+ * case whose implementations are still running keeps its record. A
+ * --devices worker says a case done only once its rows are in the JSON on
+ * disk, whose rewrites wait while they would take more than their share of
+ * the run (rows_sync). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +177,96 @@ static void test_drain(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
+/* the JSON file's rows: their case indices, space-separated ("" without the file) */
+static void json_cases(const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp) return;
+    char *text = calloc(1, 1 << 20);
+    fread(text, 1, (1 << 20) - 1, fp);
+    fclose(fp);
+    cJSON *j = cJSON_Parse(text);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "results"))
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(r, "case");
+        snprintf(out + strlen(out), n - strlen(out), "%s%d", out[0] ? " " : "", cJSON_IsNumber(c) ? c->valueint : -1);
+    }
+    cJSON_Delete(j);
+    free(text);
+}
+
+static void test_sync_due(void **state)
+{
+    (void)state;
+    assert_int_equal(kb_sync_due(0, 0, 0), 1);         /* nothing written yet, nothing to pay */
+    assert_int_equal(kb_sync_due(0, 0.01, 1.0), 1);    /* 10 ms in 1 s: under a twentieth */
+    assert_int_equal(kb_sync_due(0.03, 0.01, 1.0), 1); /* 40 ms: within a twentieth */
+    assert_int_equal(kb_sync_due(0.04, 0.02, 1.0), 0); /* 60 ms: over it, it waits */
+    assert_int_equal(kb_sync_due(0.04, 0.02, 1.2), 1); /* a later case: the run has gone on */
+    assert_int_equal(kb_sync_due(0, 0.001, -1), 0);    /* a clock before the run's start: never due */
+}
+
+/* a worker (case_done): its cases said done only once the JSON holds their
+ * rows; while rewrites are too dear for the run so far they wait, with
+ * nothing written, then go together; force writes and says them at once */
+static void test_sync_deferred(void **state)
+{
+    (void)state;
+    kb_plan p;
+    kb_case *cs = load_cases(&p, 3);
+    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/out.gpu0.json", dir);
+    const kb_op *ops[] = {&fake};
+    char err[KB_ERRLEN] = "";
+    kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
+    if (!rep) fail_msg("kb_report_open: %s", err);
+    kb_report_by_sync(rep);
+    int exit_code = 0, nrows = 0, lost = 0, dones = 0;
+    tally fin = {0, 0, 0, &exit_code};
+    kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = 0, .workers = 2};
+    /* the run began in the future: no rewrite is ever cheap enough */
+    row_sink sink = {rep, &fin, &nrows, &lost, 0, &info, 0, kb_now_s() + 1000};
+    long done = 0;
+    inflight *head = record(&cs[0], 1, &done);
+    head->next = record(&cs[1], 2, &done);
+    while (head && drain_head(&head, 1, &sink)) {}
+    assert_int_equal(nrows, 4);
+    assert_int_equal(dones, 0);
+    assert_int_equal(sink.unsaid, 2);
+    json_cases(json, got, sizeof got);
+    assert_string_equal(got, ""); /* by_sync: no row rewrote it */
+    rows_sync(&sink, 0);
+    assert_int_equal(dones, 0);
+
+    sink.t0 = kb_now_s() - 1000; /* a long run: the next case's rewrite is cheap */
+    head = record(&cs[2], 3, &done);
+    while (head && drain_head(&head, 1, &sink)) {}
+    assert_int_equal(dones, 3);
+    assert_int_equal(sink.unsaid, 0);
+    json_cases(json, got, sizeof got);
+    assert_string_equal(got, "0 0 1 1 2 2");
+
+    sink.t0 = kb_now_s() + 1000; /* force: at once, whatever it costs */
+    kb_report_skip(rep, 7);
+    sink.unsaid++;
+    rows_sync(&sink, 0);
+    assert_int_equal(dones, 3);
+    rows_sync(&sink, 1);
+    assert_int_equal(dones, 4);
+    FILE *fp = fopen(json, "r");
+    char text[1 << 14] = "";
+    fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    assert_non_null(strstr(text, "\"skipped_cases\""));
+    assert_int_equal(kb_report_close(rep, err, sizeof err), 0);
+    unlink(json);
+    rmdir(dir);
+    kb_cases_free(p.cases, p.ncases);
+}
+
 /* no more than KB_MAX_INFLIGHT wait, and none without a device to ask */
 static void test_may_wait(void **state)
 {
@@ -197,6 +290,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ref_order),
         cmocka_unit_test(test_drain),
+        cmocka_unit_test(test_sync_due),
+        cmocka_unit_test(test_sync_deferred),
         cmocka_unit_test(test_may_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
