@@ -143,7 +143,7 @@ static void report(kb_ladder_queue *q, int w, kb_rung_msg m, double rate)
     assert_int_equal(kb_ladder_queue_done(q, w, &m), 0);
 }
 
-/* the first key's TN rungs first, largest first; the second key's once
+/* the first key's TN rungs first, smallest first; the second key's once
  * the first's are all out; the first key's NN and NT once its TN rates are
  * all in, before the second key's TN */
 static void test_queue_order(void **state)
@@ -152,16 +152,16 @@ static void test_queue_order(void **state)
     const kb_gemm_key keys[2] = {KB_GEMM_BF16, KB_GEMM_FP16};
     kb_ladder_queue *q = kb_ladder_queue_new(keys, 2, 3);
     kb_rung_msg held[3];
-    for (int w = 0; w < 3; w++) held[w] = give(q, w, KB_GEMM_BF16, NL - 1 - w, KB_GEMM_TN);
-    for (int i = NL - 4, w = 0; i >= 0; i--, w = (w + 1) % 3) { /* each reports and takes the next */
+    for (int w = 0; w < 3; w++) held[w] = give(q, w, KB_GEMM_BF16, w, KB_GEMM_TN);
+    for (int i = 3, w = 0; i < NL; i++, w = (w + 1) % 3) { /* each reports and takes the next */
         report(q, w, held[w], table[held[w].i][KB_GEMM_TN]);
         held[w] = give(q, w, KB_GEMM_BF16, i, KB_GEMM_TN);
     }
-    /* 3072 (worker 2), 2048 (worker 0) and 4096's... out: worker 1 gets fp16's largest */
+    /* 16384 (worker 0), 8192 (worker 1) and 12288 (worker 2) out: worker 1 gets fp16's smallest */
     report(q, 1, held[1], table[held[1].i][KB_GEMM_TN]);
-    held[1] = give(q, 1, KB_GEMM_FP16, NL - 1, KB_GEMM_TN);
+    held[1] = give(q, 1, KB_GEMM_FP16, 0, KB_GEMM_TN);
     report(q, 2, held[2], table[held[2].i][KB_GEMM_TN]);
-    held[2] = give(q, 2, KB_GEMM_FP16, NL - 2, KB_GEMM_TN);
+    held[2] = give(q, 2, KB_GEMM_FP16, 1, KB_GEMM_TN);
     report(q, 0, held[0], table[held[0].i][KB_GEMM_TN]); /* bf16's last TN rate in */
     /* NN and NT at the best (4096) and its neighbours, before fp16's TN */
     static const int xs[6] = {1, 1, 2, 2, 3, 3};
@@ -171,13 +171,13 @@ static void test_queue_order(void **state)
     }
     /* bf16's search is over: fp16's TN (the rest), then bf16's best point
      * (6144 NT) to the workers that did not time it */
-    held[0] = give(q, 0, KB_GEMM_FP16, NL - 3, KB_GEMM_TN);
+    held[0] = give(q, 0, KB_GEMM_FP16, 2, KB_GEMM_TN);
     kb_ladder_queue_leave(q, 0); /* gone: its rung back */
     report(q, 1, held[1], 1);
-    give(q, 1, KB_GEMM_FP16, NL - 3, KB_GEMM_TN);
+    give(q, 1, KB_GEMM_FP16, 2, KB_GEMM_TN);
     kb_rung_msg m;
     assert_int_equal(kb_ladder_queue_next(q, 2, &m), 1); /* asked again, its rate not sent: its rung back, and given again */
-    assert_true(m.key == KB_GEMM_FP16 && m.i == NL - 2);
+    assert_true(m.key == KB_GEMM_FP16 && m.i == 1);
     assert_int_equal(kb_ladder_queue_gpus(q), 3);
     kb_ladder_queue_free(q);
 }
@@ -233,39 +233,30 @@ static void test_queue_all(void **state)
     }
 }
 
-/* nothing fits: no NN or NT, no best point, the end */
+/* nothing fits: no NN or NT, no best point, the end; a size that does not
+ * fit takes the larger ones not yet out with it */
 static void test_queue_no_room(void **state)
 {
     (void)state;
     const kb_gemm_key key = KB_GEMM_BF16;
     kb_ladder_queue *q = kb_ladder_queue_new(&key, 1, 2);
-    kb_rung_msg a = give(q, 0, key, NL - 1, KB_GEMM_TN), b = give(q, 1, key, NL - 2, KB_GEMM_TN);
-    report(q, 1, b, -1); /* 12288 does not fit: 16384 is out, still worker 0's */
+    kb_rung_msg a = give(q, 0, key, 0, KB_GEMM_TN), b = give(q, 1, key, 1, KB_GEMM_TN);
+    report(q, 1, b, -1); /* 3072 does not fit: 2048 is out, still worker 0's; 4096 and up are not given */
     a.rate = 0;
     kb_rung_msg wrong = a;
-    wrong.i = 0;
+    wrong.i = 2;
     assert_int_equal(kb_ladder_queue_done(q, 0, &wrong), -1); /* not the rung it holds */
     assert_int_equal(kb_ladder_queue_done(q, 1, &a), -1);     /* nor this one's */
     report(q, 0, a, -1);
-    for (int i = NL - 3; i >= 0; i--) report(q, 0, give(q, 0, key, i, KB_GEMM_TN), -1);
     kb_rung_msg m;
     assert_int_equal(kb_ladder_queue_next(q, 0, &m), -1);
     assert_int_equal(kb_ladder_queue_next(q, 1, &m), -1);
     kb_ladder_queue_free(q);
     /* 8192 does not fit (another process took the memory): nor do the larger ones not yet out */
     q = kb_ladder_queue_new(&key, 1, 1);
-    const kb_rung_msg big = {key, NL - 3, KB_GEMM_TN, -1};
-    kb_ladder_queue_next(q, 0, &m);
-    assert_int_equal(m.i, NL - 1);
-    m.rate = 600;
-    kb_ladder_queue_done(q, 0, &m);
-    kb_ladder_queue_next(q, 0, &m); /* 12288 */
-    m.i = NL - 2;
-    kb_ladder_queue_done(q, 0, &m);
-    kb_ladder_queue_next(q, 0, &m);
-    assert_int_equal(m.i, NL - 3);
-    assert_int_equal(kb_ladder_queue_done(q, 0, &big), 0);
-    give(q, 0, key, NL - 4, KB_GEMM_TN);
+    for (int i = 0; i < 4; i++) report(q, 0, give(q, 0, key, i, KB_GEMM_TN), 600 + 10 * i); /* 6144 the best */
+    report(q, 0, give(q, 0, key, 4, KB_GEMM_TN), -1);
+    give(q, 0, key, 2, KB_GEMM_NN); /* 12288 and 16384 never given: NN and NT at 4096 and 6144 */
     kb_ladder_queue_free(q);
     assert_null(kb_ladder_queue_new(&key, 1, 0));
 }
