@@ -5,7 +5,8 @@
  * of different sweeps (sweep_id), parts of different shard counts. Reported
  * on stderr, the merge written all the same: a shard given twice (the later
  * file left out), rows of one case and implementation twice (the later left
- * out), parts measured on other GPU models or by other kbench versions. The
+ * out), parts measured on other GPU models or by other kbench versions, a
+ * part's CSV rows past its JSON's (left out). The
  * exit is 1 when shards or cases are missing, else 0. Rows are written in
  * the sweep's case order. */
 #include "kbench.h"
@@ -112,7 +113,10 @@ void kb_sibling_path(const char *json, const char *tag, const char *ext, char *b
 
 
 /* The parts' CSVs (beside their JSON), one header, rows by case. */
-static int merge_csv(const part *ps, int np, const char *out, char *err, size_t errlen)
+/* The parts' CSVs, their rows kept where the JSON's are. A CSV's rows past
+ * its JSON's last are left out (say: said on stderr): its writer was killed
+ * before it rewrote the JSON, which lags (report.c), after flushing them. */
+static int merge_csv(const part *ps, int np, const char *out, int say, char *err, size_t errlen)
 {
     char *header = NULL;
     mrow *rows = NULL;
@@ -135,7 +139,7 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
             free(text);
             goto out;
         }
-        int i = 0;
+        int i = 0, past = 0;
         while ((line = strtok_r(NULL, "\n", &save))) {
             char *end, *comma = strrchr(line, ',');
             long cs = comma ? strtol(comma + 1, &end, 10) : -1;
@@ -145,9 +149,8 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
                 goto out;
             }
             if (i >= ps[p].nrows) {
-                kb_errf(err, errlen, "%s: more rows than %s", path, ps[p].path);
-                free(text);
-                goto out;
+                past++;
+                continue;
             }
             if (!ps[p].keep[i++]) continue; /* left out of the JSON: out of the CSV too */
             if (nr == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256)))) abort();
@@ -160,6 +163,9 @@ static int merge_csv(const part *ps, int np, const char *out, char *err, size_t 
             kb_errf(err, errlen, "%s: %d rows, %s %d", path, i, ps[p].path, ps[p].nrows);
             goto out;
         }
+        if (past && say)
+            fprintf(stderr, "kbench merge: %s: %d row%s past %s's last (written before its JSON caught up, then "
+                            "stopped): left out\n", path, past, past == 1 ? "" : "s", ps[p].path);
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     if (kb_ensure_dir_of(out, err, errlen)) goto out;
@@ -194,7 +200,8 @@ static void print_help(FILE *f)
             "  a shard given twice          the later file is left out\n"
             "  a case and impl twice        the later row is left out\n"
             "  missing shards, cases        listed; exit 1\n"
-            "  other GPU models, versions   noted (the JSON lists each part's device)\n\n"
+            "  other GPU models, versions   noted (the JSON lists each part's device)\n"
+            "  CSV rows past its JSON's     left out (a part killed before its JSON caught up)\n\n"
             "Options:\n"
             "  -o, --output FILE   the merged JSON (required)\n"
             "  --csv FILE          also the merged CSV, from each part's CSV beside its JSON\n"
@@ -382,7 +389,7 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     int bad = kb_ensure_dir_of(out, err, sizeof err) || kb_write_whole(out, text, err, sizeof err);
     free(text);
     if (bad) { kb_usage("merge", "-o: %s", err); goto out; }
-    if (csv && merge_csv(ps, np, csv, err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
+    if (csv && merge_csv(ps, np, csv, !expected, err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
     if (!quiet)
         printf("merged %d part(s): %d rows, %d of %d cases, into %s%s%s\n", np, written, ps[0].cases - missing,
                ps[0].cases, out, csv ? " and " : "", csv ? csv : "");

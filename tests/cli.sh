@@ -836,6 +836,21 @@ cli_merge() {
     [ ! -e "$d/all.csv.tmp" ] || bad "the CSV's temporary left beside it"
     done_test "merge: two shards in case order, JSON and CSV, exit 0"
 
+    # a part whose writer was killed after flushing CSV rows its JSON (rewritten
+    # less often) does not hold: those rows are left out, said; a CSV short of
+    # its JSON's rows is still refused
+    cp "$d/p1.json" "$d/p1k.json"
+    { cat "$d/p1.csv"; echo "rope,fwd,bulk,bf16,sbhd,100,0.4,250,25,1000,1"; } >"$d/p1k.csv"
+    run merge -o "$d/killed.json" --csv "$d/killed.csv" "$d/p0.json" "$d/p1k.json"
+    expect_rc 0
+    expect_err_has "p1k.csv: 1 row past" "left out"
+    cmp -s "$d/all.csv" "$d/killed.csv" || bad "the CSV with the row past its JSON's: $(cat "$d/killed.csv")"
+    head -n 4 "$d/p1.csv" >"$d/p1k.csv"
+    run merge -o "$d/killed.json" --csv "$d/killed.csv" "$d/p0.json" "$d/p1k.json"
+    expect_rc 2
+    expect_err_has "p1k.csv: 3 rows, " "p1k.json 4"
+    done_test "merge: CSV rows past the JSON's left out and said; fewer refused"
+
     # outputs in directories that do not exist yet (kb_output_check lets them through): created
     run merge -o "$d/new/a/all.json" --csv "$d/new/b/all.csv" "$d/p0.json" "$d/p1.json"
     expect_rc 0
