@@ -13,8 +13,8 @@
  * ceilings) writing its own part files (ALL.gpuD.{csv,json}); at the end
  * kb_merge_files joins them into the run's CSV and JSON in case order, every
  * row saying its GPU. A worker says a case done once its rows are in its
- * part's JSON (rewritten at each case while that costs at most a twentieth
- * of its run so far: rows_sync). A worker that dies (a fault, a kill) has
+ * part's JSON (rewritten at each case unless the last rewrite is too
+ * recent for what it cost: rows_sync). A worker that dies (a fault, a kill) has
  * the cases it had not said done reported as error rows (the one it was
  * running, and any whose rows waited for the part's next rewrite); the
  * others go on.

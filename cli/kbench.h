@@ -553,11 +553,15 @@ int kb_report_row(kb_report *r, const kb_row *row);
 /* the JSON rewritten if a row is not in it yet (before a plugin runs, before
  * a --devices worker says a case is done); 0, or -1 as above */
 int kb_report_sync(kb_report *r);
-/* whether a row is not in the JSON yet, and what its rewrites cost: all of
- * them, the last one (seconds) */
-int kb_report_unsynced(const kb_report *r, double *total_s, double *last_s);
-/* the JSON rewritten at kb_report_sync and close only, not after a row (a
- * --devices worker's part: rows_sync decides when) */
+/* kb_report_sync within the rewrites' share of the run (as after a row):
+ * 0, every row in the JSON (rewritten now, or already); 1, not yet (the
+ * last rewrite too recent for what it cost); -1 as above */
+int kb_report_sync_soon(kb_report *r);
+/* the rule: a rewrite is due once the last one ended KB_JSON_SHARE times
+ * its cost ago (since_s, cost_s: seconds) */
+int kb_json_due(double since_s, double cost_s);
+/* the JSON rewritten at a sync and close only, not after a row (a --devices
+ * worker's part: it is rewritten when the worker says cases done, rows_sync) */
 void kb_report_by_sync(kb_report *r);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
 /* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,

@@ -29,7 +29,6 @@ struct kb_report {
     char csv_path[1024];
     char err[1400]; /* the first failed write: the report writes nothing after it */
     double write_end, write_s; /* the last JSON rewrite: when it ended, how long it took */
-    double write_total;        /* every rewrite's seconds */
     int dirty;                 /* rows since it */
     int by_sync;               /* rewritten at kb_report_sync and close only (kb_report_by_sync) */
 };
@@ -249,7 +248,6 @@ static int json_write(kb_report *r)
     free(text);
     r->write_end = kb_now_s();
     r->write_s = r->write_end - t;
-    r->write_total += r->write_s;
     r->dirty = 0;
     return rc;
 }
@@ -261,10 +259,14 @@ static int json_write(kb_report *r)
  * 0.1-0.2 s, and one a row made the run O(rows^2). kb_report_sync and close
  * write what is left. */
 #define KB_JSON_SHARE 20
+int kb_json_due(double since_s, double cost_s) { return since_s >= KB_JSON_SHARE * cost_s; }
+
+static int json_due(const kb_report *r) { return kb_json_due(kb_now_s() - r->write_end, r->write_s); }
+
 static int json_write_soon(kb_report *r)
 {
     r->dirty = 1;
-    if (r->by_sync || kb_now_s() - r->write_end < KB_JSON_SHARE * r->write_s) return 0;
+    if (r->by_sync || !json_due(r)) return 0;
     return json_write(r);
 }
 
@@ -275,11 +277,11 @@ void kb_report_by_sync(kb_report *r)
 
 int kb_report_sync(kb_report *r) { return r && r->root && r->dirty ? json_write(r) : 0; }
 
-int kb_report_unsynced(const kb_report *r, double *total_s, double *last_s)
+int kb_report_sync_soon(kb_report *r)
 {
-    *total_s = r ? r->write_total : 0;
-    *last_s = r ? r->write_s : 0;
-    return r && r->root && r->dirty;
+    if (!r || !r->root || !r->dirty) return 0;
+    if (!json_due(r)) return 1;
+    return json_write(r) ? -1 : 0;
 }
 
 int kb_ensure_dir_of(const char *path, char *err, size_t errlen)

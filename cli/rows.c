@@ -221,30 +221,24 @@ int drain_head(inflight **head, int block, row_sink *s)
     *head = f->next;
     const int whole = !f->aborted && !*s->lost; /* else the parent keeps it: a dead worker's error rows */
     inflight_free(f);
-    if (whole && s->info->case_done) { /* "done" once its rows are in the JSON part, which the parent merges */
-        s->unsaid++;
-        rows_sync(s, 0);
-    }
+    if (whole) rows_case_done(s); /* "done" once its rows are in the JSON part, which the parent merges */
     return 1;
 }
 
-int kb_sync_due(double written_s, double last_s, double elapsed_s)
+void rows_case_done(row_sink *s)
 {
-    return written_s + last_s <= elapsed_s / KB_SYNC_SHARE;
+    if (!s->info->case_done) return;
+    s->unsaid++;
+    rows_sync(s, 0);
 }
 
 void rows_sync(row_sink *s, int force)
 {
-    double total, last;
     if (*s->lost || (!s->unsaid && !force)) return;
-    if (kb_report_unsynced(s->rep, &total, &last)) {
-        if (!force && !kb_sync_due(total, last, kb_now_s() - s->t0)) return; /* with a later case */
-        if (kb_report_sync(s->rep)) {
-            *s->lost = 1;
-            return;
-        }
-    }
-    for (; s->unsaid > 0; s->unsaid--) s->info->case_done(s->info->next_ctx);
+    const int r = force ? kb_report_sync(s->rep) : kb_report_sync_soon(s->rep);
+    if (r < 0) *s->lost = 1;
+    else if (r == 0) /* on disk: said done */
+        for (; s->unsaid > 0; s->unsaid--) s->info->case_done(s->info->next_ctx);
 }
 
 /* whether one more case may wait for its reference beside the n waiting */

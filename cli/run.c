@@ -368,7 +368,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
     int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that compares with one */
     int start_due = !info->check_mode;   /* kbench.start_s, at the first case */
     long ref_seq = 0, ref_done = 0;
-    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info, 0, mark[0]};
+    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info, 0};
     size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
     for (int i = 0; i < plan->ncases; i++) {
         const kb_case *c = &plan->cases[i];
@@ -387,10 +387,7 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         if (!any) { /* said done in its turn: the cases before it written first */
             while (head) drain_head(&head, 1, &sink);
             kb_report_skip(rep, c->index);
-            if (info->case_done) {
-                sink.unsaid++;
-                rows_sync(&sink, 0);
-            }
+            rows_case_done(&sink);
             continue;
         }
         progress(o->quiet, ci, plan->ncases, c, t0);

@@ -647,6 +647,18 @@ static void test_json_throttle(void **state)
     kb_cases_free(cases, n);
 }
 
+/* the rewrites' rule: due once the last one ended 20 times its cost ago */
+static void test_json_due(void **state)
+{
+    (void)state;
+    assert_int_equal(kb_json_due(0, 0), 1);       /* nothing written yet costs nothing */
+    assert_int_equal(kb_json_due(0.3, 0.01), 1);  /* 10 ms, 300 ms ago: a thirtieth */
+    assert_int_equal(kb_json_due(0.1, 0.01), 0);  /* 100 ms ago: a tenth, it waits */
+    assert_int_equal(kb_json_due(1.1, 0.05), 1);  /* a later case: the run has gone on */
+    assert_int_equal(kb_json_due(0.9, 0.05), 0);
+    assert_int_equal(kb_json_due(-1, 0.001), 0);  /* a clock before the last rewrite: never due */
+}
+
 static void test_report_open_errors(void **state)
 {
     (void)state;
@@ -1074,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_report_write_errors),
         cmocka_unit_test(test_json_throttle),
+        cmocka_unit_test(test_json_due),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_row_note),
         cmocka_unit_test(test_best_rate),

@@ -128,6 +128,7 @@ static void test_drain(void **state)
     char err[KB_ERRLEN] = "";
     kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
     if (!rep) fail_msg("kb_report_open: %s", err);
+    kb_report_by_sync(rep); /* as kb_run_plan's, given case_done */
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
     kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = -1, .workers = 1};
@@ -178,45 +179,49 @@ static void test_drain(void **state)
 }
 
 /* the JSON file's rows: their case indices, space-separated ("" without the file) */
+/* a file's whole text (NULL without the file) */
+static char *read_all(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    const long n = ftell(fp);
+    rewind(fp);
+    char *text = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(text, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    return text;
+}
+
+/* the JSON file's rows: their case indices, space-separated ("" without the file) */
 static void json_cases(const char *path, char *out, size_t n)
 {
     out[0] = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp) return;
-    char *text = calloc(1, 1 << 20);
-    fread(text, 1, (1 << 20) - 1, fp);
-    fclose(fp);
+    char *text = read_all(path);
+    if (!text) return;
     cJSON *j = cJSON_Parse(text);
     const cJSON *r;
+    size_t len = 0;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "results"))
     {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(r, "case");
-        snprintf(out + strlen(out), n - strlen(out), "%s%d", out[0] ? " " : "", cJSON_IsNumber(c) ? c->valueint : -1);
+        len += (size_t)snprintf(out + len, n - len, "%s%d", len ? " " : "", cJSON_IsNumber(c) ? c->valueint : -1);
+        assert_true(len < n);
     }
     cJSON_Delete(j);
     free(text);
 }
 
-static void test_sync_due(void **state)
-{
-    (void)state;
-    assert_int_equal(kb_sync_due(0, 0, 0), 1);         /* nothing written yet, nothing to pay */
-    assert_int_equal(kb_sync_due(0, 0.01, 1.0), 1);    /* 10 ms in 1 s: under a twentieth */
-    assert_int_equal(kb_sync_due(0.03, 0.01, 1.0), 1); /* 40 ms: within a twentieth */
-    assert_int_equal(kb_sync_due(0.04, 0.02, 1.0), 0); /* 60 ms: over it, it waits */
-    assert_int_equal(kb_sync_due(0.04, 0.02, 1.2), 1); /* a later case: the run has gone on */
-    assert_int_equal(kb_sync_due(0, 0.001, -1), 0);    /* a clock before the run's start: never due */
-}
-
 /* a worker (case_done): its cases said done only once the JSON holds their
- * rows; while rewrites are too dear for the run so far they wait, with
- * nothing written, then go together; force writes and says them at once */
+ * rows; while a rewrite is too dear for the time since the last one (a
+ * part of 10000 rows, just rewritten) they wait, with nothing written,
+ * then go together; force writes and says them at once */
 static void test_sync_deferred(void **state)
 {
     (void)state;
     kb_plan p;
     kb_case *cs = load_cases(&p, 3);
-    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[256];
+    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[1 << 16];
     assert_non_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/out.gpu0.json", dir);
     const kb_op *ops[] = {&fake};
@@ -227,40 +232,42 @@ static void test_sync_deferred(void **state)
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
     kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = 0, .workers = 2};
-    /* the run began in the future: no rewrite is ever cheap enough */
-    row_sink sink = {rep, &fin, &nrows, &lost, 0, &info, 0, kb_now_s() + 1000};
+    row_sink sink = {rep, &fin, &nrows, &lost, 0, &info, 0};
+    kb_row filler = {.c = &cs[0], .impl = "naive", .verified = KB_V_NA};
+    for (int k = 0; k < 10000; k++) assert_int_equal(kb_report_row(rep, &filler), 0);
+    json_cases(json, got, sizeof got);
+    assert_string_equal(got, ""); /* by_sync: no row rewrote it */
+    assert_int_equal(kb_report_sync(rep), 0); /* a rewrite of 10000 rows: the next waits 20 times as long */
     long done = 0;
-    inflight *head = record(&cs[0], 1, &done);
-    head->next = record(&cs[1], 2, &done);
+    inflight *head = record(&cs[1], 1, &done);
+    head->next = record(&cs[2], 2, &done);
     while (head && drain_head(&head, 1, &sink)) {}
     assert_int_equal(nrows, 4);
     assert_int_equal(dones, 0);
     assert_int_equal(sink.unsaid, 2);
     json_cases(json, got, sizeof got);
-    assert_string_equal(got, ""); /* by_sync: no row rewrote it */
-    rows_sync(&sink, 0);
-    assert_int_equal(dones, 0);
+    assert_null(strstr(got, " 1 1 2 2")); /* not on disk yet */
 
-    sink.t0 = kb_now_s() - 1000; /* a long run: the next case's rewrite is cheap */
-    head = record(&cs[2], 3, &done);
-    while (head && drain_head(&head, 1, &sink)) {}
-    assert_int_equal(dones, 3);
+    const double t = kb_now_s(); /* once the rewrite is cheap for the time gone: written, said */
+    while (dones == 0 && kb_now_s() - t < 60) {
+        usleep(20000);
+        rows_sync(&sink, 0);
+    }
+    assert_int_equal(dones, 2);
     assert_int_equal(sink.unsaid, 0);
     json_cases(json, got, sizeof got);
-    assert_string_equal(got, "0 0 1 1 2 2");
+    assert_non_null(strstr(got, " 1 1 2 2"));
+    assert_int_equal(strlen(strstr(got, " 1 1 2 2")), strlen(" 1 1 2 2")); /* the last rows */
 
-    sink.t0 = kb_now_s() + 1000; /* force: at once, whatever it costs */
-    kb_report_skip(rep, 7);
-    sink.unsaid++;
-    rows_sync(&sink, 0);
-    assert_int_equal(dones, 3);
+    kb_report_skip(rep, 7); /* right after that rewrite: it waits; force: at once */
+    rows_case_done(&sink);
+    assert_int_equal(dones, 2);
     rows_sync(&sink, 1);
-    assert_int_equal(dones, 4);
-    FILE *fp = fopen(json, "r");
-    char text[1 << 14] = "";
-    fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
+    assert_int_equal(dones, 3);
+    char *text = read_all(json);
+    assert_non_null(text);
     assert_non_null(strstr(text, "\"skipped_cases\""));
+    free(text);
     assert_int_equal(kb_report_close(rep, err, sizeof err), 0);
     unlink(json);
     rmdir(dir);
@@ -290,7 +297,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ref_order),
         cmocka_unit_test(test_drain),
-        cmocka_unit_test(test_sync_due),
         cmocka_unit_test(test_sync_deferred),
         cmocka_unit_test(test_may_wait),
     };
