@@ -95,6 +95,9 @@ typedef struct {
 size_t kb_buf_checked(const kb_buf *b);
 /* Rows of b that are compared: nrows, or n / row_len; 0 if b has no rows. */
 long kb_buf_checked_rows(const kb_buf *b);
+/* Large host blocks stay in the process once freed, for the next rows to
+ * reuse (hostmem.c says why); main calls it first. */
+void kb_host_recycle(void);
 /* The compared elements of an output (host copy in b's dtype) to double, in
  * the reference's order: got[kb_buf_checked(b)]. */
 void kb_buf_gather(const kb_buf *b, const void *host, double *got);

@@ -592,5 +592,9 @@ int kb_main(int argc, char **argv)
 }
 
 #ifndef KB_NO_MAIN /* tests and the fuzzer link kb_main alone (main.c built with -DKB_NO_MAIN) */
-int main(int argc, char **argv) { return kb_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    kb_host_recycle();
+    return kb_main(argc, argv);
+}
 #endif

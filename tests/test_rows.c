@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +293,43 @@ static void test_may_wait(void **state)
     if (have_gpu()) assert_int_equal(may_wait(&f[0], big, big), 0); /* no room for a 1 TiB case beside them */
 }
 
+/* kb_host_recycle: a large block freed and taken again comes back with its
+ * pages still resident (mincore), the same memory, where glibc would
+ * otherwise unmap it and map new memory (into which device-to-host copies
+ * are slow: hostmem.c). */
+static double resident_share(const char *p, size_t n)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t s = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+    const size_t len = n + ((uintptr_t)p - s), np = (len + pg - 1) / pg;
+    unsigned char *vec = malloc(np);
+    assert_non_null(vec);
+    assert_int_equal(mincore((void *)s, len, vec), 0);
+    size_t in = 0;
+    for (size_t i = 0; i < np; i++) in += vec[i] & 1;
+    free(vec);
+    return (double)in / (double)np;
+}
+
+static void test_host_recycle(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan's allocator keeps blocks its own way */
+#endif
+    const size_t n = (size_t)96 << 20; /* over glibc's largest threshold for mapping a block on its own (32 MiB) */
+    kb_host_recycle();
+    char *a = malloc(n);
+    assert_non_null(a);
+    memset(a, 1, n);
+    assert_true(resident_share(a, n) > 0.9); /* touched (and the memset kept) */
+    free(a);
+    char *b = malloc(n);
+    assert_non_null(b);
+    assert_true(resident_share(b, n) > 0.9);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_drain),
         cmocka_unit_test(test_sync_deferred),
         cmocka_unit_test(test_may_wait),
+        cmocka_unit_test(test_host_recycle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
