@@ -95,9 +95,6 @@ typedef struct {
 size_t kb_buf_checked(const kb_buf *b);
 /* Rows of b that are compared: nrows, or n / row_len; 0 if b has no rows. */
 long kb_buf_checked_rows(const kb_buf *b);
-/* Large host blocks stay in the process once freed, for the next rows to
- * reuse (hostmem.c says why); main calls it first. */
-void kb_host_recycle(void);
 /* The compared elements of an output (host copy in b's dtype) to double, in
  * the reference's order: got[kb_buf_checked(b)]. */
 void kb_buf_gather(const kb_buf *b, const void *host, double *got);
@@ -465,6 +462,11 @@ typedef struct {
 
 /* ---- bg.c (the task beside the caller, the shared cores: bg.h) -------- */
 double kb_now_s(void); /* a monotonic clock, seconds */
+
+/* ---- hostmem.c ------------------------------------------------------------ */
+/* Large host blocks stay in the process once freed, for the next rows to
+ * reuse (hostmem.c says why); main calls it first. */
+void kb_host_recycle(void);
 
 /* Where a sweep's wall time goes (kb_row.wall, seconds; JSON "wall_s"): the
  * case's ceilings (copy and cuBLAS-shape timing), setup (inputs, uploads),

@@ -117,19 +117,27 @@ static void test_ref_order(void **state)
 static void count_done(void *ctx) { (*(int *)ctx)++; }
 static int next_none(void *ctx) { (void)ctx; return -1; }
 
+/* a report of the fake op into dir (made here)/file, rewritten at syncs and
+ * close only, as kb_run_plan's where a --devices worker says cases done */
+static kb_report *worker_report(char *dir, const char *file, char *json, size_t n)
+{
+    static const kb_op *ops[] = {&fake};
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, n, "%s/%s", dir, file);
+    char err[KB_ERRLEN] = "";
+    kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
+    if (!rep) fail_msg("kb_report_open: %s", err);
+    kb_report_by_sync(rep);
+    return rep;
+}
+
 static void test_drain(void **state)
 {
     (void)state;
     kb_plan p;
     kb_case *cs = load_cases(&p, 3);
-    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300];
-    assert_non_null(mkdtemp(dir));
-    snprintf(json, sizeof json, "%s/out.json", dir);
-    const kb_op *ops[] = {&fake};
-    char err[KB_ERRLEN] = "";
-    kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
-    if (!rep) fail_msg("kb_report_open: %s", err);
-    kb_report_by_sync(rep); /* as kb_run_plan's, given case_done */
+    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], err[KB_ERRLEN] = "";
+    kb_report *rep = worker_report(dir, "out.json", json, sizeof json);
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
     kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = -1, .workers = 1};
@@ -227,14 +235,8 @@ static void test_sync_deferred(void **state)
     (void)state;
     kb_plan p;
     kb_case *cs = load_cases(&p, 3);
-    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[1 << 16];
-    assert_non_null(mkdtemp(dir));
-    snprintf(json, sizeof json, "%s/out.gpu0.json", dir);
-    const kb_op *ops[] = {&fake};
-    char err[KB_ERRLEN] = "";
-    kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
-    if (!rep) fail_msg("kb_report_open: %s", err);
-    kb_report_by_sync(rep);
+    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[1 << 16], err[KB_ERRLEN] = "";
+    kb_report *rep = worker_report(dir, "out.gpu0.json", json, sizeof json);
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
     kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = 0, .workers = 2};
