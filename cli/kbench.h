@@ -621,6 +621,7 @@ typedef struct {
     int workers; /* processes sharing the host (--devices), 0 or 1: alone */
     const struct kb_ladder_share *ladder; /* the GEMM ladders' search split with other workers (harness.h); NULL: alone */
     struct kb_cores *cores; /* the host's cores shared by the workers' references (kb_cores); NULL: its own team */
+    struct kb_gate *open_gate; /* taken while the GPU is opened (the workers in turn: kb_gate); NULL: at once */
 } kb_run_info;
 /* cases at most whose rows wait for their references while the GPU goes on
  * (rows.h: inflight) */

@@ -295,7 +295,9 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
         return KB_EXIT_USAGE;
     }
     kb_device dev;
+    const int turn = kb_gate_enter(info->open_gate); /* the driver serialises CUDA's start: one worker at a time */
     int rc = kb_device_open(&dev);
+    kb_gate_leave(info->open_gate, turn);
     if (rc) return rc;
     if (!dev.nvml.ok && !o->quiet && !info->check_mode)
         fprintf(stderr, "kbench: %s: the rows' clock, power and throttle columns stay empty\n",

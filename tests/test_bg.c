@@ -10,6 +10,7 @@
 
 #include <omp.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +187,71 @@ static void test_cores_reclaim(void **state)
     kb_cores_free(p);
 }
 
+/* The gate: processes forked after it take turns (never two inside at
+ * once, each gets its turn), and one that dies holding the token holds the
+ * others up only for the gate's wait. */
+static void test_gate(void **state)
+{
+    (void)state;
+    kb_gate *g = kb_gate_new(10);
+    assert_non_null(g);
+    int *sh = mmap(NULL, 3 * sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(sh != MAP_FAILED);
+    sh[0] = sh[1] = sh[2] = 0; /* inside now, the most inside at once, turns taken */
+    enum { N = 6 };
+    pid_t pid[N];
+    for (int i = 0; i < N; i++) {
+        pid[i] = fork();
+        assert_true(pid[i] >= 0);
+        if (pid[i] == 0) {
+            const int t = kb_gate_enter(g);
+            const int in = __atomic_add_fetch(&sh[0], 1, __ATOMIC_SEQ_CST);
+            int m = __atomic_load_n(&sh[1], __ATOMIC_SEQ_CST);
+            while (in > m && !__atomic_compare_exchange_n(&sh[1], &m, in, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+            __atomic_add_fetch(&sh[2], t, __ATOMIC_SEQ_CST);
+            usleep(20000);
+            __atomic_sub_fetch(&sh[0], 1, __ATOMIC_SEQ_CST);
+            kb_gate_leave(g, t);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        int st = 0;
+        assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    assert_int_equal(sh[1], 1); /* one at a time */
+    assert_int_equal(sh[2], N); /* every one had its turn, none ran out of wait */
+    /* a holder that dies: the next waits out the gate's wait, then goes on */
+    kb_gate_free(g);
+    g = kb_gate_new(0.3);
+    assert_non_null(g);
+    pid_t dies = fork();
+    assert_true(dies >= 0);
+    if (dies == 0) _exit(kb_gate_enter(g) ? 0 : 1); /* never given back */
+    int st = 0;
+    assert_int_equal(waitpid(dies, &st, 0), dies);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    const double t0 = kb_now_s();
+    assert_int_equal(kb_gate_enter(g), 0);
+    const double waited = kb_now_s() - t0;
+    assert_true(waited >= 0.29 && waited < 2);
+    kb_gate_leave(g, 0); /* not taken: nothing given back */
+    /* its turn given back, the next takes it at once */
+    kb_gate_free(g);
+    g = kb_gate_new(5);
+    assert_int_equal(kb_gate_enter(g), 1);
+    kb_gate_leave(g, 1);
+    const double t1 = kb_now_s();
+    assert_int_equal(kb_gate_enter(g), 1);
+    assert_true(kb_now_s() - t1 < 0.5);
+    kb_gate_leave(g, 1);
+    kb_gate_free(g);
+    assert_int_equal(kb_gate_enter(NULL), 0); /* no gate: nothing waited for */
+    kb_gate_leave(NULL, 1);
+    munmap(sh, 3 * sizeof *sh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_team),
         cmocka_unit_test(test_cores),
         cmocka_unit_test(test_cores_reclaim),
+        cmocka_unit_test(test_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
