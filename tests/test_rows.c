@@ -192,7 +192,6 @@ static void test_drain(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
-/* the JSON file's rows: their case indices, space-separated ("" without the file) */
 /* a file's whole text (NULL without the file) */
 static char *read_all(const char *path)
 {
