@@ -24,7 +24,7 @@ LDLIBS  := -lcjson -lcublas -lcublasLt -lgomp -ldl -lm -lpthread
 BUILD   := build
 # kernels/<op>/: the op's kernels (.cu, one family a file) and its planner
 # (.c: host code with no GPU in it, unit-tested on the CPU)
-CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/ops/*.c)) $(wildcard refs/*.c) $(wildcard kernels/*/*.c)
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c cli/*/*.c)) $(wildcard refs/*.c) $(wildcard kernels/*/*.c)
 CU_SRC  := $(wildcard kernels/*.cu kernels/*/*.cu)
 LIB_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -41,9 +41,9 @@ $(BUILD)/git.h: FORCE
 	@echo "#define KB_GIT \"$(GIT_COMMIT)\"" > $@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-$(BUILD)/cli/report.o: KB_CFLAGS += -include $(BUILD)/git.h
-$(BUILD)/cli/report.o: $(BUILD)/git.h
-$(BUILD)/cli/default_config.o: configs/default.json
+$(BUILD)/cli/report/report.o: KB_CFLAGS += -include $(BUILD)/git.h
+$(BUILD)/cli/report/report.o: $(BUILD)/git.h
+$(BUILD)/cli/core/default_config.o: configs/default.json
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -121,7 +121,7 @@ test-slurm:
 test:
 	@scripts/deps.sh build test plot
 	$(MAKE) kbench $(TESTS) test-plugins examples
-	KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
+	KB_BUILD=$(BUILD) KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
 
 check: kbench
 	./kbench check
@@ -136,7 +136,7 @@ test-asan:
 	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
 	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%) test-plugins examples
 	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    KBENCH=build-asan/kbench KB_TEST_PLUGINS=build-asan/tests/plugins KB_EXAMPLES=build-asan/examples \
+	    KBENCH=build-asan/kbench KB_BUILD=build-asan KB_TEST_PLUGINS=build-asan/tests/plugins KB_EXAMPLES=build-asan/examples \
 	    tests/run.sh $(TESTS:$(BUILD)/%=build-asan/%)
 
 plot:

@@ -7,8 +7,10 @@
  * not matter, values compare as JSON). Verdicts: kb_cmp_decide, by one of two
  * rules: the Mann-Whitney U test on the rows' samples ("samples_ms") where both
  * keep 10 or more, else the threshold on the medians (kb_cmp_judge). */
-#include "kbench.h"
+#include "compare.h"
 #include "compare_int.h"
+#include "core/errors.h"
+#include "core/params.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * they share and nothing else sees. */
 #ifndef KB_COMPARE_INT_H
 #define KB_COMPARE_INT_H
-#include "kbench.h"
+#include "compare.h"
 
 struct cJSON;
 

@@ -1,6 +1,8 @@
 /* kbench compare: the table, the CSV and the subcommand (kb_compare_main). */
-#include "kbench.h"
+#include "compare.h"
 #include "compare_int.h"
+#include "core/errors.h"
+#include "report/csv.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

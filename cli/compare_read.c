@@ -2,8 +2,10 @@
  * each row's key (op, impl and every parameter, canonically: parameter order
  * does not matter, values compare as JSON), its label, its figures and its
  * samples. */
-#include "kbench.h"
+#include "compare.h"
 #include "compare_int.h"
+#include "core/config.h"
+#include "core/errors.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

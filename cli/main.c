@@ -2,9 +2,25 @@
  * command line: it returns the exit code (no exit() on any path), frees what
  * it allocates and keeps no state between calls, so that one process can run
  * it many times (tests/fuzz/fuzz_cmdline.c). */
-#include "kbench.h"
-#include "shard.h"
-#include "harness.h"
+#include "compare.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "core/hostmem.h"
+#include "core/op.h"
+#include "core/params.h"
+#include "core/plugin.h"
+#include "core/registry.h"
+#include "core/settings.h"
+#include "core/tensors.h"
+#include "fleet/devices.h"
+#include "fleet/merge.h"
+#include "fleet/shard.h"
+#include "harness/device.h"
+#include "harness/hooks.h"
+#include "harness/run.h"
+#include "main.h"
+#include "report/device.h"
+#include "selftest.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -38,7 +54,7 @@ static int run_and_free(kb_plan *plan, int argc, char **argv, const char *name, 
         kb_cases_free(plan->cases, plan->ncases);
         return kb_usage(NULL, "%s", err);
     }
-    kb_run_info info = {.argc = argc, .argv = argv, .name = name, .check_mode = check, .worker = -1, .workers = 1};
+    kb_run_info info = {.argc = argc, .argv = argv, .name = name, .check_mode = check};
     int rc = plan->opts.devices[0] ? kb_run_devices(plan, &info, dry)
              : dry                 ? kb_dry_run(plan, &info, stdout)
                                    : kb_run_plan(plan, &info);

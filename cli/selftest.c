@@ -7,9 +7,16 @@
  *   copy   the copy ceiling at 1 GiB against the same candidate timed by the
  *          host clock over back-to-back launches, within 3%.
  * Exit 0 all passed, 1 one failed, 3 a CUDA error. */
-#include "harness.h"
-
+#include "core/errors.h"
+#include "core/settings.h"
+#include "harness/copy.h"
+#include "harness/device.h"
+#include "harness/timer.h"
+#include "report/device.h"
+#include "report/row.h"
+#include "selftest.h"
 #include "../kernels/kernels.h"
+
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* The device's attributes that plans depend on, queried once per process
- * (cli/device.c: kb_devattr_query) and passed down: planners are host code
+ * (cli/harness/device.c: kb_devattr_query) and passed down: planners are host code
  * with no GPU in them, so a test can plan for an H100, an A100 or an sm_89
  * part on a machine without one (kb_devattr_preset). Plain C: included by
  * cli/, kernels/ and refs/. */

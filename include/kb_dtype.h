@@ -1,6 +1,6 @@
 /* Element types and their conversions, written once for the whole tree:
  * cli/ (inputs, outputs, verification) and refs/ (the references round to
- * the dtype the GPU stores) both use them; cli/dtype.c defines them.
+ * the dtype the GPU stores) both use them; cli/core/dtype.c defines them.
  * Plain C. */
 #ifndef KB_DTYPE_H
 #define KB_DTYPE_H

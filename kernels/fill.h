@@ -1,4 +1,4 @@
-/* The inputs' fill, element by element, for the host (cli/dtype.c) and the
+/* The inputs' fill, element by element, for the host (cli/core/dtype.c) and the
  * device (kernels/fill.cu) from one source, so both give the same bits: a
  * counter-based draw (splitmix64: draw i of a seed's stream is mix(s0 +
  * (i+1) gamma)) in [lo, hi), rounded to the dtype once (through fp32 rounded

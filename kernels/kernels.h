@@ -85,7 +85,7 @@ int kb_norm_naive(const kb_norm_args *a, void *stream);
  * One handle for the process, created by kb_cublas_init (call it in setup,
  * not in a timed launch) with its own 32 MiB workspace; each call sets the
  * stream it is given. A failed cuBLAS or CUDA call writes "file:line: call:
- * status" to kb_last_error (defined in cli/harness.c) and returns a
+ * status" to kb_last_error (defined in cli/core/errors.c) and returns a
  * cudaError_t: the context's sticky error if there is one, else the nearest
  * match (allocation, invalid value, not supported, unknown). */
 extern char kb_last_error[512];

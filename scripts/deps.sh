@@ -2,6 +2,7 @@
 # Checks that what kbench needs to build and test is installed:
 #   cJSON headers  /usr/include/cjson/cJSON.h   (Debian: libcjson-dev)
 #   cmocka         /usr/include/cmocka.h        (Debian: libcmocka-dev)
+#   python3        tests/layers.py, the house's rules (Debian: python3)
 #   gnuplot        the `gnuplot` command        (Debian: gnuplot-nox)
 #   Slurm, munge   slurmctld, slurmd, munged     (Debian: slurm-wlm, munge; only
 #                  for `make test-slurm`)
@@ -36,6 +37,7 @@ missing_pkgs() {
     local m=()
     [ $want_build = 0 ] || [ -f /usr/include/cjson/cJSON.h ] || m+=(libcjson-dev)
     [ $want_test = 0 ] || [ -f /usr/include/cmocka.h ] || m+=(libcmocka-dev)
+    [ $want_test = 0 ] || command -v python3 >/dev/null 2>&1 || m+=(python3)
     [ $want_plot = 0 ] || gnuplot --version >/dev/null 2>&1 || m+=(gnuplot-nox)
     [ $want_slurm = 0 ] || command -v slurmctld >/dev/null 2>&1 || m+=(slurm-wlm)
     [ $want_slurm = 0 ] || command -v munged >/dev/null 2>&1 || m+=(munge)

@@ -76,7 +76,7 @@ cli_help() {
     done_test "kbench without a command exits 2 with the usage on stderr"
 
     local v
-    v=$(sed -n 's/^#define KB_VERSION "\(.*\)"/\1/p' cli/kbench.h)
+    v=$(sed -n 's/^#define KB_VERSION "\(.*\)"/\1/p' cli/core/errors.h)
     run --version
     expect_rc 0
     [ "$(cat "$T/out")" = "kbench $v" ] || bad "stdout '$(cat "$T/out")', want 'kbench $v'"

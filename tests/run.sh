@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the unit-test binaries given as arguments (cmocka), then the CLI tests
-# of tests/cli.sh against ./kbench (or $KBENCH), then tests/plot.sh.
+# of tests/cli.sh against ./kbench (or $KBENCH), tests/layers.py (over the
+# objects in $KB_BUILD, default build/), then tests/plot.sh.
 #
 #   tests/run.sh build/tests/test_dtype build/tests/test_refs ...
 #
@@ -77,6 +78,20 @@ else
     # shellcheck source=tests/cli.sh
     . "$root/tests/cli.sh"
     cli_run_all
+fi
+echo
+echo "=== layers (tests/layers.py: the rooms, their order, no loop, small pieces)"
+if command -v python3 >/dev/null 2>&1; then
+    while IFS= read -r line; do
+        echo "$line"
+        case $line in
+        "PASS "*) npass=$((npass + 1)) ;;
+        "FAIL "*) nfail=$((nfail + 1)); failures+=("${line#FAIL }") ;;
+        "SKIP "*) nskip=$((nskip + 1)) ;;
+        esac
+    done < <(python3 "$root/tests/layers.py" "${KB_BUILD:-build}" 2>&1)
+else
+    t_fail "layers: python3 is not installed (scripts/deps.sh test installs it)"
 fi
 echo
 echo "=== plot (scripts/plot.sh)"

@@ -15,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bg.h"
+#include "../cli/core/clock.h"
+#include "../cli/fleet/cores.h"
+#include "../cli/fleet/gate.h"
+#include "../cli/harness/bg.h"
 
 typedef struct {
     atomic_int runs, done;

@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kbench.h"
+#include "../cli/compare.h"
+#include "../cli/core/errors.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

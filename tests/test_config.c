@@ -11,7 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kbench.h"
+#include "../cli/core/config.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/settings.h"
+#include "../include/kb_dtype.h"
 
 static void plan_init(kb_plan *p)
 {

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli/core/op.h"
+#include "../cli/harness/copy.h"
+#include "../cli/harness/gemm.h"
 #include "../kernels/kernels.h"
-#include "harness.h"
 
 /* What kb_copy_variant_launch computes (kernels/ceiling/copy.cu), byte by
  * byte: R = ceil(rbytes/16), W = ceil(wbytes/16) vectors, a partial last

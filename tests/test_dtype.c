@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "../cli/core/op.h"
+#include "../include/kb_dtype.h"
 #include "../kernels/kernels.h"
 #include "have_gpu.h"
 

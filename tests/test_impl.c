@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../cli/core/op.h"
+#include "../cli/core/plugin.h"
+#include "../include/kb_devattr.h"
+#include "../kernels/kernels.h"
 #include "../kernels/rope/plan.h"
-#include "kbench.h"
 
 /* ---- a made-up op: tunables "vec" and "stages", three implementations ---- */
 static const kb_param params[] = {

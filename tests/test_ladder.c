@@ -12,8 +12,11 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "harness.h"
-#include "shard.h"
+#include "../cli/core/op.h"
+#include "../cli/fleet/count.h"
+#include "../cli/fleet/ladder_queue.h"
+#include "../cli/fleet/shard.h"
+#include "../cli/harness/ladder.h"
 #include "../kernels/kernels.h"
 
 enum { NL = KB_GEMM_LADDER, NLAY = KB_GEMM_NLAYOUTS, MAXW = 8 };

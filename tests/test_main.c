@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kbench.h"
+#include "../cli/core/errors.h"
+#include "../cli/main.h"
 
 #define BASE "tests/data/compare/base.json"
 #define NEW "tests/data/compare/new.json"

@@ -1,6 +1,7 @@
 /* The SwiGLU MLP without a GPU: the reference (refs/mlp.c) on cases worked
  * by hand, the op's models, validation, tolerances and sweeps, and the row
  * sampling large shapes verify with. */
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli/core/config.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/plugin.h"
+#include "../cli/core/registry.h"
+#include "../cli/harness/verify.h"
+#include "../include/kb_devattr.h"
+#include "../include/kb_dtype.h"
 #include "../refs/refs.h"
-#include "kbench.h"
 
 /* sigmoid(1), sigmoid(2), sigmoid(3) */
 #define S1 0.7310585786300049

@@ -1,6 +1,7 @@
 /* LayerNorm / RMSNorm: the CPU references (refs/norm.c) against the maths
  * (normalised rows, hand-worked values, finite differences), and the op
  * descriptors' byte model, outputs and tolerances. */
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli/core/config.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/plugin.h"
+#include "../cli/core/registry.h"
+#include "../include/kb_devattr.h"
+#include "../include/kb_dtype.h"
 #include "../refs/refs.h"
-#include "kbench.h"
 
 static double *rand_vec(size_t n, uint64_t seed, double lo, double hi)
 {

@@ -15,7 +15,8 @@
 #include <string.h>
 
 #define KB_NVML_TEST
-#include "kb_nvml.h"
+#include "../cli/harness/nvml.h"
+#include "../cli/report/conditions.h"
 
 /* ---- the fake NVML ------------------------------------------------------- */
 

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/registry.h"
+#include "../cli/core/settings.h"
+#include "../include/kb_dtype.h"
 
 static const kb_op *rope(void)
 {

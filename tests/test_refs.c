@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../include/kb_dtype.h"
 #include "../refs/refs.h"
-#include "kbench.h"
 
 enum { SBHD = 0, BSHD = 1, THD = 2, NEOX = 0, GPTJ = 1 };
 

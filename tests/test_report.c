@@ -16,8 +16,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kbench.h"
-#include "harness.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/registry.h"
+#include "../cli/harness/ladder.h"
+#include "../cli/harness/stats.h"
+#include "../cli/harness/verify.h"
+#include "../cli/report/conditions.h"
+#include "../cli/report/csv.h"
+#include "../cli/report/device.h"
+#include "../cli/report/report.h"
+#include "../cli/report/row.h"
+#include "../cli/report/table.h"
+#include "../cli/selftest.h"
+#include "../include/kb_dtype.h"
 #include "../kernels/kernels.h"
 
 /* ---- helpers ------------------------------------------------------------ */

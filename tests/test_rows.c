@@ -24,7 +24,19 @@
 #include <unistd.h>
 
 #include "have_gpu.h"
-#include "rows.h"
+#include "../cli/core/clock.h"
+#include "../cli/core/config.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/hostmem.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/settings.h"
+#include "../cli/harness/bg.h"
+#include "../cli/harness/hooks.h"
+#include "../cli/harness/rows.h"
+#include "../cli/report/report.h"
+#include "../cli/report/row.h"
+#include "../include/kb_dtype.h"
 
 static kb_op fake;      /* a real op's table, its reference replaced */
 static atomic_int seen; /* references entered so far */
@@ -140,7 +152,8 @@ static void test_drain(void **state)
     kb_report *rep = worker_report(dir, "out.json", json, sizeof json);
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
-    kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = -1, .workers = 1};
+    const kb_run_hooks hooks = {.ctx = &dones, .next_case = next_none, .case_done = count_done, .worker = -1, .workers = 1};
+    kb_run_info info = {.name = "t", .hooks = &hooks};
     row_sink sink = {rep, &fin, &nrows, &lost, 0, &info};
     long done = 0;
     inflight *head = record(&cs[0], 1, &done);
@@ -238,7 +251,8 @@ static void test_sync_deferred(void **state)
     kb_report *rep = worker_report(dir, "out.gpu0.json", json, sizeof json);
     int exit_code = 0, nrows = 0, lost = 0, dones = 0;
     tally fin = {0, 0, 0, &exit_code};
-    kb_run_info info = {.name = "t", .next_case = next_none, .case_done = count_done, .next_ctx = &dones, .worker = 0, .workers = 2};
+    const kb_run_hooks hooks = {.ctx = &dones, .next_case = next_none, .case_done = count_done, .worker = 0, .workers = 2};
+    kb_run_info info = {.name = "t", .hooks = &hooks};
     row_sink sink = {rep, &fin, &nrows, &lost, 0, &info, 0};
     kb_row filler = {.c = &cs[0], .impl = "naive", .verified = KB_V_NA};
     for (int k = 0; k < 10000; k++) assert_int_equal(kb_report_row(rep, &filler), 0);

@@ -13,8 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "shard.h"
+#include "../cli/core/config.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/settings.h"
+#include "../cli/fleet/count.h"
+#include "../cli/fleet/devices.h"
+#include "../cli/fleet/shard.h"
+#include "../cli/harness/ceilings.h"
 
 static void load(kb_plan *p, const char *path, uint64_t seed)
 {

@@ -1,4 +1,4 @@
-/* The tensors the ops hand to plugins (cli/tensors.c, each op's tensors
+/* The tensors the ops hand to plugins (cli/core/tensors.c, each op's tensors
  * table and plugin_tensors): for every op, over every pass, layout, style,
  * affine and dtype it has and odd sizes, plugin_tensors on a kb_state filled
  * by hand (fake device pointers: nothing is read through them) against this
@@ -20,7 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "../cli/core/errors.h"
+#include "../cli/core/op.h"
+#include "../cli/core/params.h"
+#include "../cli/core/registry.h"
+#include "../cli/core/tensors.h"
+#include "../include/kb_dtype.h"
+#include "../include/kbench_plugin.h"
 
 /* ---- cases --------------------------------------------------------------- */
 

@@ -14,10 +14,18 @@
  * tolerance below already covers a kernel that keeps g and u in fp32.
  * bn, cluster, warpgroups and sched are the wgmma kernel's tunables.
  */
+#include "ops.h"
+#include "../core/errors.h"
+#include "../core/op.h"
+#include "../core/params.h"
+#include "../core/tensors.h"
+#include "../../include/kb_devattr.h"
+#include "../../include/kb_dtype.h"
+#include "../../include/kbench_plugin.h"
 #include "../../kernels/kernels.h"
 #include "../../kernels/mlp/mlp.h"
+#include "../../kernels/mlp/plan.h"
 #include "../../refs/refs.h"
-#include "../kbench.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

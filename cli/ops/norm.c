@@ -2,11 +2,18 @@
  * parameter table, one reference (refs/norm.c) and the kernels of
  * kernels/norm/ (DESIGN.md there): naive, and the variants warp_row, block,
  * bulk as named implementations, opt the planner's choice among them. */
+#include "ops.h"
+#include "../core/errors.h"
+#include "../core/op.h"
+#include "../core/params.h"
+#include "../core/tensors.h"
+#include "../../include/kb_devattr.h"
+#include "../../include/kb_dtype.h"
+#include "../../include/kbench_plugin.h"
 #include "../../kernels/kernels.h"
 #include "../../kernels/norm/norm.h"
 #include "../../kernels/norm/plan.h"
 #include "../../refs/refs.h"
-#include "../kbench.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -1,8 +1,15 @@
 /* RoPE forward and backward: the op descriptor. */
+#include "ops.h"
+#include "../core/errors.h"
+#include "../core/op.h"
+#include "../core/params.h"
+#include "../core/tensors.h"
+#include "../../include/kb_devattr.h"
+#include "../../include/kb_dtype.h"
+#include "../../include/kbench_plugin.h"
 #include "../../kernels/kernels.h"
 #include "../../kernels/rope/plan.h"
 #include "../../refs/refs.h"
-#include "../kbench.h"
 
 #include <cuda_runtime_api.h>
 #include <stdint.h>

@@ -47,7 +47,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kbench.h"
+#include "../../cli/core/errors.h"
+#include "../../cli/main.h"
+#include "../../cli/report/device.h"
 
 #ifndef KB_FUZZ_ROOT /* the repository (the Makefile passes it): configs/, tests/data/compare/ */
 #define KB_FUZZ_ROOT "."

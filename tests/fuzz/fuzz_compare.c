@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "../../cli/compare.h"
+#include "../../cli/core/errors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench.h"
+#include "../../cli/core/config.h"
+#include "../../cli/core/errors.h"
+#include "../../cli/core/params.h"
+#include "../../cli/core/settings.h"
+#include "../../cli/harness/hooks.h"
+#include "../../cli/harness/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,548 @@
+/* Parameter tables: parsing, bounds, formatting, and sweep expansion. */
+#include "errors.h"
+#include "op.h"
+#include "params.h"
+#include "../../include/kb_dtype.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kb_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list ? list : ""; *s;) {
+        size_t l = strcspn(s, ",");
+        if (l == n && !strncmp(s, name, n)) return 1;
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
+int kb_param_index(const kb_op *op, const char *name)
+{
+    for (int i = 0; i < op->nparams; i++)
+        if (strcmp(op->params[i].name, name) == 0) return i;
+    return -1;
+}
+
+const kb_val *kb_case_val(const kb_case *c, const char *name)
+{
+    int i = kb_param_index(c->op, name);
+    return i < 0 ? NULL : &c->v[i];
+}
+
+long kb_case_int(const kb_case *c, const char *name)
+{
+    const kb_val *v = kb_case_val(c, name);
+    return v ? (long)v->num : 0;
+}
+
+double kb_case_float(const kb_case *c, const char *name)
+{
+    const kb_val *v = kb_case_val(c, name);
+    return v ? v->num : 0.0;
+}
+
+int kb_choice_count(const kb_param *p)
+{
+    if (p->type != KB_P_ENUM) return 0;
+    int n = 1;
+    for (const char *s = p->choices; *s; s++) n += *s == ',';
+    return n;
+}
+
+const char *kb_choice(const kb_param *p, int idx, char *buf, size_t n)
+{
+    const char *s = p->choices;
+    for (int i = 0; i < idx && s; i++) {
+        s = strchr(s, ',');
+        if (s) s++;
+    }
+    if (!s) { snprintf(buf, n, "?"); return buf; }
+    size_t len = strcspn(s, ",");
+    if (len >= n) len = n - 1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return buf;
+}
+
+static int choice_index(const kb_param *p, const char *word, size_t len)
+{
+    char buf[64];
+    int n = kb_choice_count(p);
+    for (int i = 0; i < n; i++) {
+        kb_choice(p, i, buf, sizeof buf);
+        if (strlen(buf) == len && strncmp(buf, word, len) == 0) return i;
+    }
+    return -1;
+}
+
+/* Enum strings come from a small ring of buffers, one ring a thread: the
+ * cases' references run on threads of their own (kb_case_dtype) while the
+ * main thread sets up and labels the next cases. */
+const char *kb_case_enum(const kb_case *c, const char *name)
+{
+    static _Thread_local char ring[8][64];
+    static _Thread_local int next;
+    int i = kb_param_index(c->op, name);
+    if (i < 0 || c->op->params[i].type != KB_P_ENUM) return NULL;
+    char *buf = ring[next++ & 7];
+    return kb_choice(&c->op->params[i], (int)c->v[i].num, buf, 64);
+}
+
+kb_dtype kb_case_dtype(const kb_case *c)
+{
+    const char *d = kb_case_enum(c, "dtype");
+    if (d && strcmp(d, "fp16") == 0) return KB_FP16;
+    if (d && strcmp(d, "bf16") == 0) return KB_BF16;
+    return KB_FP32;
+}
+
+int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
+{
+    switch (p->type) {
+    case KB_P_INT:
+    case KB_P_FLOAT:
+        if (!(v->num >= p->min && v->num <= p->max)) {
+            char a[32], b[32], x[32];
+            snprintf(x, sizeof x, "%.10g", v->num);
+            snprintf(a, sizeof a, "%.10g", p->min);
+            snprintf(b, sizeof b, "%.10g", p->max);
+            kb_errf(err, errlen, "%s = %s is out of bounds [%s, %s]", p->name, x, a, b);
+            return -1;
+        }
+        return 0;
+    case KB_P_ENUM:
+        if (v->num < 0 || v->num >= kb_choice_count(p)) {
+            kb_errf(err, errlen, "%s: no such choice (choose from %s)", p->name, p->choices);
+            return -1;
+        }
+        return 0;
+    case KB_P_INTLIST:
+        for (int i = 0; i < v->nlist; i++)
+            if (v->list[i] < p->min || v->list[i] > p->max) {
+                kb_errf(err, errlen, "%s: element %d = %d is out of bounds [%.10g, %.10g]", p->name, i,
+                     v->list[i], p->min, p->max);
+                return -1;
+            }
+        return 0;
+    }
+    return 0;
+}
+
+/* Parse a number for parameter p from [s, s+len). */
+int kb_decimal_syntax(const char *s, size_t len)
+{
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    while (i < len && isdigit((unsigned char)s[i])) i++, digits++;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && isdigit((unsigned char)s[i])) i++, digits++;
+    }
+    if (!digits) return 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        size_t e = i;
+        while (i < len && isdigit((unsigned char)s[i])) i++;
+        if (i == e) return 0;
+    }
+    return i == len;
+}
+
+static int parse_num(const kb_param *p, const char *s, size_t len, double *out, char *err, size_t errlen)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) {
+        kb_errf(err, errlen, "%s: expected a number, got '%.*s'", p->name, (int)len, s);
+        return -1;
+    }
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    /* accept k/M suffixes for ints: 4k = 4096 */
+    size_t numlen = len;
+    if (end != buf && p->type != KB_P_FLOAT && (*end == 'k' || *end == 'K') && end[1] == 0) { v *= 1024; end++; numlen--; }
+    if (end == buf || *end || !kb_decimal_syntax(buf, numlen) || !isfinite(v)) { /* decimal only: no 0x10, no inf */
+        kb_errf(err, errlen, "%s: expected a decimal number, got '%s'", p->name, buf);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        kb_errf(err, errlen, "%s: '%s' is out of the range of a double (about 1e-308 to 1e308)", p->name, buf);
+        return -1;
+    }
+    if (p->type != KB_P_FLOAT && v != floor(v)) {
+        kb_errf(err, errlen, "%s: expected an integer, got '%s'", p->name, buf);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int push(kb_val **vals, int *n, int *cap, kb_val v)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        *vals = realloc(*vals, (size_t)*cap * sizeof **vals);
+        if (!*vals) abort();
+    }
+    (*vals)[(*n)++] = v;
+    return 0;
+}
+
+/* "a:b:xK" (multiply) or "a:b:K" (add) or "a:b" (step 1) */
+static int parse_range(const kb_param *p, const char *s, size_t len, kb_val **vals, int *n, int *cap,
+                       char *err, size_t errlen)
+{
+    const char *c1 = memchr(s, ':', len);
+    const char *c2 = memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - s));
+    double a, b, step = 1;
+    int mul = 0;
+    if (parse_num(p, s, (size_t)(c1 - s), &a, err, errlen)) return -1;
+    size_t blen = c2 ? (size_t)(c2 - c1 - 1) : len - (size_t)(c1 + 1 - s);
+    if (parse_num(p, c1 + 1, blen, &b, err, errlen)) return -1;
+    if (c2) {
+        const char *st = c2 + 1;
+        size_t slen = len - (size_t)(st - s);
+        if (slen && (*st == 'x' || *st == '*')) { mul = 1; st++; slen--; }
+        kb_param fp = *p;
+        fp.type = KB_P_FLOAT;
+        if (parse_num(&fp, st, slen, &step, err, errlen)) return -1;
+    }
+    if ((mul && step <= 1) || (!mul && step <= 0) || b < a) {
+        kb_errf(err, errlen, "%s: bad range '%.*s' (write start:end:step or start:end:xfactor, end >= start)",
+             p->name, (int)len, s);
+        return -1;
+    }
+    int count = 0;
+    for (double v = a; v <= b * (1 + 1e-12); v = mul ? v * step : v + step) {
+        if (++count > 100000) { kb_errf(err, errlen, "%s: range '%.*s' has too many values", p->name, (int)len, s); return -1; }
+        kb_val x = {.num = p->type == KB_P_FLOAT ? v : floor(v + 0.5)};
+        push(vals, n, cap, x);
+    }
+    return 0;
+}
+
+static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
+
+/* An axis given up half-made: its n values' lists, the array. */
+static void drop_axis(kb_val **vals, int n)
+{
+    for (int k = 0; k < n; k++) free((*vals)[k].list);
+    free(*vals);
+    *vals = NULL;
+}
+
+static int same_val(const kb_param *p, const kb_val *a, const kb_val *b)
+{
+    if (p->type != KB_P_INTLIST) return a->num == b->num;
+    return a->nlist == b->nlist && (!a->nlist || !memcmp(a->list, b->list, (size_t)a->nlist * sizeof *a->list));
+}
+
+/* An axis's values in order (value, then position): equal values side by side. */
+typedef struct {
+    const kb_val *v;
+    int idx, list;
+} val_ref;
+
+static int cmp_val_ref(const void *pa, const void *pb)
+{
+    const val_ref *a = pa, *b = pb;
+    int c;
+    if (a->list) {
+        c = (a->v->nlist > b->v->nlist) - (a->v->nlist < b->v->nlist);
+        for (int i = 0; !c && i < a->v->nlist; i++) c = (a->v->list[i] > b->v->list[i]) - (a->v->list[i] < b->v->list[i]);
+    } else {
+        c = (a->v->num > b->v->num) - (a->v->num < b->v->num);
+    }
+    return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* The first value (in order) that equals an earlier one, or -1. Sorted, not
+ * pairwise: a range makes up to 100000 values and a list of ranges more,
+ * and comparing every pair took seconds (1:100000,100001:200000: 8 s). */
+static int first_duplicate(const kb_param *p, const kb_val *vals, int n)
+{
+    if (n < 2) return -1;
+    val_ref *r = malloc((size_t)n * sizeof *r);
+    if (!r) abort();
+    for (int i = 0; i < n; i++) r[i] = (val_ref){&vals[i], i, p->type == KB_P_INTLIST};
+    qsort(r, (size_t)n, sizeof *r, cmp_val_ref);
+    int first = -1;
+    for (int i = 1; i < n; i++) /* within a run of equal values the second is its first repeat */
+        if (same_val(p, r[i].v, r[i - 1].v) && (first < 0 || r[i].idx < first)) first = r[i].idx;
+    free(r);
+    return first;
+}
+
+/* A value twice in one axis makes the same case twice: refused, named. */
+int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
+{
+    int n = parse_axis(p, text, vals, err, errlen);
+    int i = first_duplicate(p, *vals, n);
+    if (i >= 0) {
+        char v[256];
+        kb_format_value(p, &(*vals)[i], v, sizeof v);
+        kb_errf(err, errlen, "%s: the value %s comes twice in '%.200s' (the same cases twice)", p->name, v[0] ? v : "none",
+                text);
+        drop_axis(vals, n);
+        return -1;
+    }
+    return n;
+}
+
+static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
+{
+    int n = 0, cap = 0;
+    *vals = NULL;
+    if (p->type == KB_P_INTLIST) {
+        /* values separated by '/', each a comma list; "" or "none" = empty list */
+        const char *s = text;
+        for (;;) {
+            size_t len = strcspn(s, "/");
+            kb_val v = {0};
+            if (len == 0 && text[0]) { /* "5/7/": an empty value that would add the default case */
+                kb_errf(err, errlen, "%s: an empty value in '%.200s' (write none for the default)", p->name, text);
+                for (int k = 0; k < n; k++) free((*vals)[k].list);
+                free(*vals);
+                *vals = NULL;
+                return -1;
+            }
+            if (!(len == 0 || (len == 4 && strncmp(s, "none", 4) == 0))) {
+                int lc = 0;
+                const char *e = s;
+                for (;;) {
+                    size_t l = strcspn(e, ",/");
+                    if (e + l > s + len) l = (size_t)(s + len - e);
+                    double x;
+                    if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); drop_axis(vals, n); return -1; }
+                    if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
+                    v.list = realloc(v.list, (size_t)(lc + 1) * sizeof(int));
+                    v.list[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
+                    e += l;
+                    if (e >= s + len) break;
+                    e++; /* the comma */
+                }
+                v.nlist = lc;
+            }
+            if (kb_check_value(p, &v, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
+            push(vals, &n, &cap, v);
+            if (s[len] == 0) break;
+            s += len + 1;
+        }
+        return n;
+    }
+    if (p->type == KB_P_ENUM && strcmp(text, "all") == 0) {
+        int c = kb_choice_count(p);
+        for (int i = 0; i < c; i++) { kb_val v = {.num = i}; push(vals, &n, &cap, v); }
+        return n;
+    }
+    const char *s = text;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        if (len == 0) {
+            kb_errf(err, errlen, "%s: empty value in '%s'", p->name, text);
+            free(*vals); *vals = NULL;
+            return -1;
+        }
+        if (p->type == KB_P_ENUM) {
+            int idx = choice_index(p, s, len);
+            if (idx < 0 && len == 3 && !strncmp(s, "all", 3)) {
+                kb_errf(err, errlen, "%s: 'all' stands alone (every choice), not in a list: '%s'", p->name, text);
+                free(*vals); *vals = NULL;
+                return -1;
+            }
+            if (idx < 0) {
+                kb_errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
+                free(*vals); *vals = NULL;
+                return -1;
+            }
+            kb_val v = {.num = idx};
+            push(vals, &n, &cap, v);
+        } else if (memchr(s, ':', len)) {
+            if (parse_range(p, s, len, vals, &n, &cap, err, errlen)) { free(*vals); *vals = NULL; return -1; }
+        } else {
+            double x;
+            if (parse_num(p, s, len, &x, err, errlen)) { free(*vals); *vals = NULL; return -1; }
+            kb_val v = {.num = x};
+            push(vals, &n, &cap, v);
+        }
+        if (s[len] == 0) break;
+        s += len + 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (kb_check_value(p, &(*vals)[i], err, errlen)) { free(*vals); *vals = NULL; return -1; }
+    return n;
+}
+
+size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n)
+{
+    size_t o = 0;
+    int fits = n > 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < v->nlist; i++) {
+        char t[16];
+        int k = i ? snprintf(t, sizeof t, "%c%d", sep, v->list[i]) : snprintf(t, sizeof t, "%d", v->list[i]);
+        if (fits && o + (size_t)k < n) memcpy(buf + o, t, (size_t)k + 1);
+        else fits = 0;
+        o += (size_t)k;
+    }
+    return o;
+}
+
+void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
+{
+    switch (p->type) {
+    case KB_P_INT: snprintf(buf, n, "%.0f", v->num); break;
+    case KB_P_FLOAT: snprintf(buf, n, "%.10g", v->num); break;
+    case KB_P_ENUM: kb_choice(p, (int)v->num, buf, n); break;
+    case KB_P_INTLIST: /* too long for buf: the values that fit, then "..." */
+        if (kb_format_list(v, '+', buf, n) >= n && n > 4) {
+            size_t o = strlen(buf);
+            memcpy(buf + (o < n - 4 ? o : n - 4), "...", 4);
+        }
+        break;
+    }
+}
+
+void kb_case_label(const kb_case *c, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < c->op->nparams && o < n; i++) {
+        const kb_param *p = &c->op->params[i];
+        if (p->type == KB_P_INTLIST && c->v[i].nlist == 0) continue;
+        char v[256];
+        kb_format_value(p, &c->v[i], v, sizeof v);
+        o += (size_t)snprintf(buf + o, n - o, "%s%s=%s", o ? " " : "", p->name, v);
+    }
+}
+
+void kb_sweep_init(kb_sweep *s, const kb_op *op)
+{
+    char err[KB_ERRLEN];
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    for (int i = 0; i < op->nparams; i++) {
+        s->naxis[i] = kb_parse_axis(&op->params[i], op->params[i].def, &s->axis[i], err, sizeof err);
+        if (s->naxis[i] < 1) { fprintf(stderr, "kbench: internal: bad default for %s: %s\n", op->params[i].name, err); abort(); }
+    }
+}
+
+int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen)
+{
+    int i = kb_param_index(s->op, param);
+    if (i < 0) {
+        const char *names[KB_MAX_PARAMS];
+        for (int k = 0; k < s->op->nparams; k++) names[k] = s->op->params[k].name;
+        const char *near = kb_nearest(param, names, s->op->nparams);
+        if (near) kb_errf(err, errlen, "%s has no parameter '%s' (did you mean '%s'?)", s->op->name, param, near);
+        else kb_errf(err, errlen, "%s has no parameter '%s' (see: kbench list)", s->op->name, param);
+        return -1;
+    }
+    kb_val *vals;
+    int n = kb_parse_axis(&s->op->params[i], text, &vals, err, errlen);
+    if (n < 0) return -1;
+    for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
+    free(s->axis[i]);
+    s->axis[i] = vals;
+    s->naxis[i] = n;
+    return 0;
+}
+
+long kb_sweep_count(const kb_sweep *s)
+{
+    long n = 1; /* saturates past KB_MAX_CASES: the product of the axes can overflow */
+    for (int i = 0; i < s->op->nparams; i++) {
+        if (s->naxis[i] == 0) return 0;
+        n = n > KB_MAX_CASES / s->naxis[i] ? KB_MAX_CASES + 1 : n * s->naxis[i];
+    }
+    return n;
+}
+
+int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen)
+{
+    long total = kb_sweep_count(s);
+    if (total + *ncases > KB_MAX_CASES) {
+        double exact = 1; /* for the message: the product in floating point, which cannot overflow */
+        for (int i = 0; i < s->op->nparams; i++) exact *= s->naxis[i];
+        kb_errf(err, errlen, "%s: the sweep has %.4g cases%s; at most %d in one plan", s->op->name, exact,
+                *ncases ? " more" : "", KB_MAX_CASES);
+        return -1;
+    }
+    *cases = realloc(*cases, (size_t)(*ncases + total) * sizeof **cases);
+    if (!*cases && total) abort();
+    int np = s->op->nparams;
+    int idx[KB_MAX_PARAMS] = {0};
+    for (long k = 0; k < total; k++) {
+        kb_case *c = &(*cases)[*ncases];
+        memset(c, 0, sizeof *c);
+        c->op = s->op;
+        c->index = *ncases;
+        for (int i = 0; i < np; i++) {
+            c->v[i] = s->axis[i][idx[i]];
+            if (c->v[i].nlist) { /* the case owns its copy: the sweep can go (kb_sweep_free) */
+                c->v[i].list = malloc((size_t)c->v[i].nlist * sizeof *c->v[i].list);
+                if (!c->v[i].list) abort();
+                memcpy(c->v[i].list, s->axis[i][idx[i]].list, (size_t)c->v[i].nlist * sizeof *c->v[i].list);
+            } else {
+                c->v[i].list = NULL;
+            }
+        }
+        if (s->op->validate && s->op->validate(c, err, errlen)) {
+            kb_case_free_lists(c);
+            char label[512], e2[KB_ERRLEN];
+            kb_case_label(c, label, sizeof label);
+            snprintf(e2, sizeof e2, "%s", err);
+            kb_errf(err, errlen, "%s %s: %s", s->op->name, label, e2);
+            return -1;
+        }
+        (*ncases)++;
+        /* last parameter varies fastest */
+        for (int i = np - 1; i >= 0; i--) {
+            if (++idx[i] < s->naxis[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return 0;
+}
+
+void kb_case_free_lists(kb_case *c)
+{
+    for (int i = 0; c->op && i < c->op->nparams; i++) {
+        free(c->v[i].list);
+        c->v[i].list = NULL;
+        c->v[i].nlist = 0;
+    }
+}
+
+void kb_cases_free(kb_case *cases, int n)
+{
+    for (int i = 0; i < n; i++) kb_case_free_lists(&cases[i]);
+    free(cases);
+}
+
+void kb_sweep_free(kb_sweep *s)
+{
+    for (int i = 0; s->op && i < s->op->nparams; i++) {
+        for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
+        free(s->axis[i]);
+        s->axis[i] = NULL;
+        s->naxis[i] = 0;
+    }
+}
+
+void kb_case_value_text(const kb_case *c, const char *name, char *buf, size_t n)
+{
+    buf[0] = 0;
+    int i = kb_param_index(c->op, name);
+    if (i >= 0) kb_format_value(&c->op->params[i], &c->v[i], buf, n);
+}

@@ -1,0 +1,54 @@
+/* Parameters: values, axes, a case's label, and a sweep expanded to cases (params.c). */
+#ifndef KB_CORE_PARAMS_H
+#define KB_CORE_PARAMS_H
+
+#include "op.h"
+#include "../../include/kb_dtype.h"
+#include <stddef.h>
+
+/* params.c */
+int kb_param_index(const kb_op *op, const char *name);
+const char *kb_case_enum(const kb_case *c, const char *name); /* NULL if absent */
+long kb_case_int(const kb_case *c, const char *name);
+double kb_case_float(const kb_case *c, const char *name);
+const kb_val *kb_case_val(const kb_case *c, const char *name);
+kb_dtype kb_case_dtype(const kb_case *c);
+const char *kb_choice(const kb_param *p, int idx, char *buf, size_t n);
+int kb_choice_count(const kb_param *p);
+/* Parse one textual axis ("512,1024", "512:8192:x2", "fwd,bwd", "all") into
+ * values; returns count or -1 with err. */
+int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);
+int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen);
+/* An int list's values joined by sep, whole: the length it needs (as
+ * snprintf; buf holds it when that is under n, else what fitted). */
+size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n);
+void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
+/* the value of c's parameter name as a flag takes it ("" when c's op has none) */
+void kb_case_value_text(const kb_case *c, const char *name, char *buf, size_t n);
+/* "seq=2048 batch=16 ..." (all parameters) */
+void kb_case_label(const kb_case *c, char *buf, size_t n);
+/* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */
+int kb_decimal_syntax(const char *s, size_t len);
+/* name is one of the comma-separated names of list (NULL or "": none) */
+int kb_list_has(const char *list, const char *name);
+
+/* A sweep: axes per parameter, expanded to cases. */
+typedef struct {
+    const kb_op *op;
+    kb_val *axis[KB_MAX_PARAMS];
+    int naxis[KB_MAX_PARAMS];
+} kb_sweep;
+
+void kb_sweep_init(kb_sweep *s, const kb_op *op); /* every axis = its default */
+int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, size_t errlen);
+#ifndef KB_MAX_CASES /* the fuzz build (make fuzz) lowers it: a worst-case sweep stays quick */
+#define KB_MAX_CASES 1000000 /* cases in one plan: more is surely a mistake */
+#endif
+long kb_sweep_count(const kb_sweep *s); /* saturates at KB_MAX_CASES + 1 */
+void kb_sweep_free(kb_sweep *s); /* its axes; the cases expanded from it keep their own lists */
+void kb_case_free_lists(kb_case *c);
+void kb_cases_free(kb_case *cases, int n); /* every case's lists, then the array */
+/* Append the sweep's cases (validated) to *cases; -1 with err on the first bad one. */
+int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,419 @@
+/* External implementations: shared libraries that export kbench_plugin()
+ * (include/kbench_plugin.h). Each of their implementations becomes one more
+ * kb_impl of its op, after kbench's own: verified, timed and reported like
+ * them. Everything here is host code; loading touches no GPU. */
+#include "errors.h"
+#include "op.h"
+#include "params.h"
+#include "plugin.h"
+#include "registry.h"
+#include "settings.h"
+#include "tensors.h"
+#include "../../include/kb_devattr.h"
+#include "../../include/kbench_plugin.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define KB_INVALID_VALUE 1 /* cudaErrorInvalidValue */
+#define MAX_LIBS 16
+#define MAX_PIMPLS 64
+
+typedef struct {
+    char alias[64], path[1024];
+    void *dl;
+} plib;
+
+typedef struct {
+    kb_impl impl; /* what the harness sees; impl.plugin points at this */
+    const kb_op *op;
+    const kbp_impl *p;
+    const plib *lib;
+    char name[96], help[320];
+} pimpl;
+
+static plib libs[MAX_LIBS];
+static int nlibs;
+static pimpl pimpls[MAX_PIMPLS];
+static int npimpls;
+
+int kb_op_nimpls(const kb_op *op)
+{
+    int n = op->nimpls;
+    for (int i = 0; i < npimpls; i++) n += pimpls[i].op == op;
+    return n;
+}
+
+const kb_impl *kb_op_impl(const kb_op *op, int k)
+{
+    if (k < op->nimpls) return &op->impls[k];
+    k -= op->nimpls;
+    for (int i = 0; i < npimpls; i++)
+        if (pimpls[i].op == op && k-- == 0) return &pimpls[i].impl;
+    return NULL;
+}
+
+int kb_plugin_name_ok(const char *s)
+{
+    if (!*s || strlen(s) >= 64) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.') return 0;
+    return 1;
+}
+
+/* an implementation of op named name already (kbench's own or a plugin's)? */
+static const kb_impl *find_impl(const kb_op *op, const char *name)
+{
+    for (int k = 0; k < kb_op_nimpls(op); k++)
+        if (!strcmp(kb_op_impl(op, k)->name, name)) return kb_op_impl(op, k);
+    return NULL;
+}
+
+/* ---- the case as the ABI passes it --------------------------------------- */
+typedef struct {
+    kbp_case kc;
+    const char *names[KB_MAX_PARAMS];
+    const char *values[KB_MAX_PARAMS]; /* into the text after the struct */
+    kbp_tensor in[KB_MAX_PLUGIN_INPUTS], out[KB_MAX_OUTPUTS];
+    void *state;
+} pcase;
+
+/* The case as a plugin sees it, its values' text in the same allocation (an
+ * int list whole, "5,50,17" as flags take it, however long: the table's
+ * kb_format_value shortens long lists); free() releases it. */
+static pcase *new_case(const kb_case *c)
+{
+    const kb_op *op = c->op;
+    const int np = op->nparams < KB_MAX_PARAMS ? op->nparams : KB_MAX_PARAMS;
+    size_t len[KB_MAX_PARAMS], total = 0;
+    for (int i = 0; i < np; i++)
+        total += len[i] = op->params[i].type == KB_P_INTLIST ? kb_format_list(&c->v[i], ',', NULL, 0) + 1 : 256;
+    pcase *pc = calloc(1, sizeof *pc + total);
+    if (!pc) abort();
+    char *t = (char *)(pc + 1);
+    pc->kc.op = op->name;
+    pc->kc.dtype = (kbp_dtype)kb_case_dtype(c);
+    for (int i = 0; i < np; i++) {
+        if (op->params[i].type == KB_P_INTLIST) kb_format_list(&c->v[i], ',', t, len[i]);
+        else kb_format_value(&op->params[i], &c->v[i], t, len[i]);
+        pc->names[i] = op->params[i].name;
+        pc->values[i] = t;
+        t += len[i];
+    }
+    pc->kc.nparams = np;
+    pc->kc.names = pc->names;
+    pc->kc.values = pc->values;
+    return pc;
+}
+
+static const pimpl *of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }
+
+int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n)
+{
+    const pimpl *pi = of(impl);
+    if (!c->op->plugin_tensors) {
+        snprintf(why, n, "op %s hands no tensors to plugins", c->op->name);
+        return 1;
+    }
+    if (!pi->p->supports) return 0;
+    pcase *pc = new_case(c);
+    why[0] = 0;
+    int r = pi->p->supports(&pc->kc, why, n);
+    free(pc);
+    if (r && !why[0]) snprintf(why, n, "%s cannot take this case (its supports() says so)", impl->name);
+    return r;
+}
+
+static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
+{
+    (void)d;
+    const pimpl *pi = of(r->impl);
+    pcase *pc = new_case(c);
+    r->priv = pc;
+    int nin = 0, nout = 0;
+    kb_last_error[0] = 0;
+    if (c->op->plugin_tensors(c, st, pc->in, &nin, pc->out, &nout)) {
+        if (!kb_last_error[0]) snprintf(kb_last_error, sizeof kb_last_error, "%s: no tensors for this case", c->op->name);
+        return (int)KB_INVALID_VALUE;
+    }
+    pc->kc.inputs = pc->in;
+    pc->kc.ninputs = nin;
+    pc->kc.outputs = pc->out;
+    pc->kc.noutputs = nout;
+    char kernel[KB_KERNEL_LEN] = "", why[KB_KERNEL_LEN] = "";
+    int rc = pi->p->prepare ? pi->p->prepare(&pc->kc, &pc->state, kernel, sizeof kernel, why, sizeof why) : 0;
+    const char *base = strrchr(pi->lib->path, '/');
+    base = base ? base + 1 : pi->lib->path;
+    snprintf(r->kernel, sizeof r->kernel, "%.60s:%.40s%s%.50s", base, pi->p->name, kernel[0] ? " " : "", kernel);
+    if (rc == KBP_NA) { /* the row is n/a: what only prepare could learn */
+        snprintf(r->why, sizeof r->why, "%s", why[0] ? why : "its prepare() says it cannot take this case");
+        return KB_NA;
+    }
+    if (rc) {
+        kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s) prepare: %.150s", r->impl->name, pi->lib->path,
+                why[0] ? why : "failed");
+        return rc > 0 ? rc : (int)KB_INVALID_VALUE;
+    }
+    return 0;
+}
+
+static int plugin_launch(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
+{
+    (void)c, (void)st;
+    const pimpl *pi = of(r->impl);
+    pcase *pc = r->priv;
+    int rc = pi->p->launch(&pc->kc, pc->state, stream);
+    if (rc) {
+        char what[400];
+        snprintf(what, sizeof what, "plugin %s (%.300s) launch", r->impl->name, pi->lib->path);
+        kb_cuda_fail(rc > 0 ? rc : KB_INVALID_VALUE, what, __FILE__, __LINE__);
+        return rc > 0 ? rc : KB_INVALID_VALUE;
+    }
+    return 0;
+}
+
+static void plugin_release(const kb_case *c, kb_state *st, kb_impl_run *r)
+{
+    (void)c, (void)st;
+    pcase *pc = r->priv;
+    if (!pc) return;
+    const pimpl *pi = of(r->impl);
+    if (pi->p->release) pi->p->release(&pc->kc, pc->state);
+    free(pc);
+    r->priv = NULL;
+}
+
+const char *kb_plugin_path(const kb_impl *impl) { return impl->plugin ? of(impl)->lib->path : NULL; }
+
+/* ---- loading -------------------------------------------------------------- */
+static int builtin_clash(const char *path, const char *name, const kb_op *op, char *err, size_t n)
+{
+    kb_errf(err, n, "%s: '%s' is a built-in implementation of %s: name the plugin otherwise (NAME=%s)", path, name,
+            op->name, path);
+    return -1;
+}
+
+/* Checks a library's table against kbench without registering anything:
+ * 0, or -1 with one line in err. */
+static int check_table(const char *path, const kbp_table *t, int builtin_names, char *err, size_t n)
+{
+    if (!t) return kb_errf(err, n, "%s: kbench_plugin() returned NULL", path), -1;
+    if (t->abi != KBP_ABI_VERSION)
+        return kb_errf(err, n, "%s: plugin ABI version %d; this kbench takes version %d (rebuild it against this "
+                               "kbench's include/kbench_plugin.h)",
+                       path, t->abi, KBP_ABI_VERSION),
+               -1;
+    if (t->nimpls <= 0 || !t->impls) return kb_errf(err, n, "%s: the table lists no implementation", path), -1;
+    if (t->nimpls > MAX_PIMPLS) return kb_errf(err, n, "%s: %d implementations; at most %d", path, t->nimpls, MAX_PIMPLS), -1;
+    for (int i = 0; i < t->nimpls; i++) {
+        const kbp_impl *p = &t->impls[i];
+        const char *nm = p->name ? p->name : "(null)";
+        if (!p->name || !kb_plugin_name_ok(p->name))
+            return kb_errf(err, n, "%s: implementation %d: bad name '%s' (letters, digits, '_', '-', '.')", path, i, nm), -1;
+        const kb_op *op = p->op ? kb_find_op(p->op) : NULL;
+        if (!op) {
+            char ops[256] = "";
+            for (int k = 0; k < kb_nops; k++)
+                snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", k ? ", " : "", kb_ops[k]->name);
+            return kb_errf(err, n, "%s: implementation '%s': unknown op '%s' (kbench has: %s)", path, nm,
+                           p->op ? p->op : "(null)", ops),
+                   -1;
+        }
+        if (!p->launch) return kb_errf(err, n, "%s: implementation '%s' (%s) has no launch", path, nm, p->op), -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(t->impls[j].name, p->name) && !strcmp(t->impls[j].op, p->op))
+                return kb_errf(err, n, "%s: two implementations of %s named '%s'", path, p->op, nm), -1;
+        for (int k = 0; builtin_names && k < op->nimpls; k++) /* loading checks the names it gives (find_impl) */
+            if (!strcmp(op->impls[k].name, p->name)) return builtin_clash(path, p->name, op, err, n);
+    }
+    return 0;
+}
+
+/* dlopen + entry point + check_table; the handle (tab: its table) or NULL with err */
+static void *open_lib(const char *path, int builtin_names, const kbp_table **tab, char *err, size_t n)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return kb_errf(err, n, "%s: no such file", path), NULL;
+    if (!S_ISREG(sb.st_mode)) return kb_errf(err, n, "%s: not a file", path), NULL;
+    /* dlopen of a bare name searches the library path: make it a path */
+    char p[1100];
+    snprintf(p, sizeof p, "%s%s", strchr(path, '/') ? "" : "./", path);
+    void *dl = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *e = dlerror();
+        return kb_errf(err, n, "%s: cannot load it as a shared library: %s", path, e ? e : "?"), NULL;
+    }
+    void *sym = dlsym(dl, KBP_ENTRY);
+    if (!sym) {
+        dlclose(dl);
+        return kb_errf(err, n, "%s: no entry point %s() (see include/kbench_plugin.h)", path, KBP_ENTRY), NULL;
+    }
+    kbp_entry_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    *tab = fn();
+    if (check_table(path, *tab, builtin_names, err, n)) {
+        dlclose(dl);
+        return NULL;
+    }
+    return dl;
+}
+
+int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
+{
+    if (alias && !kb_plugin_name_ok(alias))
+        return kb_errf(err, n, "plugin name '%s': letters, digits, '_', '-', '.' only", alias), -1;
+    for (int i = 0; i < nlibs; i++) /* the same again (flags and the sweep file): once */
+        if (!strcmp(libs[i].path, path) && !strcmp(libs[i].alias, alias ? alias : "")) return 0;
+    if (nlibs == MAX_LIBS) return kb_errf(err, n, "more than %d plugins", MAX_LIBS), -1;
+    const kbp_table *t = NULL;
+    void *dl = open_lib(path, 0, &t, err, n);
+    if (!dl) return -1;
+    plib *L = &libs[nlibs];
+    snprintf(L->alias, sizeof L->alias, "%s", alias ? alias : "");
+    snprintf(L->path, sizeof L->path, "%s", path);
+    L->dl = dl;
+    int first = npimpls;
+    for (int i = 0; i < t->nimpls; i++) {
+        const kbp_impl *p = &t->impls[i];
+        const kb_op *op = kb_find_op(p->op);
+        int per_op = 0; /* implementations of this op in the library */
+        for (int j = 0; j < t->nimpls; j++) per_op += !strcmp(t->impls[j].op, p->op);
+        char name[96];
+        if (!alias) snprintf(name, sizeof name, "%s", p->name);
+        else if (per_op == 1) snprintf(name, sizeof name, "%s", alias);
+        else snprintf(name, sizeof name, "%s.%s", alias, p->name);
+        const kb_impl *clash = find_impl(op, name);
+        if (clash || npimpls == MAX_PIMPLS) {
+            npimpls = first; /* nothing of this library stays */
+            dlclose(dl);
+            if (clash && !clash->plugin) return builtin_clash(path, name, op, err, n);
+            if (clash)
+                return kb_errf(err, n, "%s: %s already has an implementation '%s' from %s", path, op->name, name,
+                               kb_plugin_path(clash)),
+                       -1;
+            return kb_errf(err, n, "more than %d plugin implementations", MAX_PIMPLS), -1;
+        }
+        pimpl *pi = &pimpls[npimpls++];
+        memset(pi, 0, sizeof *pi);
+        pi->op = op;
+        pi->p = p;
+        pi->lib = L;
+        snprintf(pi->name, sizeof pi->name, "%s", name);
+        char help[320];
+        snprintf(help, sizeof help, "%s (plugin %s)", p->help ? p->help : "", path);
+        kb_escape_controls(help, pi->help, sizeof pi->help);
+        pi->impl.name = pi->name;
+        pi->impl.help = pi->help;
+        pi->impl.prepare = plugin_prepare;
+        pi->impl.launch = plugin_launch;
+        pi->impl.release = plugin_release;
+        pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
+        pi->impl.plugin = pi;
+    }
+    nlibs++;
+    return 0;
+}
+
+int kb_plugin_load_spec(const char *spec, char *err, size_t n)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq) return kb_plugin_load(NULL, spec, err, n);
+    char alias[64];
+    if ((size_t)(eq - spec) >= sizeof alias)
+        return kb_errf(err, n, "plugin name '%.*s...': at most 63 characters", 20, spec), -1;
+    snprintf(alias, sizeof alias, "%.*s", (int)(eq - spec), spec);
+    if (!eq[1]) return kb_errf(err, n, "plugin '%s=': no library path", alias), -1;
+    return kb_plugin_load(alias, eq + 1, err, n);
+}
+
+int kb_plugin_load_list(const char *list, char *err, size_t n)
+{
+    for (const char *s = list; *s;) {
+        size_t l = strcspn(s, ",");
+        char spec[1100];
+        snprintf(spec, sizeof spec, "%.*s", (int)(l < sizeof spec - 1 ? l : sizeof spec - 1), s);
+        if (!spec[0]) return kb_errf(err, n, "plugins: an empty entry in '%s' (NAME=PATH,...)", list), -1;
+        if (kb_plugin_load_spec(spec, err, n)) return -1;
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
+int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n)
+{
+    char out[sizeof((kb_opts *)0)->impl] = "";
+    size_t o = 0;
+    for (const char *s = impl; *s;) {
+        size_t l = strcspn(s, ",");
+        char tok[1100];
+        snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
+        char *eq = strchr(tok, '=');
+        if (eq) {
+            if (kb_plugin_load_spec(tok, err, n)) return -1;
+            *eq = 0; /* the name stays in the filter */
+        }
+        int w = snprintf(out + o, sizeof out - o, "%s%s", o ? "," : "", tok);
+        if (w < 0 || (size_t)w >= sizeof out - o) return kb_errf(err, n, "--impl: longer than %zu characters", sizeof out - 1), -1;
+        o += (size_t)w;
+        s += l + (s[l] == ',');
+    }
+    if (o >= size) return kb_errf(err, n, "--impl: longer than %zu characters", size - 1), -1;
+    memcpy(impl, out, o + 1);
+    return 0;
+}
+
+void kb_plugins_unload(void)
+{
+    for (int i = 0; i < nlibs; i++) dlclose(libs[i].dl);
+    nlibs = npimpls = 0;
+}
+
+int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
+{
+    const kbp_table *t = NULL;
+    void *dl = open_lib(path, 1, &t, err, n);
+    if (!dl) return -1;
+    fprintf(f, "%s: kbench plugin ABI %d, %d implementation%s\n", path, t->abi, t->nimpls, t->nimpls == 1 ? "" : "s");
+    for (int i = 0; i < t->nimpls; i++) {
+        const kbp_impl *p = &t->impls[i];
+        char help[320];
+        kb_escape_controls(p->help ? p->help : "", help, sizeof help);
+        fprintf(f, "  %-10s %-16s %s%s%s%s\n", p->op, p->name, help, p->prepare ? "" : " [no prepare]",
+                p->supports ? "" : " [takes every case]", p->flags & KBP_NONDETERMINISTIC ? " [nondeterministic]" : "");
+    }
+    const char *seen[MAX_PIMPLS];
+    int ns = 0;
+    for (int i = 0; i < t->nimpls; i++) {
+        int dup = 0;
+        for (int k = 0; k < ns; k++) dup |= !strcmp(seen[k], t->impls[i].op);
+        if (dup) continue;
+        seen[ns++] = t->impls[i].op;
+        fprintf(f, "\nthe tensors of %s:\n", t->impls[i].op);
+        kb_op_print_tensors(f, kb_find_op(t->impls[i].op));
+    }
+    dlclose(dl);
+    return 0;
+}
+
+int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d, char *why, size_t n)
+{
+    why[0] = 0;
+    for (int i = 0; i < c->op->nparams; i++) {
+        const kb_param *p = &c->op->params[i];
+        if (!p->tunable || c->v[i].num == 0) continue; /* auto */
+        if (!kb_list_has(impl->tunables, p->name)) {
+            char v[64];
+            kb_format_value(p, &c->v[i], v, sizeof v);
+            snprintf(why, n, "%s takes no %s (%s=%s; auto for it)", impl->name, p->name, p->name, v);
+            return 1;
+        }
+    }
+    if (impl->plugin ? kb_plugin_supports(impl, c, why, n) : impl->supports && impl->supports(c, d, why, n)) {
+        if (!why[0]) snprintf(why, n, "%s cannot take this case", impl->name);
+        return 1;
+    }
+    return 0;
+}

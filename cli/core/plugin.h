@@ -1,0 +1,35 @@
+/* External implementations: plugin libraries loaded into the ops' lists
+ * (plugin.c; the ABI is include/kbench_plugin.h). */
+#ifndef KB_CORE_PLUGIN_H
+#define KB_CORE_PLUGIN_H
+
+#include "op.h"
+#include "../../include/kb_devattr.h"
+#include <stdio.h>
+
+/* An op's implementations: its own, then those of the loaded plugins. */
+int kb_op_nimpls(const kb_op *op);
+const kb_impl *kb_op_impl(const kb_op *op, int k);
+/* Load a plugin library (alias NULL: its implementations keep their names;
+ * else an implementation is named alias, or alias.NAME where the library has
+ * several of its op). Refused, with one line in err and nothing loaded: not a
+ * shared library, no entry point, another ABI version, an unknown op, no
+ * launch, a bad or clashing name. No GPU. 0 or -1. */
+int kb_plugin_load(const char *alias, const char *path, char *err, size_t n);
+int kb_plugin_load_spec(const char *spec, char *err, size_t n);  /* "NAME=PATH" or "PATH" */
+int kb_plugin_name_ok(const char *name); /* letters, digits, '_', '-', '.'; under 64 */
+int kb_plugin_load_list(const char *list, char *err, size_t n);  /* comma list of specs */
+/* --impl's NAME=PATH entries: load each, leave NAME in the list. 0 or -1. */
+int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n);
+int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n);
+const char *kb_plugin_path(const kb_impl *impl); /* NULL: kbench's own */
+void kb_plugins_unload(void);
+/* kbench plugin info: the checks of kb_plugin_load, then the table and the
+ * tensors of its ops. 0, or -1 with err. */
+int kb_plugin_info(const char *path, FILE *f, char *err, size_t n);
+
+/* 0 when impl can run case c on device d (its supports, and the tunables c
+ * fixes are all its own); else non-zero with the reason in why. */
+int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d, char *why, size_t n);
+
+#endif

@@ -1,0 +1,124 @@
+/* Harness settings: one table drives the common flags and the "settings"
+ * object of a sweep file. */
+#include "errors.h"
+#include "params.h"
+#include "settings.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F(field) offsetof(kb_opts, field), sizeof(((kb_opts *)0)->field)
+
+const kb_setting kb_settings[] = {
+    {"impl", KB_S_STR, F(impl), "", 0, 0,
+     "implementations to run, comma-separated (default: all); NAME=./lib.so loads a plugin as NAME"},
+    {"plugin", KB_S_STR, F(plugin), "", 0, 0,
+     "plugins to load, NAME=./lib.so,... (include/kbench_plugin.h; see kbench plugin --help)"},
+    {"csv", KB_S_STR, F(csv), "", 0, 0, "CSV output file (default: OUT_DIR/NAME.csv)"},
+    {"json", KB_S_STR, F(json), "", 0, 0, "JSON output file (default: OUT_DIR/NAME.json)"},
+    {"out_dir", KB_S_STR, F(out_dir), "results", 0, 0, "directory for default outputs"},
+    {"seed", KB_S_U64, F(seed), "1", 0, 0, "seed of the random inputs"},
+    {"hot", KB_S_BOOL, F(hot), "0", 0, 1, "do not flush L2 before each sample"},
+    {"min_samples", KB_S_INT, F(min_samples), "20", 1, 1e7, "samples at least"},
+    {"min_time", KB_S_FLOAT, F(min_time), "0.3", 0, 3600, "seconds of measured kernel time at least"},
+    {"max_noise", KB_S_FLOAT, F(max_noise), "1", 0, 100, "stop once stddev/mean is under this (%)"},
+    {"timeout", KB_S_FLOAT, F(timeout), "10", 0.001, 36000, "seconds per case and implementation at most"},
+    {"warmup", KB_S_INT, F(warmup), "3", 0, 1000, "untimed launches before sampling"},
+    {"no_verify", KB_S_BOOL, F(no_verify), "0", 0, 1, "skip the check against the CPU reference"},
+    {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
+    {"timing", KB_S_STR, F(timing), "events", 0, 0,
+     "events: CUDA events around each launch; graph: the launches replayed from a CUDA graph "
+     "(no CPU launch overhead inside a sample; the L2 flush is a node before each)",
+     "events,graph"},
+    {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
+    {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,
+     "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
+    {"devices", KB_S_STR, F(devices), "", 0, 0,
+     "run on several GPUs at once: all, or a list (0,2,3); a worker process per GPU, cases handed out "
+     "longest first (the GPU's time or the CPU reference's), GPUs of one model sharing the GEMM ladders' search, one CSV and JSON in case "
+     "order (default: device 0 alone)"},
+    {"shard", KB_S_STR, F(shard), "", 0, 0,
+     "run only shard K of N of the cases (K/N, K from 0; the shards partition the sweep, "
+     "balanced by estimated wall time; kbench merge joins their outputs)"},
+};
+const int kb_nsettings = (int)(sizeof kb_settings / sizeof kb_settings[0]);
+
+int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_t errlen)
+{
+    for (int i = 0; i < kb_nsettings; i++) {
+        const kb_setting *s = &kb_settings[i];
+        if (strcmp(s->name, name) != 0) continue;
+        char *p = (char *)o + s->offset, *end;
+        errno = 0;
+        switch (s->type) {
+        case KB_S_STR:
+            if (strlen(text) >= s->size) { snprintf(err, errlen, "%s: value too long", name); return -1; }
+            if (!strcmp(name, "impl")) /* names have none, and an unknown name is echoed later (run.c) */
+                for (const char *c = text; *c; c++)
+                    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                        kb_errf(err, errlen, "%s: a control character in '%s' (implementation names: see kbench list)",
+                                name, text);
+                        return -1;
+                    }
+            if (s->choices && !kb_list_has(s->choices, text)) { /* "a,b,c": expected a, b or c */
+                char alts[160] = "";
+                for (const char *q = s->choices; *q;) {
+                    size_t l = strcspn(q, ","), used = strlen(alts);
+                    const char *next = q + l + (q[l] == ',');
+                    snprintf(alts + used, sizeof alts - used, "%s%.*s", used ? (*next ? ", " : " or ") : "", (int)l, q);
+                    q = next;
+                }
+                kb_errf(err, errlen, "%s: expected %s, got '%s'", name, alts, text);
+                return -1;
+            }
+            strcpy(p, text);
+            return 0;
+        case KB_S_BOOL:
+            if (!strcmp(text, "1") || !strcmp(text, "true")) *(int *)p = 1;
+            else if (!strcmp(text, "0") || !strcmp(text, "false")) *(int *)p = 0;
+            else { snprintf(err, errlen, "%s: expected true or false, got '%s'", name, text); return -1; }
+            return 0;
+        case KB_S_U64: {
+            unsigned long long v = strtoull(text, &end, 10); /* decimal: 010 is ten, 0x10 refused */
+            if (end == text || *end || strchr(text, '-') || !kb_decimal_syntax(text, strlen(text))) {
+                snprintf(err, errlen, "%s: expected a non-negative decimal integer, got '%s'", name, text);
+                return -1;
+            }
+            if (errno) { snprintf(err, errlen, "%s: '%s' is past the largest value, 2^64-1", name, text); return -1; }
+            *(uint64_t *)p = v;
+            return 0;
+        }
+        case KB_S_INT:
+        case KB_S_FLOAT: {
+            double v = strtod(text, &end);
+            if (end == text || *end || !isfinite(v) || !kb_decimal_syntax(text, strlen(text))) {
+                snprintf(err, errlen, "%s: expected a decimal number, got '%s'", name, text);
+                return -1;
+            }
+            if (errno) { snprintf(err, errlen, "%s: '%s' is out of the range of a double (about 1e-308 to 1e308)", name, text); return -1; }
+            if (s->type == KB_S_INT && v != floor(v)) { snprintf(err, errlen, "%s: expected an integer, got '%s'", name, text); return -1; }
+            if (v < s->min || v > s->max) { snprintf(err, errlen, "%s = %s is out of bounds [%g, %g]", name, text, s->min, s->max); return -1; }
+            if (s->type == KB_S_INT) *(int *)p = (int)v;
+            else *(double *)p = v;
+            return 0;
+        }
+        }
+    }
+    const char *names[64];
+    for (int i = 0; i < kb_nsettings; i++) names[i] = kb_settings[i].name;
+    const char *near = kb_nearest(name, names, kb_nsettings);
+    if (near) snprintf(err, errlen, "unknown setting '%s' (did you mean '%s'?)", name, near);
+    else snprintf(err, errlen, "unknown setting '%s'", name);
+    return -1;
+}
+
+void kb_opts_default(kb_opts *o)
+{
+    char err[KB_ERRLEN];
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < kb_nsettings; i++)
+        if (kb_opts_set(o, kb_settings[i].name, kb_settings[i].def, err, sizeof err)) abort();
+}

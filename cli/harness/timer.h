@@ -1,0 +1,37 @@
+/* The timer: CUDA events per sample, an L2 flush before each (unless --hot),
+ * batches of samples between host checks, the stopping rule of kb_opts
+ * (timer.c). */
+#ifndef KB_HARNESS_TIMER_H
+#define KB_HARNESS_TIMER_H
+
+#include "timer_int.h"
+#include "../core/settings.h"
+#include "../report/conditions.h"
+#include "../report/device.h"
+#include "../report/row.h"
+#include <stddef.h>
+
+typedef struct kb_timer kb_timer;
+/* One sample's work, launched on stream; 0 or a CUDA error (kb_last_error set). */
+typedef int (*kb_sample_fn)(void *ctx, void *stream);
+
+int kb_timer_create(kb_timer **t, const kb_device *d);
+void kb_timer_destroy(kb_timer *t);
+void *kb_timer_stream(kb_timer *t);
+size_t kb_timer_scratch_bytes(const kb_timer *t);
+/* Warm up, then sample (o->timing "graph": replayed from a CUDA graph) until min_samples and min_time are met and the noise
+ * (stddev/mean) is under max_noise, or, past twice min_time, the noise has
+ * converged above it (the later half of the samples as noisy as the whole,
+ * within 10%), or timeout; the whole inside an NVTX range `label`. */
+/* What kb_time gives besides the statistics (x may be NULL): the samples, in
+ * the order measured, when keep is set (malloc'd; the caller frees), and the
+ * conditions NVML saw while they ran (one poll per batch). */
+typedef struct {
+    int keep;
+    double *samples;
+    kb_cond cond;
+} kb_time_extra;
+int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
+            kb_time_extra *x);
+
+#endif

@@ -1,0 +1,103 @@
+/* Writing files: a file replaced whole or not at all, the directories above
+ * it, whether a run could write it, and a part's sibling paths (files.h). */
+#include "files.h"
+#include "../core/errors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+void kb_sibling_path(const char *json, const char *tag, const char *ext, char *buf, size_t n)
+{
+    size_t l = strlen(json);
+    int stem = l > 5 && !strcmp(json + l - 5, ".json") ? (int)(l - 5) : (int)l;
+    snprintf(buf, n, "%.*s%s%s.%s", stem, json, tag ? "." : "", tag ? tag : "", ext);
+}
+
+int kb_write_whole(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[1100];
+    struct stat sb;
+    int special = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    if (!special) snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const char *target = special ? path : tmp;
+    int e = 0;
+    errno = 0;
+    FILE *f = fopen(target, "w");
+    if (!f) e = errno ? errno : EIO;
+    else {
+        int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || kb_flush_ok(f);
+        e = bad ? (errno ? errno : EIO) : 0;
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (!e && !special && rename(tmp, path) != 0) e = errno, target = path;
+    }
+    if (!e) return 0;
+    snprintf(err, errlen, "cannot write %s: %s", target, strerror(e));
+    if (!special) remove(tmp);
+    return -1;
+}
+
+int kb_ensure_dir_of(const char *path, char *err, size_t errlen)
+{
+    char d[1024];
+    snprintf(d, sizeof d, "%s", path);
+    char *slash = strrchr(d, '/');
+    if (!slash || slash == d) return 0;
+    *slash = 0;
+    for (char *p = d + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        mkdir(d, 0777);
+        *p = '/';
+    }
+    struct stat sb;
+    if ((mkdir(d, 0777) && errno != EEXIST) || stat(d, &sb) || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot create directory %s: %s", d, errno == EEXIST ? "a file is in the way" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether a run could write path, without writing anything: an existing
+ * path must be a writable file (or a device, a pipe), not a directory; a new
+ * one needs its nearest existing ancestor to be a writable directory (the
+ * directories between are created by the run). 0, or -1 with err. */
+int kb_output_check(const char *path, const char *what, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (!path || !*path) return 0;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) { kb_errf(err, errlen, "%s %s is a directory", what, path); return -1; }
+        if (access(path, W_OK)) { kb_errf(err, errlen, "cannot write %s %s: %s", what, path, strerror(errno)); return -1; }
+        return 0;
+    }
+    if (errno != ENOENT) { kb_errf(err, errlen, "cannot write %s %s: %s", what, path, strerror(errno)); return -1; }
+    char d[1100];
+    snprintf(d, sizeof d, "%s", path);
+    for (;;) {
+        char *slash = strrchr(d, '/');
+        if (!slash) { snprintf(d, sizeof d, "."); break; }
+        if (slash == d) { d[1] = 0; break; }
+        *slash = 0;
+        if (stat(d, &sb) == 0) break;
+        if (errno != ENOENT) { kb_errf(err, errlen, "cannot write %s %s: %s: %s", what, path, d, strerror(errno)); return -1; }
+    }
+    if (stat(d, &sb) || !S_ISDIR(sb.st_mode)) {
+        kb_errf(err, errlen, "cannot write %s %s: %s is not a directory", what, path, d);
+        return -1;
+    }
+    if (access(d, W_OK | X_OK)) { kb_errf(err, errlen, "cannot write %s %s: %s: %s", what, path, d, strerror(errno)); return -1; }
+    return 0;
+}
+
+/* A stream's buffered bytes out and its error flag: 0, or -1 with errno. */
+int kb_flush_ok(FILE *f)
+{
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f)) return -1;
+    return 0;
+}

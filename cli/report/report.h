@@ -1,0 +1,63 @@
+/* A run's report: the table, the CSV and the JSON, row by row (report.c). */
+#ifndef KB_REPORT_REPORT_H
+#define KB_REPORT_REPORT_H
+
+#include "device.h"
+#include "row.h"
+#include "../core/op.h"
+
+typedef struct kb_report kb_report;
+kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
+                          const kb_device *dev, int argc, char **argv, int quiet, char *err,
+                          size_t errlen);
+/* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole,
+ * unless rewrites would take more than a twentieth of the run: then at
+ * kb_report_sync, the next row after that, or close). 0, or -1 at the first
+ * failed write (a full disk, a file size limit): then kb_report_error says
+ * "cannot write PATH: REASON", every row written before stays readable (the
+ * JSON file is the last complete version, no temporary left), and later rows
+ * are refused. */
+int kb_report_row(kb_report *r, const kb_row *row);
+/* the JSON rewritten if a row is not in it yet (before a plugin runs, before
+ * a --devices worker says a case is done); 0, or -1 as above */
+int kb_report_sync(kb_report *r);
+/* kb_report_sync within the rewrites' share of the run (as after a row):
+ * 0, every row in the JSON (rewritten now, or already); 1, not yet (the
+ * last rewrite too recent for what it cost); -1 as above */
+int kb_report_sync_soon(kb_report *r);
+/* the rule: a rewrite is due once the last one ended KB_JSON_SHARE times
+ * its cost ago (since_s, cost_s: seconds) */
+int kb_json_due(double since_s, double cost_s);
+/* the JSON rewritten at a sync and close only, not after a row (a --devices
+ * worker's part: it is rewritten when the worker says cases done, rows_sync) */
+void kb_report_by_sync(kb_report *r);
+const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
+/* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
+ * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
+ * --devices worker (worker >= 0), "worker": its GPU. */
+void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker);
+/* A case the run had no implementation to run for (--impl): its index into
+ * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
+void kb_report_skip(kb_report *r, int case_index);
+/* kbench.start_s: the seconds before the first case is timed (the device
+ * opened, its copy ceiling measured, the first case set up and, where it
+ * compares with a GEMM ceiling, the sweep's GEMM ladders measured while its
+ * reference runs): what every GPU of a --devices run pays whatever their
+ * number */
+#define KB_START_NPARTS 4
+extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "first_case", "ladders" */
+/* and where they went (kbench.start_parts_s): the device and the timer
+ * opened, the copy ceiling, the first case taken and set up (its reference
+ * started, its own ceilings measured), the GEMM ladders (0 where they came
+ * at a later case: then in that case's ceilings phase) */
+void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
+/* kbench.ladder_wait_s (where > 0): the time the GEMM ladders of a
+ * --devices worker waited for the parent's queue of rungs, whenever they ran
+ * (on disk with the next write: kb_report_gemm's, a row's, a sync's) */
+void kb_report_ladder_wait(kb_report *r, double seconds);
+/* the device's GEMM ceilings, measured after the report was opened */
+void kb_report_gemm(kb_report *r, const kb_device *dev);
+/* Close (the JSON written a last time); 0, or -1 with the first failed write in err. */
+int kb_report_close(kb_report *r, char *err, size_t errlen);
+
+#endif
