@@ -1,5 +1,12 @@
-# TR lines of a traced run -> one line per process, times from the parent's main
+# usage: python3 scripts/ab/trace_timeline.py RUN.log [WALL_S]
+#
+# The TR lines of a run of a build instrumented by scripts/ab/trace.py (its
+# stderr, RUN.log) -> one line per process, times in seconds from the
+# parent's main: the parent (fork, each worker's last case done, eof, reaped,
+# merge) and each worker (open, opened, first case, rows end, exit). WALL_S,
+# the run's wall time measured outside, is printed beside the parent's.
 import sys, collections
+if len(sys.argv) < 2: sys.exit("usage: python3 scripts/ab/trace_timeline.py RUN.log [WALL_S]")
 ev = collections.defaultdict(list)
 t0 = None; parent = None
 for line in open(sys.argv[1], errors="replace"):

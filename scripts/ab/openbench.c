@@ -1,5 +1,17 @@
-/* issue 24 diagnostic: what a --devices worker's start and end cost with
- * 1 and with 4 processes at once. openbench N MODE (MODE: full | nonvml | serial: one opens at a time) */
+/* usage: openbench N MODE   (N processes, one GPU each, N <= 16; MODE: full | nonvml | serial)
+ *
+ * issue 24 diagnostic: what a --devices worker's start and end cost with
+ * 1 and with 4 processes at once: cuInit, the context, NVML's init, cuBLAS
+ * and a GEMM, a 40 GiB allocation, the teardown. full: all open at once;
+ * nonvml: the same without NVML; serial: one opens at a time (a token in a
+ * pipe, as kb_gate does). One line per process, then the total.
+ *
+ * Build and run on a GPU machine (not by make; tests do not run it):
+ *   gcc -O2 scripts/ab/openbench.c -o /tmp/openbench -I/usr/local/cuda/include \
+ *       -L/usr/local/cuda/lib64 -lcublas -lcudart -ldl -Wl,-rpath,/usr/local/cuda/lib64
+ *   for m in full serial; do /tmp/openbench 1 $m; /tmp/openbench 4 $m; done
+ * Records: results/curated/2026-11-26-h200x4-devices/d2b7553/openbench.txt,
+ * .../gate-ab/openbench.txt */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
@@ -13,6 +25,10 @@
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 int main(int argc, char **argv)
 {
+    if (argc < 3 || atoi(argv[1]) < 1 || atoi(argv[1]) > 16) {
+        fprintf(stderr, "usage: openbench N full|nonvml|serial   (1 <= N <= 16 processes, one GPU each)\n");
+        return 2;
+    }
     int n = atoi(argv[1]), nvml = strcmp(argv[2], "nonvml"), serial = !strcmp(argv[2], "serial");
     int tok[2]; pipe(tok); if (write(tok[1], "t", 1) != 1) return 1;
     double T0 = now();

@@ -1,4 +1,14 @@
-# instrument the tree for a timeline of a --devices run (TR lines on stderr); throwaway, device only
+# usage: python3 scripts/ab/trace.py   (in the root of a SCRATCH copy of the tree: it edits cli/ in place)
+#
+# Instruments cli/ for a timeline of a --devices run: each process prints
+# "TR <seconds> <pid> <event>" lines on stderr (main, open/opened, first case,
+# rows end, the parent's fork, each worker's cases done, eof, reaped, merge).
+# Every edit asserts the text it replaces, so a tree it no longer fits fails
+# loudly. Then build and run, and read the lines with trace_timeline.py:
+#   cp -r . /tmp/kb-trace && cd /tmp/kb-trace && python3 scripts/ab/trace.py &&
+#   make -j kbench && ./kbench sweep configs/default.json --quiet --devices all 2> run.log;
+#   python3 scripts/ab/trace_timeline.py run.log
+# (the parent:/worker: lines of results/curated/2026-11-26-h100x4-devices/gate-ab/summary.txt)
 def sub(p, old, new, cnt=1):
     s=open(p).read(); assert s.count(old)==cnt, (p, old, s.count(old)); s=s.replace(old,new); open(p,'w').write(s)
 sub('cli/kbench.h', "double kb_now_s(void); /* a monotonic clock, seconds */\n",

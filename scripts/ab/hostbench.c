@@ -1,6 +1,16 @@
-/* issue 24 diagnostic: per-case host and driver work, one process against
+/* usage: hostbench N [mallopt]   (N processes at once, one GPU each, N <= 16)
+ *
+ * issue 24 diagnostic: per-case host and driver work, one process against
  * four at once (one GPU each): cudaMalloc/cudaFree, pageable copies into
- * reused, fresh, and fresh-but-touched memory, page faults. hostbench N [mallopt] */
+ * reused, fresh, and fresh-but-touched memory, page faults. `mallopt` sets
+ * M_MMAP_MAX=0 in each process (new blocks come from the heap). Prints one
+ * line per process and pass (2 passes), seconds per phase.
+ *
+ * Build and run on a GPU machine (not by make; tests do not run it):
+ *   gcc -O2 scripts/ab/hostbench.c -o /tmp/hostbench -I/usr/local/cuda/include \
+ *       -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,/usr/local/cuda/lib64
+ *   for a in 1 4 "4 mallopt"; do echo "== hostbench $a"; /tmp/hostbench $a; done
+ * A record: results/curated/2026-11-26-h200x4-devices/recycle-ab/hostbench.txt */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <malloc.h>
@@ -16,6 +26,10 @@ static void sync_all(int w) { char c = 'x'; if (write(bar[1], &c, 1) != 1) _exit
 #define NPH 7
 int main(int argc, char **argv)
 {
+    if (argc < 2 || atoi(argv[1]) < 1 || atoi(argv[1]) > 16) {
+        fprintf(stderr, "usage: hostbench N [mallopt]   (1 <= N <= 16 processes, one GPU each)\n");
+        return 2;
+    }
     int n = atoi(argv[1]), mo = argc > 2 && !strcmp(argv[2], "mallopt");
     if (pipe(bar)) return 1;
     pid_t pid[16]; int fd[16][2];
