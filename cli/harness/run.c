@@ -101,30 +101,67 @@ static double ladders_timed(const kb_plan *plan, kb_timer *timer, const kb_opts 
     return kb_now_s() - t;
 }
 
-int kb_run_plan(kb_plan *plan, const kb_run_info *info)
+/* A run's state, from the device opened to the report closed: what the
+ * steps below share. */
+typedef struct {
+    kb_plan *plan;
+    const kb_run_info *info;
+    const kb_run_hooks *hooks; /* info->hooks: NULL alone */
+    kb_opts *o;
+    kb_device dev;
+    kb_timer *timer;
+    void *stream;
+    kb_report *rep;
+    char csv[1100], json[1100];
+    double mark[3]; /* entry, the device and timer ready, the copy ceiling known */
+    double t0;      /* the sweep's start, for the progress line */
+    int exit_code, fatal;
+    int lost; /* a result file could not be written: stop, keep what is there */
+    char fatal_what[2000]; /* the implementation and case that lost the context */
+    int nrows;
+    tally fin;
+    row_sink sink;
+    inflight *head;  /* the cases whose rows wait for their references, oldest first */
+    int ladders_due; /* the GEMM ladders, at the first case that compares with one */
+    int start_due;   /* kbench.start_s, at the first case */
+    long ref_seq, ref_done;
+    size_t plan_need;   /* the largest case's device memory, its ceilings' beside it */
+    size_t host_budget; /* an eighth of the host's memory, shared by the processes of the host */
+} run_state;
+
+/* One case's figures, shared by its implementations' rows. */
+typedef struct {
+    inflight *f;
+    kb_case *c;
+    double bytes, flops, copy, gemm, shape_tf;
+    int setup_rc;
+    char setup_err[512];
+    double base_ms; /* the baseline's median, for speedups */
+} case_state;
+
+/* The plan checked, the device opened (the hooks' turn around it), and no
+ * case larger than its free memory. 0, or the exit code (said). */
+static int open_device(run_state *R)
 {
-    double mark[3] = {kb_now_s(), 0, 0}; /* entry, the device and timer ready, the copy ceiling known */
     char err[KB_ERRLEN];
-    kb_opts *o = &plan->opts;
-    if (kb_plan_check(plan, info, err, sizeof err)) {
+    const kb_run_hooks *hooks = R->hooks;
+    if (kb_plan_check(R->plan, R->info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
-    kb_device dev;
-    const kb_run_hooks *hooks = info->hooks;
     const int opens = hooks && hooks->open_enter && hooks->open_leave;
     const int turn = opens ? hooks->open_enter(hooks->ctx) : 0; /* the driver serialises CUDA's start */
-    int rc = kb_device_open(&dev);
+    int rc = kb_device_open(&R->dev);
     if (opens) hooks->open_leave(hooks->ctx, turn);
     if (rc) return rc;
-    if (!dev.nvml.ok && !o->quiet && !info->check_mode)
+    if (!R->dev.nvml.ok && !R->o->quiet && !R->info->check_mode)
         fprintf(stderr, "kbench: %s: the rows' clock, power and throttle columns stay empty\n",
-                dev.nvml.why[0] ? dev.nvml.why : "NVML not available");
+                R->dev.nvml.why[0] ? R->dev.nvml.why : "NVML not available");
     /* Refuse a case too big for the device before anything is allocated for it. */
     size_t free_b = 0, total_b = 0;
     kb_device_free_mem(&free_b, &total_b);
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
+    for (int i = 0; i < R->plan->ncases; i++) {
+        const kb_case *c = &R->plan->cases[i];
         size_t need = c->op->device_bytes(c);
         if (need > free_b) {
             char label[1024], a[32], b[32];
@@ -136,311 +173,414 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info)
             return KB_EXIT_USAGE;
         }
     }
-    kb_timer *timer = NULL;
-    if (kb_timer_create(&timer, &dev)) {
+    return 0;
+}
+
+/* The timer, the device's copy ceiling (not under check), the report
+ * opened. 0, or the exit code (said; the timer destroyed). */
+static int open_timer_report(run_state *R)
+{
+    char err[KB_ERRLEN];
+    kb_opts *o = R->o;
+    kb_device *dev = &R->dev;
+    if (kb_timer_create(&R->timer, dev)) {
         fprintf(stderr, "kbench: %s\n", kb_last_error);
-        kb_timer_destroy(timer);
+        kb_timer_destroy(R->timer);
         return KB_EXIT_CUDA;
     }
-    mark[1] = mark[2] = kb_now_s();
-    const kb_op *const *ops = plan->ops_all; /* the whole sweep's: every shard writes the same CSV columns */
-    const int nops = plan->nops_all;
-    char csv[1100], json[1100];
-    kb_output_paths(plan, info, csv, json, sizeof csv);
-    if (!info->check_mode) {
+    R->mark[1] = R->mark[2] = kb_now_s();
+    kb_output_paths(R->plan, R->info, R->csv, R->json, sizeof R->csv);
+    if (!R->info->check_mode) {
         int by = -1;
-        int e = kb_copy_gbps(timer, (double)(1u << 29), (double)(1u << 29), o, &dev.copy_gbps, &by);
+        int e = kb_copy_gbps(R->timer, (double)(1u << 29), (double)(1u << 29), o, &dev->copy_gbps, &by);
         if (e) {
             fprintf(stderr, "kbench: %s\n", kb_last_error);
-            kb_timer_destroy(timer);
+            kb_timer_destroy(R->timer);
             return KB_EXIT_CUDA;
         }
-        kb_device_clocks(&dev);
-        mark[2] = kb_now_s();
+        kb_device_clocks(dev);
+        R->mark[2] = kb_now_s();
         if (!o->quiet)
-            printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median, %s)\n", dev.name, dev.sm_count,
-                   (double)dev.l2_bytes / (1 << 20), dev.copy_gbps, by >= 0 ? kb_copy_candidate_name(by) : "-");
+            printf("%s, %d SMs, %.0f MiB L2, copy %.0f GB/s (1 GiB, median, %s)\n", dev->name, dev->sm_count,
+                   (double)dev->l2_bytes / (1 << 20), dev->copy_gbps, by >= 0 ? kb_copy_candidate_name(by) : "-");
     }
-    if (hooks && hooks->ladder) kb_timer_share_ladder(timer, hooks->ladder);
-    kb_report *rep = kb_report_open(csv, json, ops, nops, &dev, info->argc, info->argv, o->quiet || info->check_mode,
-                                    err, sizeof err);
-    if (!rep) {
+    if (R->hooks && R->hooks->ladder) kb_timer_share_ladder(R->timer, R->hooks->ladder);
+    /* the whole sweep's ops: every shard writes the same CSV columns */
+    R->rep = kb_report_open(R->csv, R->json, R->plan->ops_all, R->plan->nops_all, dev, R->info->argc, R->info->argv,
+                            o->quiet || R->info->check_mode, err, sizeof err);
+    if (!R->rep) {
         fprintf(stderr, "kbench: %s\n", err);
-        kb_timer_destroy(timer);
+        kb_timer_destroy(R->timer);
         return KB_EXIT_USAGE;
     }
-    kb_report_sweep(rep, plan->sweep_id, plan->sweep_cases, plan->shard_k, plan->shard_n, hooks ? hooks->worker : -1);
-    if (hooks && hooks->case_done) kb_report_by_sync(rep);
-    if (!o->quiet && (csv[0] || json[0]))
-        printf("writing%s%s%s%s\n", csv[0] ? " " : "", csv, json[0] ? " " : "", json);
-    kb_watch_files(csv, json);
+    kb_report_sweep(R->rep, R->plan->sweep_id, R->plan->sweep_cases, R->plan->shard_k, R->plan->shard_n,
+                    R->hooks ? R->hooks->worker : -1);
+    if (R->hooks && R->hooks->case_done) kb_report_by_sync(R->rep);
+    if (!o->quiet && (R->csv[0] || R->json[0]))
+        printf("writing%s%s%s%s\n", R->csv[0] ? " " : "", R->csv, R->json[0] ? " " : "", R->json);
+    kb_watch_files(R->csv, R->json);
+    return 0;
+}
 
-    int exit_code = KB_EXIT_OK, fatal = 0;
-    tally fin = {0, 0, 0, &exit_code};
-    int lost = 0; /* a result file could not be written: stop, keep what is there */
-    char fatal_what[2000] = ""; /* the implementation and case that lost the context */
-    int nrows = 0;
-    struct sigaction old_sig[2];
-    kb_catch_stop(old_sig);
-    double t0 = kb_now_s();
-    void *stream = kb_timer_stream(timer);
-    inflight *head = NULL; /* the cases whose rows wait for their references, oldest first */
-    int ladders_due = !info->check_mode; /* the GEMM ladders, at the first case that compares with one */
-    int start_due = !info->check_mode;   /* kbench.start_s, at the first case */
-    long ref_seq = 0, ref_done = 0;
-    row_sink sink = {rep, &fin, &nrows, &lost, info->check_mode, info, 0};
-    size_t plan_need = 0; /* the largest case's device memory, its ceilings' beside it */
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
+/* What the case loop starts from: the tally, the sink of rows, the bounds
+ * on the cases that may wait for their references. */
+static void start_cases(run_state *R)
+{
+    R->exit_code = KB_EXIT_OK;
+    R->fin = (tally){0, 0, 0, &R->exit_code};
+    R->sink = (row_sink){R->rep, &R->fin, &R->nrows, &R->lost, R->info->check_mode, R->info, 0};
+    R->t0 = kb_now_s();
+    R->stream = kb_timer_stream(R->timer);
+    R->ladders_due = R->start_due = !R->info->check_mode;
+    for (int i = 0; i < R->plan->ncases; i++) {
+        const kb_case *c = &R->plan->cases[i];
         const size_t n = c->op->device_bytes(c) + kb_case_ceilings_bytes(c);
-        if (n > plan_need) plan_need = n;
+        if (n > R->plan_need) R->plan_need = n;
     }
-    const size_t host_budget = /* an eighth of the host's memory, shared by the workers of --devices */
-        (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE) / 8 / (size_t)(hooks && hooks->workers > 1 ? hooks->workers : 1);
-    for (int step = 0; !fatal && !lost && !kb_stop_signal; step++) {
-        int ci = hooks && hooks->next_case ? hooks->next_case(hooks->ctx) : step; /* a --devices worker: the queue's */
-        if (ci < 0 || ci >= plan->ncases) break;
-        kb_case *c = &plan->cases[ci];
-        const kb_op *op = c->op;
-        int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
-        for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = kb_impl_selected(o->impl, kb_op_impl(op, ii)->name);
-        if (!any) { /* said done in its turn: the cases before it written first */
-            while (head) drain_head(&head, 1, &sink);
-            kb_report_skip(rep, c->index);
-            rows_case_done(&sink);
-            continue;
+    const int workers = R->hooks && R->hooks->workers > 1 ? R->hooks->workers : 1;
+    R->host_budget = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE) / 8 / (size_t)workers;
+}
+
+/* The CPU reference runs on a thread of its own while the GPU times the
+ * implementations (it was the host work that more GPUs of one host did not
+ * cut: issue 24). Their outputs wait on the host, rows pending, until it is
+ * done (the GPU may go on to the next cases: inflight); kbench check
+ * (nothing timed) and --no-verify keep it in line. */
+static void start_reference(run_state *R, inflight *f, int want_ref)
+{
+    const kb_case *c = f->c;
+    const kb_op *op = c->op;
+    double *wall = f->wall;
+    f->rt = (ref_task){op, c, &f->st, 0, &R->ref_done, 0, R->hooks, 0};
+    const int bg_ref = want_ref && !R->info->check_mode;
+    if (bg_ref) {
+        f->rt.seq = ++R->ref_seq;
+        if (kb_bg_start(&f->bg, ref_main, &f->rt)) { /* no thread: it ran here, nothing hid it */
+            wall[KB_WALL_WAIT] = f->bg.run_s;
+            wall[KB_WALL_REFERENCE] = f->bg.run_s - f->rt.queued_s;
         }
-        progress(o->quiet, ci, plan->ncases, c, t0);
-        inflight *f = calloc(1, sizeof *f); /* the case until its rows are written */
-        if (!f) abort();
-        f->c = c;
-        f->first_row = 1;
-        double *wall = f->wall, tw = kb_now_s(); /* the case's phases, on its first row (kb_wall_phase) */
-        kb_state *st = &f->st;
-        double bytes = op->bytes(c), flops = op->flops(c), copy = 0, gemm = 0, shape_tf = 0;
-        /* every row gets GB/s against copy (a compute-bound op's small shapes,
-         * such as MLP decode, are bound by memory), and TFLOP/s against the
-         * op's GEMM ceiling where it has one */
-        const kb_gemm_key gk = kb_case_gemm_key(c);
-        /* The case's own ceilings are measured while the reference runs on the
-         * host (below) where their buffers fit beside the case's, else first;
-         * so are the sweep's GEMM ladders, at the first case that compares
-         * with them (at the first case, the start every worker of --devices
-         * pays: its first reference hides behind them; the default sweep's
-         * one MLP case had four workers search the bf16 ladder, one needs it) */
-        const int lad_now = ladders_due && gk >= 0 && gk < KB_NGEMM; /* so that a --devices worker with no such case measures none */
-        ladders_due &= !lad_now;
-        double lad_s = 0; /* the ladders' seconds, at this case */
-        size_t free_b = 0, total_b = 0;
-        const int late = !info->check_mode && !kb_device_free_mem(&free_b, &total_b) &&
-                         free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
-                                      (lad_now ? ladders_bytes(plan) : 0) + ((size_t)256 << 20);
-        if (lad_now && !late) lad_s = ladders_timed(plan, timer, o, &dev, rep, &fatal, &exit_code);
-        if (!info->check_mode && !late && !fatal && kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
-            fatal = 1; /* the context is lost: no row of this case or later ones */
-            exit_code = KB_EXIT_CUDA;
-        }
-        if (!fatal) kb_last_error[0] = 0; /* else why, for the message that stops the sweep */
-        wall[KB_WALL_CEILINGS] = kb_now_s() - tw - lad_s; /* the ladders added below, but at the first case */
+        else
+            f->bg_live = 1;
+    } else if (want_ref) {
+        const double tw = kb_now_s();
+        op->reference(c, &f->st);
+        wall[KB_WALL_REFERENCE] = kb_now_s() - tw;
+    }
+}
+
+/* Case c's ceilings, setup and reference (on its own thread, or in line),
+ * its rows' figures into K; the case joins the waiting ones (R->head). The
+ * sweep's GEMM ladders come at the first case that compares with them. */
+static void prepare_case(run_state *R, case_state *K)
+{
+    kb_case *c = K->c;
+    const kb_op *op = c->op;
+    inflight *f = K->f;
+    double *wall = f->wall, tw = kb_now_s(); /* the case's phases, on its first row (kb_wall_phase) */
+    kb_state *st = &f->st;
+    K->bytes = op->bytes(c);
+    K->flops = op->flops(c);
+    /* every row gets GB/s against copy (a compute-bound op's small shapes,
+     * such as MLP decode, are bound by memory), and TFLOP/s against the
+     * op's GEMM ceiling where it has one */
+    const kb_gemm_key gk = kb_case_gemm_key(c);
+    /* The case's own ceilings are measured while the reference runs on the
+     * host (below) where their buffers fit beside the case's, else first;
+     * so are the sweep's GEMM ladders, at the first case that compares
+     * with them (at the first case, the start every worker of --devices
+     * pays: its first reference hides behind them; the default sweep's
+     * one MLP case had four workers search the bf16 ladder, one needs it) */
+    const int lad_now = R->ladders_due && gk >= 0 && gk < KB_NGEMM; /* a --devices worker with no such case measures none */
+    R->ladders_due &= !lad_now;
+    double lad_s = 0; /* the ladders' seconds, at this case */
+    size_t free_b = 0, total_b = 0;
+    const int check = R->info->check_mode;
+    const int late = !check && !kb_device_free_mem(&free_b, &total_b) &&
+                     free_b > op->device_bytes(c) + kb_case_ceilings_bytes(c) +
+                                  (lad_now ? ladders_bytes(R->plan) : 0) + ((size_t)256 << 20);
+    if (lad_now && !late) lad_s = ladders_timed(R->plan, R->timer, R->o, &R->dev, R->rep, &R->fatal, &R->exit_code);
+    if (!check && !late && !R->fatal && kb_case_ceilings(R->timer, c, R->o, &K->copy, &K->shape_tf)) {
+        R->fatal = 1; /* the context is lost: no row of this case or later ones */
+        R->exit_code = KB_EXIT_CUDA;
+    }
+    if (!R->fatal) kb_last_error[0] = 0; /* else why, for the message that stops the sweep */
+    wall[KB_WALL_CEILINGS] = kb_now_s() - tw - lad_s; /* the ladders added below, but at the first case */
+    tw = kb_now_s();
+    K->setup_rc = op->setup(c, st);
+    wall[KB_WALL_SETUP] = kb_now_s() - tw;
+    if (K->setup_rc) snprintf(K->setup_err, sizeof K->setup_err, "setup: %s", kb_last_error);
+    start_reference(R, f, !K->setup_rc && !R->o->no_verify && !R->fatal);
+    inflight **tail = &R->head; /* after the cases still waiting for their references */
+    while (*tail) tail = &(*tail)->next;
+    *tail = f;
+    if (lad_now && late) lad_s = ladders_timed(R->plan, R->timer, R->o, &R->dev, R->rep, &R->fatal, &R->exit_code);
+    if (gk >= 0 && gk < KB_NGEMM) K->gemm = R->dev.gemm_tflops[gk];
+    if (late && !R->fatal) {
         tw = kb_now_s();
-        int setup_rc = op->setup(c, st);
-        wall[KB_WALL_SETUP] = kb_now_s() - tw;
-        char setup_err[512] = "";
-        if (setup_rc) snprintf(setup_err, sizeof setup_err, "setup: %s", kb_last_error);
-        /* The CPU reference runs on a thread of its own while the GPU times
-         * the implementations (it was the host work that more GPUs of one
-         * host did not cut: issue 24). Their outputs wait on the host, rows
-         * pending, until it is done (the GPU may go on to the next cases:
-         * inflight); kbench check (nothing timed) and --no-verify keep it in
-         * line. */
-        f->rt = (ref_task){op, c, st, 0, &ref_done, 0, hooks, 0};
-        const int want_ref = !setup_rc && !o->no_verify && !fatal, bg_ref = want_ref && !info->check_mode;
-        if (bg_ref) {
-            f->rt.seq = ++ref_seq;
-            if (kb_bg_start(&f->bg, ref_main, &f->rt)) { /* no thread: it ran here, nothing hid it */
-                wall[KB_WALL_WAIT] = f->bg.run_s;
-                wall[KB_WALL_REFERENCE] = f->bg.run_s - f->rt.queued_s;
-            }
-            else
-                f->bg_live = 1;
-        } else if (want_ref) {
-            tw = kb_now_s();
-            op->reference(c, st);
-            wall[KB_WALL_REFERENCE] = kb_now_s() - tw;
+        if (kb_case_ceilings(R->timer, c, R->o, &K->copy, &K->shape_tf)) {
+            R->fatal = 1;
+            R->exit_code = KB_EXIT_CUDA;
         }
-        inflight **tail = &head; /* after the cases still waiting for their references */
-        while (*tail) tail = &(*tail)->next;
-        *tail = f;
-        if (lad_now && late) lad_s = ladders_timed(plan, timer, o, &dev, rep, &fatal, &exit_code);
-        if (gk >= 0 && gk < KB_NGEMM) gemm = dev.gemm_tflops[gk];
-        if (late && !fatal) {
-            tw = kb_now_s();
-            if (kb_case_ceilings(timer, c, o, &copy, &shape_tf)) {
-                fatal = 1;
-                exit_code = KB_EXIT_CUDA;
-            }
-            wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
-        }
-        if (!start_due) wall[KB_WALL_CEILINGS] += lad_s;
-        else { /* the first case about to be timed: the run's start, the ladders in it not in the case */
-            start_due = 0;
-            const double end = kb_now_s(), parts[KB_START_NPARTS] = {mark[1] - mark[0], mark[2] - mark[1],
-                                                                    end - mark[2] - lad_s, lad_s};
-            kb_report_start(rep, end - mark[0], parts);
-        }
-        const int nimpl = kb_op_nimpls(op);
-        pending *pend = f->pend = calloc((size_t)nimpl + 1, sizeof *pend);
-        if (!pend) abort();
-        double base_ms = 0;
-        char *label = f->label;
-        kb_case_label(c, label, sizeof f->label);
-        for (int ii = 0; ii < nimpl && !fatal && !lost && !kb_stop_signal; ii++) {
-            const kb_impl *impl = kb_op_impl(op, ii);
-            if (!kb_impl_selected(o->impl, impl->name)) continue;
-            const char *pl = kb_plugin_path(impl);
-            if (pl) { /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
-                while (head && drain_head(&head, 1, &sink)) {}
-                rows_sync(&sink, 1);
-            }
-            pending *p = &pend[f->npend];
-            memset(p, 0, sizeof *p);
-            p->impl = impl;
-            kb_row *row = &p->row;
-            row->c = c;
-            row->impl = impl->name;
-            row->bytes = bytes;
-            row->flops = flops;
-            row->verified = -1;
-            row->copy_gbps = copy;
-            row->gemm_tflops = gemm;
-            row->cublas_shape_tflops = shape_tf;
-            row->timing = o->timing;
-            char nv[1200];
-            if (setup_rc) {
-                snprintf(row->error, sizeof row->error, "%s", setup_err);
-                if (kb_cuda_sticky(setup_rc)) fatal = 1;
-                exit_code = exit_code ? exit_code : KB_EXIT_CUDA;
-                p->e = setup_rc;
-                f->npend++;
-                continue;
-            }
-            /* n/a: the implementation cannot take this case here (not a failure), by
-             * its supports() or, once planned, by its prepare() */
-            kb_impl_run run;
-            memset(&run, 0, sizeof run);
-            run.impl = impl;
-            kb_last_error[0] = 0;
-            int e = 0, na = kb_impl_supports(impl, c, &dev.attr, row->reason, sizeof row->reason);
-            if (!na) { /* untimed: plan, allocate the implementation's workspace, name the kernel */
-                e = impl->prepare ? impl->prepare(c, st, &dev.attr, &run) : 0;
-                if (e == KB_NA) {
-                    na = 1;
-                    snprintf(row->reason, sizeof row->reason, "%s", run.why[0] ? run.why : "cannot take this case");
-                    if (impl->release) impl->release(c, st, &run);
-                }
-            }
-            if (na) {
-                row->verified = KB_V_NA;
-                p->na = 1;
-                f->npend++;
-                progress_done(o->quiet);
-                continue;
-            }
-            if (!run.kernel[0]) snprintf(run.kernel, sizeof run.kernel, "%s", impl->name);
-            snprintf(row->kernel, sizeof row->kernel, "%s", run.kernel);
-            snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
-                     impl->name, run.kernel, label);
-            if (e) {
-                if (!kb_last_error[0])
-                    snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)e));
-            }
-            char what[1400];
-            snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
-                     op->name, label);
-            /* a launch or a batch of samples finishes well within --timeout;
-             * nothing finished for much longer is a hung kernel */
-            kb_watch_arm(what, 2 * o->timeout + 60);
-            if (!e && !o->no_verify) { /* its outputs kept for the comparison, once the reference is done */
-                nvtxRangePushA(nv);
-                tw = kb_now_s();
-                e = verify_run(impl, c, st, &run, stream, info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
-                row->wall[KB_WALL_VERIFY] = kb_now_s() - tw;
-                nvtxRangePop();
-            }
-            if (!e && !info->check_mode) {
-                launch_ctx l = {impl, c, st, &run};
-                kb_time_extra x = {.keep = o->save_samples};
-                tw = kb_now_s();
-                e = kb_time(timer, launch_fn, &l, o, nv, &row->st, &x);
-                row->wall[KB_WALL_TIME] = kb_now_s() - tw;
-                row->samples = x.samples;
-                row->cond = x.cond;
-                if (!e && row->st.median > 0) {
-                    row->gbps = bytes / (row->st.median * 1e-3) / 1e9;
-                    row->tflops = flops / (row->st.median * 1e-3) / 1e12;
-                    if (copy > 0) row->pct_of_copy = 100.0 * row->gbps / copy;
-                    if (gemm > 0) row->pct_of_gemm = 100.0 * row->tflops / gemm;
-                    if (shape_tf > 0) row->pct_of_cublas_shape = 100.0 * row->tflops / shape_tf;
-                    snprintf(row->note, sizeof row->note, "%s",
-                             kb_row_note(row->pct_of_copy, row->pct_of_gemm, bytes, dev.l2_bytes, o->hot));
-                    if (ii == 0) base_ms = row->st.median;
-                    if (base_ms > 0) row->speedup = base_ms / row->st.median;
-                }
-            }
-            if (e) {
-                snprintf(row->error, sizeof row->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
-                if (kb_cuda_sticky(e)) {
-                    fatal = 1;
-                    snprintf(fatal_what, sizeof fatal_what, "%s: %s", what, row->error);
-                }
-                exit_code = KB_EXIT_CUDA;
-                cudaGetLastError();
-                p->e = e;
-            }
-            kb_watch_disarm();
-            if (impl->release) impl->release(c, st, &run);
-            progress_done(o->quiet);
-            if (kb_stop_signal) { /* this row is unfinished: it is not written */
-                free(row->samples);
-                free_all(p->h, KB_MAX_OUTPUTS);
-                break;
-            }
-            f->npend++;
-            while (head && drain_head(&head, 0, &sink)) {} /* the rows whose reference is done, in order */
-        }
-        f->complete = 1;
-        f->aborted = fatal || lost || kb_stop_signal; /* implementations may have no row */
-        while (head && drain_head(&head, 0, &sink)) {}
-        /* this case and the ones before it may wait for their references
-         * while the GPU goes on, within the bounds of may_wait */
-        while (head && (fatal || lost || kb_stop_signal || !may_wait(head, plan_need, host_budget)))
-            drain_head(&head, 1, &sink);
+        wall[KB_WALL_CEILINGS] = kb_now_s() - tw;
     }
-    while (head) { /* the last cases' references */
-        head->complete = 1;
-        drain_head(&head, 1, &sink);
+    if (!R->start_due) wall[KB_WALL_CEILINGS] += lad_s;
+    else { /* the first case about to be timed: the run's start, the ladders in it not in the case */
+        R->start_due = 0;
+        const double end = kb_now_s(), parts[KB_START_NPARTS] = {R->mark[1] - R->mark[0], R->mark[2] - R->mark[1],
+                                                                end - R->mark[2] - lad_s, lad_s};
+        kb_report_start(R->rep, end - R->mark[0], parts);
     }
-    if (hooks && hooks->case_done) rows_sync(&sink, 1); /* the cases not said done yet */
-    progress_done(o->quiet);
+}
+/* A row's fields from its case, before its implementation runs. */
+static void row_start(kb_row *row, const case_state *K, const kb_impl *impl, const kb_opts *o)
+{
+    row->c = K->c;
+    row->impl = impl->name;
+    row->bytes = K->bytes;
+    row->flops = K->flops;
+    row->verified = -1;
+    row->copy_gbps = K->copy;
+    row->gemm_tflops = K->gemm;
+    row->cublas_shape_tflops = K->shape_tf;
+    row->timing = o->timing;
+}
+
+/* Whether impl takes the case here: its supports(), then (untimed) its
+ * prepare(): plan, allocate its workspace, name the kernel. 1: n/a, not a
+ * failure (row->reason says why); 0: run is prepared, or *e says why not. */
+static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, kb_row *row, kb_impl_run *run, int *e)
+{
+    const kb_case *c = K->c;
+    memset(run, 0, sizeof *run);
+    run->impl = impl;
+    kb_last_error[0] = 0;
+    *e = 0;
+    int na = kb_impl_supports(impl, c, &R->dev.attr, row->reason, sizeof row->reason);
+    if (!na) {
+        *e = impl->prepare ? impl->prepare(c, &K->f->st, &R->dev.attr, run) : 0;
+        if (*e == KB_NA) {
+            na = 1;
+            snprintf(row->reason, sizeof row->reason, "%s", run->why[0] ? run->why : "cannot take this case");
+            if (impl->release) impl->release(c, &K->f->st, run);
+        }
+    }
+    if (na) return 1;
+    if (!run->kernel[0]) snprintf(run->kernel, sizeof run->kernel, "%s", impl->name);
+    snprintf(row->kernel, sizeof row->kernel, "%s", run->kernel);
+    if (*e && !kb_last_error[0])
+        snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)*e));
+    return 0;
+}
+
+/* A measured row's rates and shares of the ceilings. */
+static void row_rates(run_state *R, case_state *K, kb_row *row, int baseline)
+{
+    row->gbps = K->bytes / (row->st.median * 1e-3) / 1e9;
+    row->tflops = K->flops / (row->st.median * 1e-3) / 1e12;
+    if (K->copy > 0) row->pct_of_copy = 100.0 * row->gbps / K->copy;
+    if (K->gemm > 0) row->pct_of_gemm = 100.0 * row->tflops / K->gemm;
+    if (K->shape_tf > 0) row->pct_of_cublas_shape = 100.0 * row->tflops / K->shape_tf;
+    snprintf(row->note, sizeof row->note, "%s",
+             kb_row_note(row->pct_of_copy, row->pct_of_gemm, K->bytes, R->dev.l2_bytes, R->o->hot));
+    if (baseline) K->base_ms = row->st.median;
+    if (K->base_ms > 0) row->speedup = K->base_ms / row->st.median;
+}
+
+/* A prepared implementation verified (its outputs kept for the comparison,
+ * once the reference is done) and timed, under the watchdog; e: prepare's
+ * error. The CUDA error, 0. */
+static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl_run *run, const char *what, int e)
+{
+    const kb_impl *impl = p->impl;
+    const kb_case *c = K->c;
+    const kb_op *op = c->op;
+    kb_state *st = &K->f->st;
+    kb_row *row = &p->row;
+    const kb_opts *o = R->o;
+    char nv[1200];
+    snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
+             impl->name, run->kernel, K->f->label);
+    /* a launch or a batch of samples finishes well within --timeout;
+     * nothing finished for much longer is a hung kernel */
+    kb_watch_arm(what, 2 * o->timeout + 60);
+    double tw;
+    if (!e && !o->no_verify) {
+        nvtxRangePushA(nv);
+        tw = kb_now_s();
+        e = verify_run(impl, c, st, run, R->stream, R->info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
+        row->wall[KB_WALL_VERIFY] = kb_now_s() - tw;
+        nvtxRangePop();
+    }
+    if (!e && !R->info->check_mode) {
+        launch_ctx l = {impl, c, st, run};
+        kb_time_extra x = {.keep = o->save_samples};
+        tw = kb_now_s();
+        e = kb_time(R->timer, launch_fn, &l, o, nv, &row->st, &x);
+        row->wall[KB_WALL_TIME] = kb_now_s() - tw;
+        row->samples = x.samples;
+        row->cond = x.cond;
+        if (!e && row->st.median > 0) row_rates(R, K, row, ii == 0);
+    }
+    return e;
+}
+
+/* Implementation ii's row of the case, pending until the reference is
+ * done. 1: the sweep was stopped in it (the row is not written). */
+static int run_impl(run_state *R, case_state *K, int ii)
+{
+    const kb_case *c = K->c;
+    const kb_op *op = c->op;
+    inflight *f = K->f;
+    const kb_impl *impl = kb_op_impl(op, ii);
+    if (!kb_impl_selected(R->o->impl, impl->name)) return 0;
+    const char *pl = kb_plugin_path(impl);
+    if (pl) { /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
+        while (R->head && drain_head(&R->head, 1, &R->sink)) {}
+        rows_sync(&R->sink, 1);
+    }
+    pending *p = &f->pend[f->npend];
+    memset(p, 0, sizeof *p);
+    p->impl = impl;
+    kb_row *row = &p->row;
+    row_start(row, K, impl, R->o);
+    if (K->setup_rc) {
+        snprintf(row->error, sizeof row->error, "%.*s", (int)sizeof row->error - 1, K->setup_err);
+        if (kb_cuda_sticky(K->setup_rc)) R->fatal = 1;
+        R->exit_code = R->exit_code ? R->exit_code : KB_EXIT_CUDA;
+        p->e = K->setup_rc;
+        f->npend++;
+        return 0;
+    }
+    kb_impl_run run;
+    int e;
+    if (impl_prepare(R, K, impl, row, &run, &e)) {
+        row->verified = KB_V_NA;
+        p->na = 1;
+        f->npend++;
+        progress_done(R->o->quiet);
+        return 0;
+    }
+    char what[1400];
+    snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
+             op->name, f->label);
+    e = impl_measure(R, K, ii, p, &run, what, e);
+    if (e) {
+        snprintf(row->error, sizeof row->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
+        if (kb_cuda_sticky(e)) {
+            R->fatal = 1;
+            snprintf(R->fatal_what, sizeof R->fatal_what, "%s: %s", what, row->error);
+        }
+        R->exit_code = KB_EXIT_CUDA;
+        cudaGetLastError();
+        p->e = e;
+    }
+    kb_watch_disarm();
+    if (impl->release) impl->release(c, &f->st, &run);
+    progress_done(R->o->quiet);
+    if (kb_stop_signal) { /* this row is unfinished: it is not written */
+        free(row->samples);
+        free_all(p->h, KB_MAX_OUTPUTS);
+        return 1;
+    }
+    f->npend++;
+    while (R->head && drain_head(&R->head, 0, &R->sink)) {} /* the rows whose reference is done, in order */
+    return 0;
+}
+
+/* Case ci: its rows, pending until its reference is done; it may wait for
+ * it while the GPU goes on, within the bounds of may_wait. */
+static void run_case(run_state *R, int ci)
+{
+    kb_case *c = &R->plan->cases[ci];
+    const kb_op *op = c->op;
+    int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
+    for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = kb_impl_selected(R->o->impl, kb_op_impl(op, ii)->name);
+    if (!any) { /* said done in its turn: the cases before it written first */
+        while (R->head) drain_head(&R->head, 1, &R->sink);
+        kb_report_skip(R->rep, c->index);
+        rows_case_done(&R->sink);
+        return;
+    }
+    progress(R->o->quiet, ci, R->plan->ncases, c, R->t0);
+    inflight *f = calloc(1, sizeof *f); /* the case until its rows are written */
+    if (!f) abort();
+    f->c = c;
+    f->first_row = 1;
+    case_state K = {.f = f, .c = c};
+    prepare_case(R, &K);
+    const int nimpl = kb_op_nimpls(op);
+    f->pend = calloc((size_t)nimpl + 1, sizeof *f->pend);
+    if (!f->pend) abort();
+    kb_case_label(c, f->label, sizeof f->label);
+    for (int ii = 0; ii < nimpl && !R->fatal && !R->lost && !kb_stop_signal; ii++)
+        if (run_impl(R, &K, ii)) break;
+    f->complete = 1;
+    f->aborted = R->fatal || R->lost || kb_stop_signal; /* implementations may have no row */
+    while (R->head && drain_head(&R->head, 0, &R->sink)) {}
+    while (R->head && (R->fatal || R->lost || kb_stop_signal || !may_wait(R->head, R->plan_need, R->host_budget)))
+        drain_head(&R->head, 1, &R->sink);
+}
+
+/* The last cases' rows written, the report closed, and what stopped the
+ * sweep said. The exit code. */
+static int finish(run_state *R, const struct sigaction old_sig[2])
+{
+    while (R->head) { /* the last cases' references */
+        R->head->complete = 1;
+        drain_head(&R->head, 1, &R->sink);
+    }
+    if (R->hooks && R->hooks->case_done) rows_sync(&R->sink, 1); /* the cases not said done yet */
+    progress_done(R->o->quiet);
     kb_uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";
-    int write_failed = kb_report_close(rep, werr, sizeof werr) != 0;
+    const int write_failed = kb_report_close(R->rep, werr, sizeof werr) != 0;
     if (write_failed) {
-        fprintf(stderr, "kbench: %s%s\n", werr, lost ? "; the sweep stopped there, the rows before it are in the files" : "");
-        exit_code = KB_EXIT_USAGE;
+        fprintf(stderr, "kbench: %s%s\n", werr, R->lost ? "; the sweep stopped there, the rows before it are in the files" : "");
+        R->exit_code = KB_EXIT_USAGE;
     }
-    kb_timer_destroy(timer);
-    if (fatal && fatal_what[0])
-        fprintf(stderr, "kbench: %s; the GPU context is lost: the sweep stops here%s%s%s\n", fatal_what,
-                kb_watch_files_text()[0] ? " (the rows before it are in " : "", kb_watch_files_text(), kb_watch_files_text()[0] ? ")" : "");
-    else if (fatal)
+    kb_timer_destroy(R->timer);
+    const char *files = kb_watch_files_text();
+    if (R->fatal && R->fatal_what[0])
+        fprintf(stderr, "kbench: %s; the GPU context is lost: the sweep stops here%s%s%s\n", R->fatal_what,
+                files[0] ? " (the rows before it are in " : "", files, files[0] ? ")" : "");
+    else if (R->fatal)
         fprintf(stderr, "kbench: the GPU context is lost (%s); stopping the sweep\n", kb_last_error);
     if (kb_stop_signal) {
         fprintf(stderr, "kbench: stopped by %s; %d finished row%s kept%s%s\n", kb_stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
-                nrows, nrows == 1 ? "" : "s", kb_watch_files_text()[0] ? " in " : "", kb_watch_files_text());
-        exit_code = 128 + kb_stop_signal;
+                R->nrows, R->nrows == 1 ? "" : "s", files[0] ? " in " : "", files);
+        R->exit_code = 128 + kb_stop_signal;
     }
-    if (info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", fin.npass, fin.nfail, fin.nna);
-    else if (!o->quiet && !write_failed && !kb_stop_signal && (csv[0] || json[0])) printf("\nwrote %s %s\n", csv, json);
-    return exit_code;
+    if (R->info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", R->fin.npass, R->fin.nfail, R->fin.nna);
+    else if (!R->o->quiet && !write_failed && !kb_stop_signal && (R->csv[0] || R->json[0]))
+        printf("\nwrote %s %s\n", R->csv, R->json);
+    return R->exit_code;
+}
+
+int kb_run_plan(kb_plan *plan, const kb_run_info *info)
+{
+    run_state *R = calloc(1, sizeof *R);
+    if (!R) abort();
+    R->mark[0] = kb_now_s();
+    R->plan = plan;
+    R->info = info;
+    R->hooks = info->hooks;
+    R->o = &plan->opts;
+    int rc = open_device(R);
+    if (!rc) rc = open_timer_report(R);
+    if (rc) {
+        free(R);
+        return rc;
+    }
+    struct sigaction old_sig[2];
+    kb_catch_stop(old_sig);
+    start_cases(R);
+    for (int step = 0; !R->fatal && !R->lost && !kb_stop_signal; step++) {
+        const kb_run_hooks *h = R->hooks;
+        const int ci = h && h->next_case ? h->next_case(h->ctx) : step; /* a --devices worker: the queue's */
+        if (ci < 0 || ci >= plan->ncases) break;
+        run_case(R, ci);
+    }
+    rc = finish(R, old_sig);
+    free(R);
+    return rc;
 }
