@@ -351,7 +351,38 @@ static int parse_pct(const char *s, double *out)
     return 0;
 }
 
-int kb_compare_main(int argc, char **argv)
+/* kbench compare's command line */
+typedef struct {
+    double threshold, min_effect;
+    const char *impls, *csv, *plot;
+    int quiet;
+    const char *bpath, *npath;
+} compare_args;
+
+/* an option getopt_long does not know (bad: the word it stopped at): its
+ * usage error, the exit code */
+static int unknown_option(const char *bad)
+{
+    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "plot", "help"};
+    const int ncands = (int)(sizeof cands / sizeof *cands);
+    if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
+        return kb_usage("compare", "unknown option '-%c' (see: kbench compare --help)", optopt);
+    if (bad[0] == '-' && bad[1] == '-') {
+        char word[128];
+        snprintf(word, sizeof word, "%s", bad + 2);
+        word[strcspn(word, "=")] = 0;
+        for (int i = 0; i < ncands; i++)
+            if (!strcmp(word, cands[i])) return kb_usage("compare", "option '--%s' takes no value", word);
+        const char *near = kb_nearest(word, cands, ncands);
+        if (near) return kb_usage("compare", "unknown option '--%s' (did you mean --%s?)", word, near);
+        return kb_usage("compare", "unknown option '--%s' (see: kbench compare --help)", word);
+    }
+
+    return kb_usage("compare", "unknown option '%s' (see: kbench compare --help)", bad);
+}
+
+/* argv into a: -1, or the exit code to end with (--help, a usage error) */
+static int parse_args(int argc, char **argv, compare_args *a)
 {
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, O_THRESHOLD},
@@ -363,11 +394,8 @@ int kb_compare_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    const char *cands[] = {"threshold", "min-effect", "impl", "csv", "quiet", "plot", "help"};
-    const int ncands = (int)(sizeof cands / sizeof *cands);
-    double threshold = 5, min_effect = KB_CMP_MIN_EFFECT_PCT;
-    const char *impls = "", *csv = NULL, *plot = NULL;
-    int quiet = 0, c;
+    *a = (compare_args){.threshold = 5, .min_effect = KB_CMP_MIN_EFFECT_PCT, .impls = ""};
+    int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -375,10 +403,10 @@ int kb_compare_main(int argc, char **argv)
         switch (c) {
         case 'h': print_help(stdout); return KB_EXIT_OK;
         case O_THRESHOLD:
-            if (parse_pct(optarg, &threshold)) return kb_usage("compare", "--threshold: expected a percentage >= 0, got '%s'", optarg);
+            if (parse_pct(optarg, &a->threshold)) return kb_usage("compare", "--threshold: expected a percentage >= 0, got '%s'", optarg);
             break;
         case O_MIN_EFFECT:
-            if (parse_pct(optarg, &min_effect))
+            if (parse_pct(optarg, &a->min_effect))
                 return kb_usage("compare", "--min-effect: expected a percentage >= 0, got '%s'", optarg);
             break;
         case O_IMPL:
@@ -386,86 +414,94 @@ int kb_compare_main(int argc, char **argv)
                 fprintf(stderr, "kbench compare: --impl: an empty list (leave --impl out to compare every implementation)\n");
                 return KB_EXIT_USAGE;
             }
-            impls = optarg;
+            a->impls = optarg;
             break;
-        case O_CSV: csv = optarg; break;
-        case O_QUIET: quiet = 1; break;
+        case O_CSV: a->csv = optarg; break;
+        case O_QUIET: a->quiet = 1; break;
         case O_PLOT:
             if (strlen(optarg) < 5 || strcmp(optarg + strlen(optarg) - 4, ".png"))
                 return kb_usage("compare", "--plot: expected a .png file, got '%s'", optarg);
-            plot = optarg;
+            a->plot = optarg;
             break;
         case ':': return kb_usage("compare", "option '%s' needs a value (see: kbench compare --help)", bad);
-        default:
-            if (optopt > 0 && optopt < 0x7f) /* a short option, maybe inside a cluster (-qx): name it, not the word */
-                return kb_usage("compare", "unknown option '-%c' (see: kbench compare --help)", optopt);
-            if (bad[0] == '-' && bad[1] == '-') {
-                char word[128];
-                snprintf(word, sizeof word, "%s", bad + 2);
-                word[strcspn(word, "=")] = 0;
-                for (int i = 0; i < ncands; i++)
-                    if (!strcmp(word, cands[i])) return kb_usage("compare", "option '--%s' takes no value", word);
-                const char *near = kb_nearest(word, cands, ncands);
-                if (near) return kb_usage("compare", "unknown option '--%s' (did you mean --%s?)", word, near);
-                return kb_usage("compare", "unknown option '--%s' (see: kbench compare --help)", word);
-            }
-
-            return kb_usage("compare", "unknown option '%s' (see: kbench compare --help)", bad);
+        default: return unknown_option(bad);
         }
     }
     int npos = argc - optind;
     if (npos != 2)
         return kb_usage("compare", "want two result files, BASE.json and NEW.json (got %d; see: kbench compare --help)", npos);
-    const char *bpath = argv[optind], *npath = argv[optind + 1];
+    a->bpath = argv[optind];
+    a->npath = argv[optind + 1];
+    return -1;
+}
+
+/* --plot: the chart drawn by script from the CSV (--csv's, or one of its
+ * own); rc, the comparison's exit code, back, or 1 where it is 0 and the
+ * chart was not drawn */
+static int draw_plot(const compare_args *a, const char *script, const kb_cmp_result *res, int rc)
+{
+    char err[KB_ERRLEN], tmpcsv[] = "/tmp/kbench-compare-XXXXXX.csv";
+    const char *src = a->csv;
+    if (!src) {
+        int fd = mkstemps(tmpcsv, 4);
+        if (fd < 0 || (close(fd), kb_cmp_write_csv(tmpcsv, res, a->threshold, err, sizeof err))) {
+            if (fd < 0) kb_errf(err, sizeof err, "--plot: a temporary CSV: %s", strerror(errno));
+            fprintf(stderr, "kbench compare: %s\n", err);
+            if (fd >= 0) unlink(tmpcsv);
+            if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
+            return rc;
+        }
+        src = tmpcsv;
+    }
+    if (run_plot(script, src, a->plot, err, sizeof err)) {
+        fprintf(stderr, "kbench compare: %s\n", err);
+        if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
+    } else if (!a->quiet) {
+        printf("wrote %s\n", a->plot);
+    }
+    if (!a->csv) unlink(tmpcsv);
+    return rc;
+}
+
+/* the notes on stderr: what differs between the two files beyond their rows */
+static void note_differences(const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *res)
+{
+    if (base->device[0] && cur->device[0] && strcmp(base->device, cur->device))
+        fprintf(stderr, "kbench compare: note: different devices: base %s, new %s\n", base->device, cur->device);
+    if (base->version[0] && cur->version[0] && strcmp(base->version, cur->version))
+        fprintf(stderr, "kbench compare: note: different kbench versions: base %s, new %s\n", base->version, cur->version);
+    if (res->cases == 0 && res->only_base && res->only_new)
+        fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
+}
+
+int kb_compare_main(int argc, char **argv)
+{
+    compare_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
 
     char err[KB_ERRLEN], script[4200];
-    if (plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);
+    if (a.plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);
     kb_cmp_file base, cur;
-    if (kb_cmp_load(bpath, &base, err, sizeof err)) return kb_usage("compare", "%s", err);
-    if (kb_cmp_load(npath, &cur, err, sizeof err)) {
+    if (kb_cmp_load(a.bpath, &base, err, sizeof err)) return kb_usage("compare", "%s", err);
+    if (kb_cmp_load(a.npath, &cur, err, sizeof err)) {
         kb_cmp_free(&base);
         return kb_usage("compare", "%s", err);
     }
     kb_cmp_result res;
-    int rc = KB_EXIT_USAGE;
-    if (kb_cmp_match_effect(&base, &cur, impls, threshold, min_effect, &res, err, sizeof err)) {
+    rc = KB_EXIT_USAGE;
+    if (kb_cmp_match_effect(&base, &cur, a.impls, a.threshold, a.min_effect, &res, err, sizeof err)) {
         kb_usage("compare", "%s", err);
         goto out_files;
     }
-    if (csv && kb_cmp_write_csv(csv, &res, threshold, err, sizeof err)) {
+    if (a.csv && kb_cmp_write_csv(a.csv, &res, a.threshold, err, sizeof err)) {
         kb_usage("compare", "%s", err);
         goto out;
     }
-    if (base.device[0] && cur.device[0] && strcmp(base.device, cur.device))
-        fprintf(stderr, "kbench compare: note: different devices: base %s, new %s\n", base.device, cur.device);
-    if (base.version[0] && cur.version[0] && strcmp(base.version, cur.version))
-        fprintf(stderr, "kbench compare: note: different kbench versions: base %s, new %s\n", base.version, cur.version);
-    if (res.cases == 0 && res.only_base && res.only_new)
-        fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
-    kb_cmp_print(stdout, &base, &cur, &res, threshold, quiet);
+    note_differences(&base, &cur, &res);
+    kb_cmp_print(stdout, &base, &cur, &res, a.threshold, a.quiet);
     rc = kb_cmp_regressions(&res) ? KB_EXIT_REGRESSION : KB_EXIT_OK;
-    if (plot) { /* the chart from the CSV: --csv's, or one of its own */
-        char tmpcsv[] = "/tmp/kbench-compare-XXXXXX.csv";
-        const char *src = csv;
-        if (!src) {
-            int fd = mkstemps(tmpcsv, 4);
-            if (fd < 0 || (close(fd), kb_cmp_write_csv(tmpcsv, &res, threshold, err, sizeof err))) {
-                if (fd < 0) kb_errf(err, sizeof err, "--plot: a temporary CSV: %s", strerror(errno));
-                fprintf(stderr, "kbench compare: %s\n", err);
-                if (fd >= 0) unlink(tmpcsv);
-                if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
-                goto out;
-            }
-            src = tmpcsv;
-        }
-        if (run_plot(script, src, plot, err, sizeof err)) {
-            fprintf(stderr, "kbench compare: %s\n", err);
-            if (rc == KB_EXIT_OK) rc = KB_EXIT_VERIFY; /* a regression's 4 stands */
-        } else if (!quiet) {
-            printf("wrote %s\n", plot);
-        }
-        if (!csv) unlink(tmpcsv);
-    }
+    if (a.plot) rc = draw_plot(&a, script, &res, rc);
 out:
     kb_cmp_result_free(&res);
 out_files:

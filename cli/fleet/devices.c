@@ -363,71 +363,25 @@ static void ladder_leave(ladders *L, int w, const int *from, const int *to, int 
     ladder_serve(L, w, from, to, nw);
 }
 
-int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
-{
+/* The parent's state while its workers run, handed from step to step of
+ * kb_run_devices: the GPUs, the outputs, the queue, each worker's pipes and
+ * cases, what it has said, the progress line. */
+typedef struct {
+    kb_plan *plan;
+    const kb_run_info *info;
+    int dry, n; /* n: the GPUs of --devices, a worker each */
     int ids[KB_MAX_DEVICES];
-    char err[KB_ERRLEN];
-    if (info->check_mode) {
-        fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
-        return KB_EXIT_USAGE;
-    }
-    if (in_child(plan, info, NULL)) return KB_EXIT_USAGE;
-    /* the GPUs counted (in a child) unless a dry run names them */
-    static char models[KB_MAX_DEVICES][KB_MODEL_LEN], wmodel[KB_MAX_DEVICES][KB_MODEL_LEN];
-    int all = !strcmp(plan->opts.devices, "all"),
-        count = all || !dry ? kb_devices_count_child(models, KB_MAX_DEVICES) : -1;
-    int n = kb_devices_parse(plan->opts.devices, count, ids, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "kbench: %s\n", err);
-        return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
-    }
-    /* the workers on GPUs of one model share the GEMM ladders' search (a
-     * queue of rungs for each such group, made below) */
-    ladders L = {.n = n, .dry = dry};
-    for (int w = 0; w < n; w++)
-        snprintf(wmodel[w], KB_MODEL_LEN, "%s", dry ? "a dry run's" : count > 0 && ids[w] < KB_MAX_DEVICES ? models[ids[w]] : "");
-    kb_model_groups(wmodel, n, L.group, L.size);
-    /* the outputs (the plan check in the child above checked them): the
-     * run's, each worker writing its part beside the JSON (X.gpuD.json and
-     * X.gpuD.csv: kbench merge reads a part's CSV beside its JSON) */
-    kb_opts *o = &plan->opts;
-    char csv[1100], json[1100];
-    kb_output_paths(plan, info, csv, json, sizeof csv);
-    char pj[KB_MAX_DEVICES + 1][1200], pc[1200];
-    for (int w = 0; w <= n && !dry; w++) { /* no part of an earlier run is merged */
-        char tag[16];
-        snprintf(tag, sizeof tag, w < n ? "gpu%d" : "ended", w < n ? ids[w] : 0);
-        kb_sibling_path(json, tag, "json", pj[w], sizeof pj[w]);
-        kb_sibling_path(json, tag, "csv", pc, sizeof pc);
-        if (strlen(pc) >= sizeof o->json) { /* a worker's --json and --csv hold its part's paths */
-            fprintf(stderr, "kbench: --devices: %s: a path too long for a worker's part (%zu characters at most)\n",
-                    pc, sizeof o->json - 1);
-            return KB_EXIT_USAGE;
-        }
-        unlink(pj[w]);
-        unlink(pc);
-    }
-    int *order = malloc(sizeof *order * (size_t)(plan->ncases + 1));
-    int *group = malloc(sizeof *group * (size_t)(plan->ncases + 1)); /* cases that share ceilings: one GPU's */
-    char *taken = calloc((size_t)plan->ncases + 1, 1);                /* places in order handed out */
-    int *dead = malloc(sizeof *dead * (size_t)(plan->ncases + 1)); /* the worker that ended during it, else -1 */
-    int *outs = malloc(sizeof *outs * (size_t)(plan->ncases + 1) * (size_t)n); /* each worker's outq: every case at most */
-    if (!order || !group || !taken || !dead || !outs) abort();
-    int cores = host_cores(), threads = cores > n ? cores / n : 1;
-    kb_plan_by_queue(plan, kb_bg_team(threads), order);
-    kb_ceiling_groups(plan, order, group);
-    for (int i = 0; i < plan->ncases; i++) dead[i] = -1;
-    kb_cores *pool = dry ? NULL : kb_cores_new(n, kb_bg_team(threads)); /* the references' spare cores, shared */
-    /* The workers open their GPUs one at a time: CUDA's start is serialised
-     * in the driver. Four opening at once (4 x H100) were all ready after
-     * 1.3-1.6 s; in turn, after 0.35, 0.71, 1.21 and 1.77 s, so the GPUs
-     * start their cases 0.5 s earlier on average, and make run's sweep took
-     * 16.03 s against 16.27 s (medians of 8, alternated). A turn waits 2 s a
-     * worker at most: one that died holding it, the others go on at once. */
-    kb_gate *gate = dry ? NULL : kb_gate_new(2.0 * n);
-    kb_gemm_key keys[KB_NGEMM];
-    const int nkeys = kb_plan_gemm_keys(plan, keys);
-    for (int w = 0; w < n; w++) L.q[w] = L.group[w] == w && L.size[w] > 1 ? kb_ladder_queue_new(keys, nkeys, n) : NULL;
+    ladders L;
+    /* the run's outputs, and the parts beside its JSON: pj[w] worker w's,
+     * pj[n] the ended cases' error rows */
+    char csv[1100], json[1100], pj[KB_MAX_DEVICES + 1][1200];
+    int *order, *group; /* the queue, longest first; cases that share ceilings: one GPU's */
+    char *taken;        /* places in order handed out */
+    int *dead;          /* the worker that ended during it, else -1 */
+    int *outs;          /* each worker's outq: every case at most */
+    int threads;        /* a worker's share of the host's cores */
+    kb_cores *pool;     /* the references' spare cores, shared */
+    kb_gate *gate;      /* the workers open their GPUs in turn */
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
@@ -435,8 +389,422 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
      * outq[w][nout[w] - 1] (its rows wait for their references, and on disk
      * they may wait for a later case: rows_sync) */
     int *outq[KB_MAX_DEVICES], oh[KB_MAX_DEVICES], nout[KB_MAX_DEVICES];
-    for (int w = 0; w < n; w++) outq[w] = outs + (size_t)w * (size_t)(plan->ncases + 1);
-    int started = 0, alive = 0, next = 0, rc = KB_EXIT_OK, halt = 0; /* halt: no more cases handed out */
+    int started, alive, next, rc, halt; /* halt: no more cases handed out */
+    int done, died, shown, tty;         /* shown: a progress line is up */
+    char want[KB_MAX_DEVICES], asked[KB_MAX_DEVICES]; /* a worker's ask unanswered; it has asked */
+    char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
+    int nlb[KB_MAX_DEVICES];
+} fleet;
+
+/* The GPUs of --devices, counted (in a child) unless a dry run names them,
+ * and the workers grouped by their GPUs' model: 0, or the exit code, said */
+static int pick_gpus(fleet *f)
+{
+    char err[KB_ERRLEN];
+    static char models[KB_MAX_DEVICES][KB_MODEL_LEN], wmodel[KB_MAX_DEVICES][KB_MODEL_LEN];
+    const char *devices = f->plan->opts.devices;
+    int all = !strcmp(devices, "all"),
+        count = all || !f->dry ? kb_devices_count_child(models, KB_MAX_DEVICES) : -1;
+    f->n = kb_devices_parse(devices, count, f->ids, err, sizeof err);
+    if (f->n < 0) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return all || count == 0 ? KB_EXIT_CUDA : KB_EXIT_USAGE;
+    }
+    /* the workers on GPUs of one model share the GEMM ladders' search (a
+     * queue of rungs for each such group, made by make_queue) */
+    f->L = (ladders){.n = f->n, .dry = f->dry};
+    for (int w = 0; w < f->n; w++)
+        snprintf(wmodel[w], KB_MODEL_LEN, "%s",
+                 f->dry ? "a dry run's" : count > 0 && f->ids[w] < KB_MAX_DEVICES ? models[f->ids[w]] : "");
+    kb_model_groups(wmodel, f->n, f->L.group, f->L.size);
+    return 0;
+}
+
+/* The outputs (the plan check in the child checked them): the run's, each
+ * worker writing its part beside the JSON (X.gpuD.json and X.gpuD.csv:
+ * kbench merge reads a part's CSV beside its JSON). 0, or the exit code,
+ * said. */
+static int part_paths(fleet *f)
+{
+    const kb_opts *o = &f->plan->opts;
+    char pc[1200];
+    kb_output_paths(f->plan, f->info, f->csv, f->json, sizeof f->csv);
+    for (int w = 0; w <= f->n && !f->dry; w++) { /* no part of an earlier run is merged */
+        char tag[16];
+        snprintf(tag, sizeof tag, w < f->n ? "gpu%d" : "ended", w < f->n ? f->ids[w] : 0);
+        kb_sibling_path(f->json, tag, "json", f->pj[w], sizeof f->pj[w]);
+        kb_sibling_path(f->json, tag, "csv", pc, sizeof pc);
+        if (strlen(pc) >= sizeof o->json) { /* a worker's --json and --csv hold its part's paths */
+            fprintf(stderr, "kbench: --devices: %s: a path too long for a worker's part (%zu characters at most)\n",
+                    pc, sizeof o->json - 1);
+            return KB_EXIT_USAGE;
+        }
+        unlink(f->pj[w]);
+        unlink(pc);
+    }
+    return 0;
+}
+
+/* The queue (longest first, cases that share ceilings grouped), the
+ * workers' share of the host's cores and the pool of spare ones, the gate
+ * they open their GPUs through, the GEMM ladders' queues of rungs */
+static void make_queue(fleet *f)
+{
+    const kb_plan *plan = f->plan;
+    const int n = f->n;
+    f->order = malloc(sizeof *f->order * (size_t)(plan->ncases + 1));
+    f->group = malloc(sizeof *f->group * (size_t)(plan->ncases + 1));
+    f->taken = calloc((size_t)plan->ncases + 1, 1);
+    f->dead = malloc(sizeof *f->dead * (size_t)(plan->ncases + 1));
+    f->outs = malloc(sizeof *f->outs * (size_t)(plan->ncases + 1) * (size_t)n);
+    if (!f->order || !f->group || !f->taken || !f->dead || !f->outs) abort();
+    int cores = host_cores();
+    f->threads = cores > n ? cores / n : 1;
+    kb_plan_by_queue(plan, kb_bg_team(f->threads), f->order);
+    kb_ceiling_groups(plan, f->order, f->group);
+    for (int i = 0; i < plan->ncases; i++) f->dead[i] = -1;
+    f->pool = f->dry ? NULL : kb_cores_new(n, kb_bg_team(f->threads));
+    /* The workers open their GPUs one at a time: CUDA's start is serialised
+     * in the driver. Four opening at once (4 x H100) were all ready after
+     * 1.3-1.6 s; in turn, after 0.35, 0.71, 1.21 and 1.77 s, so the GPUs
+     * start their cases 0.5 s earlier on average, and make run's sweep took
+     * 16.03 s against 16.27 s (medians of 8, alternated). A turn waits 2 s a
+     * worker at most: one that died holding it, the others go on at once. */
+    f->gate = f->dry ? NULL : kb_gate_new(2.0 * n);
+    kb_gemm_key keys[KB_NGEMM];
+    const int nkeys = kb_plan_gemm_keys(plan, keys);
+    for (int w = 0; w < n; w++) f->L.q[w] = f->L.group[w] == w && f->L.size[w] > 1 ? kb_ladder_queue_new(keys, nkeys, n) : NULL;
+    for (int w = 0; w < n; w++) f->outq[w] = f->outs + (size_t)w * (size_t)(plan->ncases + 1);
+}
+
+/* A dry run's worker w: the ladders' shared search and the queue
+ * exercised, no GPU */
+static void dry_worker(const fleet *f, int w, worker_io *io)
+{
+    const kb_plan *plan = f->plan;
+    int due = f->L.size[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
+    for (int ci; (ci = worker_next(io)) >= 0; worker_done(io))
+        if (due && ci < plan->ncases && kb_case_gemm_key(&plan->cases[ci]) >= 0) {
+            dry_ladders(plan, f->ids[w], io);
+            due = 0;
+        }
+}
+
+/* Worker w, in its child: the plan run on its GPU, its cases asked for
+ * through its pipes (in: cases to it, out: its requests); it exits with
+ * the run's code */
+static void run_worker(fleet *f, int w, int in, int out)
+{
+    kb_plan *plan = f->plan;
+    kb_opts *o = &plan->opts;
+    for (int v = 0; v < w; v++) { close(f->to[v]); close(f->from[v]); }
+    worker_io io = {in, out, 0};
+    if (f->dry) {
+        dry_worker(f, w, &io);
+        _exit(0);
+    }
+    char dev[64];
+    visible_id(f->ids[w], dev, sizeof dev);
+    setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+    omp_set_num_threads(f->threads);
+    snprintf(o->json, sizeof o->json, "%s", f->pj[w]);
+    char tag[16];
+    snprintf(tag, sizeof tag, "gpu%d", f->ids[w]);
+    kb_sibling_path(f->json, tag, "csv", o->csv, sizeof o->csv);
+    o->quiet = 1;
+    kb_ladder_share sh = {worker_ladder, &io};
+    io.pool = f->pool;
+    io.gate = f->gate;
+    kb_cores_join(f->pool, w);
+    const kb_run_hooks hooks = {
+        .ctx = &io,
+        .next_case = worker_next,
+        .case_done = worker_done,
+        .cores_take = worker_cores_take,
+        .cores_give = worker_cores_give,
+        .open_enter = worker_open_enter,
+        .open_leave = worker_open_leave,
+        .ladder = f->L.size[w] > 1 ? &sh : NULL,
+        .worker = f->ids[w],
+        .workers = f->n,
+    };
+    kb_run_info wi = *f->info;
+    wi.hooks = &hooks;
+    _exit(kb_run_plan(plan, &wi));
+}
+
+/* A worker forked for each GPU, with its pipes. One that cannot start (a
+ * pipe, a fork) stops the starting, and the others after their case
+ * (f->rc). */
+static void start_workers(fleet *f)
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int w = 0; w < f->n; w++) {
+        int a[2], b[2];
+        if (pipe(a)) { perror("kbench: pipe"); f->rc = KB_EXIT_CUDA; break; }
+        if (pipe(b)) { perror("kbench: pipe"); close(a[0]); close(a[1]); f->rc = KB_EXIT_CUDA; break; }
+        f->pid[w] = fork();
+        if (f->pid[w] < 0) {
+            perror("kbench: fork");
+            close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+            f->rc = KB_EXIT_CUDA;
+            break;
+        }
+        if (f->pid[w] == 0) { /* the worker */
+            close(a[1]);
+            close(b[0]);
+            run_worker(f, w, a[0], b[1]); /* it does not return */
+        }
+        close(a[0]);
+        close(b[1]);
+        f->to[w] = a[1];
+        f->from[w] = b[0];
+        f->cur[w] = -1;
+        f->last[w] = -1;
+        f->nout[w] = f->oh[w] = 0;
+        f->status[w] = 0;
+        f->started++;
+        f->alive++;
+    }
+    if (f->rc) f->halt = 1; /* a worker could not start: stop the others after their case */
+    kb_gate_free(f->gate); /* the workers' now */
+    f->gate = NULL;
+}
+
+/* the progress line: the cases done, each GPU's current case */
+static void show_progress(const fleet *f)
+{
+    const kb_plan *plan = f->plan;
+    fprintf(stderr, "\r[%d/%d cases]", f->done, plan->ncases);
+    for (int v = 0; v < f->started; v++)
+        if (f->cur[v] >= 0)
+            fprintf(stderr, " gpu%d: %s #%d", f->ids[v], plan->cases[f->cur[v]].op->name, plan->cases[f->cur[v]].index + 1);
+    fprintf(stderr, "\033[K");
+}
+
+/* A whole line from worker w (lb[w], its newline dropped) acted on: 1 if
+ * it moves the progress line (a case done, the next asked for) */
+static int heard_line(fleet *f, int w)
+{
+    const char *line = f->lb[w];
+    if (!strcmp(line, "done") && f->nout[w] > f->oh[w]) { /* the oldest of its cases written whole */
+        f->oh[w]++;
+        f->done++;
+        return 1;
+    }
+    if (!strcmp(line, "next")) {
+        f->cur[w] = -1;
+        f->want[w] = 1; /* answered by hand_out */
+        f->asked[w] = 1;
+        return 1;
+    }
+    if (!strncmp(line, "rung ", 5)) { /* a GEMM ladder rung's rate, and its next asked for */
+        kb_rung_msg m;
+        kb_ladder_queue *q = ladder_queue(&f->L, w);
+        if (q && !kb_rung_parse(line, &m)) {
+            if (m.key >= 0) kb_ladder_queue_done(q, w, &m); /* not the rung it held: only its ask counts */
+            f->L.wait[w] = f->L.asked[w] = 1;
+            ladder_serve(&f->L, w, f->from, f->to, f->started); /* its rate may open a phase for others */
+        } else if (write(f->to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
+    } else if (!strcmp(line, "alone")) { /* out of its group: its rung back in the queue */
+        ladder_leave(&f->L, w, f->from, f->to, f->started);
+        f->L.group[w] = KB_MAX_DEVICES + w;
+    }
+    return 0;
+}
+
+/* Worker w gone (its pipe closed: it exited, or died): reaped, and the
+ * cases it had not written whole with it, said and marked for their error
+ * rows (dead) */
+static void worker_gone(fleet *f, int w)
+{
+    const kb_plan *plan = f->plan;
+    close(f->from[w]);
+    close(f->to[w]);
+    f->from[w] = -1;
+    while (waitpid(f->pid[w], &f->status[w], 0) < 0 && errno == EINTR) {}
+    f->alive--;
+    kb_cores_reclaim(f->pool, w); /* the cores its reference held, if it died with one running */
+    const int code = WIFEXITED(f->status[w]) ? WEXITSTATUS(f->status[w]) : -1,
+              death = !kb_stop_signal && code != 130 && code != 143; /* stopped by a signal: not a death */
+    for (int q = f->oh[w]; q < f->nout[w] && death; q++) {
+        const int ci = f->outq[w][q];
+        f->died++;
+        char label[1024], how[96];
+        kb_case_label(&plan->cases[ci], label, sizeof label);
+        worker_ended(f->ids[w], f->status[w], how, sizeof how);
+        fprintf(stderr, "%skbench: %s during case %d, %s %s\n", f->shown ? "\n" : "", how,
+                plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+        f->dead[ci] = w;
+    }
+    if (f->nout[w] == f->oh[w] && WIFSIGNALED(f->status[w]) && death) {
+        char how[96]; /* a death between cases: nothing lost, but said */
+        worker_ended(f->ids[w], f->status[w], how, sizeof how);
+        fprintf(stderr, "%skbench: %s with no case in hand; the other GPUs take its share\n", f->shown ? "\n" : "", how);
+    }
+    f->nout[w] = f->oh[w] = 0;
+    f->cur[w] = -1;
+    f->last[w] = -1; /* its ceilings' cases: anyone's */
+    ladder_leave(&f->L, w, f->from, f->to, f->started); /* the rung it was timing: another's */
+}
+
+/* What worker w wrote, read, and each whole line heard; at its end, the
+ * worker gone */
+static void hear(fleet *f, int w)
+{
+    ssize_t k = read(f->from[w], f->lb[w] + f->nlb[w], sizeof f->lb[w] - 1 - (size_t)f->nlb[w]);
+    if (k < 0 && errno == EINTR) return;
+    if (k > 0) f->nlb[w] += (int)k;
+    char *nl;
+    while ((nl = memchr(f->lb[w], '\n', (size_t)f->nlb[w]))) { /* each whole line */
+        *nl = 0;
+        const int heard = heard_line(f, w);
+        const int used = (int)(nl - f->lb[w]) + 1;
+        memmove(f->lb[w], nl + 1, (size_t)(f->nlb[w] -= used));
+        if (heard && f->tty) {
+            f->shown = 1;
+            show_progress(f);
+        }
+    }
+    if (f->nlb[w] == (int)sizeof f->lb[w] - 1) f->nlb[w] = 0; /* no line: not the protocol */
+    if (k > 0) return;
+    /* the worker is gone: the cases it had not written whole with it */
+    worker_gone(f, w);
+}
+
+/* Each worker that asked for a case given the next the queue picks for it,
+ * or -1: none left (the queue empty, a stop, a worker that could not
+ * start). A dry run says each case's GPU. */
+static void hand_out(fleet *f)
+{
+    const kb_plan *plan = f->plan;
+    /* A dry run's workers take no time, and one that starts late could
+     * find the queue empty: its answers wait until every live worker has
+     * asked, as real workers, which measure their GPU's ceilings first,
+     * start together. */
+    int all_asked = 1;
+    for (int w = 0; w < f->started; w++) all_asked &= f->from[w] < 0 || f->asked[w];
+    for (int w = 0; w < f->started && (!f->dry || all_asked); w++) {
+        if (!f->want[w] || f->from[w] < 0) continue;
+        f->want[w] = 0;
+        const int j = !f->halt && !kb_stop_signal ? kb_queue_pick(f->group, plan->ncases, f->taken, f->last, f->started, w) : -1;
+        const int ci = j >= 0 ? f->order[j] : -1;
+        char line[32];
+        int l = snprintf(line, sizeof line, "%d\n", ci);
+        if (write(f->to[w], line, (size_t)l) == l && ci >= 0) { /* else gone: the case stays in the queue */
+            f->taken[j] = 1;
+            f->next++;
+            f->last[w] = j;
+            f->cur[w] = ci;
+            if (f->nout[w] <= plan->ncases) f->outq[w][f->nout[w]++] = ci;
+            if (f->dry) {
+                char label[1024];
+                kb_case_label(&plan->cases[ci], label, sizeof label);
+                if (f->shown) fprintf(stderr, "\r\033[K"); /* the line goes above the progress line */
+                printf("gpu %-3d %4d  %-6s %s\n", f->ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
+                fflush(stdout);
+            }
+        }
+    }
+}
+
+/* The workers served until every one is gone: their lines heard, their
+ * asks answered */
+static void serve(fleet *f)
+{
+    while (f->alive > 0) {
+        struct pollfd fds[KB_MAX_DEVICES];
+        for (int w = 0; w < f->started; w++) fds[w] = (struct pollfd){f->from[w], POLLIN, 0};
+        if (poll(fds, (nfds_t)f->started, 1000) < 0) {
+            if (errno == EINTR) continue;
+            perror("kbench: poll"); /* cannot hear the workers: end them */
+            for (int w = 0; w < f->started; w++)
+                if (f->from[w] >= 0) {
+                    kill(f->pid[w], SIGKILL);
+                    while (waitpid(f->pid[w], &f->status[w], 0) < 0 && errno == EINTR) {}
+                    close(f->from[w]);
+                    close(f->to[w]);
+                    f->from[w] = -1;
+                }
+            f->alive = 0;
+            f->rc = KB_EXIT_CUDA;
+            break;
+        }
+        for (int w = 0; w < f->started; w++)
+            if (f->from[w] >= 0 && (fds[w].revents & (POLLIN | POLLHUP | POLLERR))) hear(f, w);
+        hand_out(f);
+    }
+}
+
+/* the run's exit code from the workers' ends: the worst of theirs and
+ * f->rc, a stopped one's aside, 3 at least where a worker died during a
+ * case */
+static int workers_exit(const fleet *f)
+{
+    int rc = f->rc;
+    for (int w = 0; w < f->started; w++) {
+        int r = WIFEXITED(f->status[w]) ? WEXITSTATUS(f->status[w]) : KB_EXIT_CUDA;
+        if (r == 130 || r == 143) continue; /* stopped by the signal: said below */
+        if (r > rc) rc = r;
+    }
+    if (f->died && rc < KB_EXIT_CUDA) rc = KB_EXIT_CUDA;
+    return rc;
+}
+
+/* The workers' parts, and the ended cases' error rows (written in a
+ * child), merged into the run's CSV and JSON, then removed: rc with the
+ * merge's exit code */
+static int merge_parts(fleet *f, int rc)
+{
+    const kb_plan *plan = f->plan;
+    const char *parts[KB_MAX_DEVICES + 1];
+    int np = 0;
+    for (int w = 0; w < f->started; w++)
+        if (!access(f->pj[w], R_OK)) parts[np++] = f->pj[w];
+    char pe[1200], pc[1200];
+    kb_sibling_path(f->json, "ended", "csv", pe, sizeof pe);
+    ended e = {f->dead, f->status, f->ids, f->pj[f->n], pe};
+    if (f->died && !in_child(f->plan, f->info, &e)) parts[np++] = f->pj[f->n];
+    char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
+    if (!expected) abort();
+    for (int i = 0; i < plan->ncases; i++) expected[plan->cases[i].index] = 1;
+    int m = np ? kb_merge_files(parts, np, f->json, f->csv, plan->opts.quiet, expected) : KB_EXIT_CUDA;
+    free(expected);
+    if (m == KB_EXIT_USAGE) rc = KB_EXIT_USAGE;
+    else if (m > rc) rc = m;
+    if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) /* merged: the parts go */
+        for (int p = 0; p < np; p++) {
+            unlink(parts[p]);
+            kb_sibling_path(parts[p], NULL, "csv", pc, sizeof pc);
+            unlink(pc);
+        }
+    return rc;
+}
+
+static void fleet_free(fleet *f)
+{
+    free(f->order);
+    free(f->group);
+    free(f->taken);
+    free(f->dead);
+    free(f->outs);
+    kb_cores_free(f->pool);
+    for (int w = 0; w < f->n; w++) kb_ladder_queue_free(f->L.q[w]);
+}
+
+int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
+{
+    if (info->check_mode) {
+        fprintf(stderr, "kbench: --devices: kbench check runs on one GPU (give it CUDA_VISIBLE_DEVICES to pick it)\n");
+        return KB_EXIT_USAGE;
+    }
+    if (in_child(plan, info, NULL)) return KB_EXIT_USAGE;
+    fleet f = {.plan = plan, .info = info, .dry = dry};
+    int rc = pick_gpus(&f);
+    if (!rc) rc = part_paths(&f);
+    if (rc) return rc;
+    make_queue(&f);
     /* SIGINT/SIGTERM from here on: the workers finish their case, no other
      * is handed out (a worker's own run catches them as a sweep does) */
     struct sigaction old_stop[2], ign, old_pipe;
@@ -444,245 +812,22 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN; /* a worker gone: its pipe's write fails, no signal */
     sigaction(SIGPIPE, &ign, &old_pipe);
-    fflush(stdout);
-    fflush(stderr);
-    for (int w = 0; w < n; w++) {
-        int a[2], b[2];
-        if (pipe(a)) { perror("kbench: pipe"); rc = KB_EXIT_CUDA; break; }
-        if (pipe(b)) { perror("kbench: pipe"); close(a[0]); close(a[1]); rc = KB_EXIT_CUDA; break; }
-        pid[w] = fork();
-        if (pid[w] < 0) {
-            perror("kbench: fork");
-            close(a[0]); close(a[1]); close(b[0]); close(b[1]);
-            rc = KB_EXIT_CUDA;
-            break;
-        }
-        if (pid[w] == 0) { /* the worker */
-            close(a[1]);
-            close(b[0]);
-            for (int v = 0; v < w; v++) { close(to[v]); close(from[v]); }
-            worker_io io = {a[0], b[1], 0};
-            if (dry) { /* the ladders' shared search and the queue exercised, no GPU */
-                int due = L.size[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
-                for (int ci; (ci = worker_next(&io)) >= 0; worker_done(&io))
-                    if (due && ci < plan->ncases && kb_case_gemm_key(&plan->cases[ci]) >= 0) {
-                        dry_ladders(plan, ids[w], &io);
-                        due = 0;
-                    }
-                _exit(0);
-            }
-            char dev[64];
-            visible_id(ids[w], dev, sizeof dev);
-            setenv("CUDA_VISIBLE_DEVICES", dev, 1);
-            omp_set_num_threads(threads);
-            snprintf(o->json, sizeof o->json, "%s", pj[w]);
-            char tag[16];
-            snprintf(tag, sizeof tag, "gpu%d", ids[w]);
-            kb_sibling_path(json, tag, "csv", o->csv, sizeof o->csv);
-            o->quiet = 1;
-            kb_ladder_share sh = {worker_ladder, &io};
-            io.pool = pool;
-            io.gate = gate;
-            kb_cores_join(pool, w);
-            const kb_run_hooks hooks = {
-                .ctx = &io,
-                .next_case = worker_next,
-                .case_done = worker_done,
-                .cores_take = worker_cores_take,
-                .cores_give = worker_cores_give,
-                .open_enter = worker_open_enter,
-                .open_leave = worker_open_leave,
-                .ladder = L.size[w] > 1 ? &sh : NULL,
-                .worker = ids[w],
-                .workers = n,
-            };
-            kb_run_info wi = *info;
-            wi.hooks = &hooks;
-            _exit(kb_run_plan(plan, &wi));
-        }
-        close(a[0]);
-        close(b[1]);
-        to[w] = a[1];
-        from[w] = b[0];
-        cur[w] = -1;
-        last[w] = -1;
-        nout[w] = oh[w] = 0;
-        status[w] = 0;
-        started++;
-        alive++;
-    }
-    if (rc) halt = 1; /* a worker could not start: stop the others after their case */
-    kb_gate_free(gate); /* the workers' now */
+    start_workers(&f);
     /* the progress line on a terminal, each GPU's current case (a dry run's
      * too: its workers stand in for the GPUs) */
-    int done = 0, died = 0, shown = 0, tty = !o->quiet && isatty(2); /* shown: a progress line is up */
-    char want[KB_MAX_DEVICES] = {0}, asked[KB_MAX_DEVICES] = {0}; /* a worker's ask unanswered; it has asked */
-    static char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
-    int nlb[KB_MAX_DEVICES] = {0};
-    while (alive > 0) {
-        struct pollfd fds[KB_MAX_DEVICES];
-        for (int w = 0; w < started; w++) fds[w] = (struct pollfd){from[w], POLLIN, 0};
-        if (poll(fds, (nfds_t)started, 1000) < 0) {
-            if (errno == EINTR) continue;
-            perror("kbench: poll"); /* cannot hear the workers: end them */
-            for (int w = 0; w < started; w++)
-                if (from[w] >= 0) {
-                    kill(pid[w], SIGKILL);
-                    while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
-                    close(from[w]);
-                    close(to[w]);
-                    from[w] = -1;
-                }
-            alive = 0;
-            rc = KB_EXIT_CUDA;
-            break;
-        }
-        for (int w = 0; w < started; w++) {
-            if (from[w] < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t k = read(from[w], lb[w] + nlb[w], sizeof lb[w] - 1 - (size_t)nlb[w]);
-            if (k < 0 && errno == EINTR) continue;
-            if (k > 0) nlb[w] += (int)k;
-            char *nl;
-            while ((nl = memchr(lb[w], '\n', (size_t)nlb[w]))) { /* each whole line */
-                *nl = 0;
-                int heard = 0;
-                if (!strcmp(lb[w], "done") && nout[w] > oh[w]) { /* the oldest of its cases written whole */
-                    oh[w]++;
-                    done++;
-                    heard = 1;
-                } else if (!strcmp(lb[w], "next")) {
-                    cur[w] = -1;
-                    want[w] = 1; /* answered below */
-                    asked[w] = 1;
-                    heard = 1;
-                } else if (!strncmp(lb[w], "rung ", 5)) { /* a GEMM ladder rung's rate, and its next asked for */
-                    kb_rung_msg m;
-                    kb_ladder_queue *q = ladder_queue(&L, w);
-                    if (q && !kb_rung_parse(lb[w], &m)) {
-                        if (m.key >= 0) kb_ladder_queue_done(q, w, &m); /* not the rung it held: only its ask counts */
-                        L.wait[w] = L.asked[w] = 1;
-                        ladder_serve(&L, w, from, to, started); /* its rate may open a phase for others */
-                    } else if (write(to[w], "?\n", 2) != 2) {} /* not understood: it goes on alone */
-                } else if (!strcmp(lb[w], "alone")) { /* out of its group: its rung back in the queue */
-                    ladder_leave(&L, w, from, to, started);
-                    L.group[w] = KB_MAX_DEVICES + w;
-                }
-                const int used = (int)(nl - lb[w]) + 1;
-                memmove(lb[w], nl + 1, (size_t)(nlb[w] -= used));
-                if (heard && tty) {
-                    shown = 1;
-                    fprintf(stderr, "\r[%d/%d cases]", done, plan->ncases);
-                    for (int v = 0; v < started; v++)
-                        if (cur[v] >= 0)
-                            fprintf(stderr, " gpu%d: %s #%d", ids[v], plan->cases[cur[v]].op->name, plan->cases[cur[v]].index + 1);
-                    fprintf(stderr, "\033[K");
-                }
-            }
-            if (nlb[w] == (int)sizeof lb[w] - 1) nlb[w] = 0; /* no line: not the protocol */
-            if (k > 0) continue;
-            /* the worker is gone: the cases it had not written whole with it */
-            close(from[w]);
-            close(to[w]);
-            from[w] = -1;
-            while (waitpid(pid[w], &status[w], 0) < 0 && errno == EINTR) {}
-            alive--;
-            kb_cores_reclaim(pool, w); /* the cores its reference held, if it died with one running */
-            const int code = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : -1,
-                      death = !kb_stop_signal && code != 130 && code != 143; /* stopped by a signal: not a death */
-            for (int q = oh[w]; q < nout[w] && death; q++) {
-                const int ci = outq[w][q];
-                died++;
-                char label[1024], how[96];
-                kb_case_label(&plan->cases[ci], label, sizeof label);
-                worker_ended(ids[w], status[w], how, sizeof how);
-                fprintf(stderr, "%skbench: %s during case %d, %s %s\n", shown ? "\n" : "", how,
-                        plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
-                dead[ci] = w;
-            }
-            if (nout[w] == oh[w] && WIFSIGNALED(status[w]) && death) {
-                char how[96]; /* a death between cases: nothing lost, but said */
-                worker_ended(ids[w], status[w], how, sizeof how);
-                fprintf(stderr, "%skbench: %s with no case in hand; the other GPUs take its share\n", shown ? "\n" : "", how);
-            }
-            nout[w] = oh[w] = 0;
-            cur[w] = -1;
-            last[w] = -1; /* its ceilings' cases: anyone's */
-            ladder_leave(&L, w, from, to, started); /* the rung it was timing: another's */
-        }
-        /* A dry run's workers take no time, and one that starts late could
-         * find the queue empty: its answers wait until every live worker has
-         * asked, as real workers, which measure their GPU's ceilings first,
-         * start together. */
-        int all_asked = 1;
-        for (int w = 0; w < started; w++) all_asked &= from[w] < 0 || asked[w];
-        for (int w = 0; w < started && (!dry || all_asked); w++) {
-            if (!want[w] || from[w] < 0) continue;
-            want[w] = 0;
-            const int j = !halt && !kb_stop_signal ? kb_queue_pick(group, plan->ncases, taken, last, started, w) : -1;
-            const int ci = j >= 0 ? order[j] : -1;
-            char line[32];
-            int l = snprintf(line, sizeof line, "%d\n", ci);
-            if (write(to[w], line, (size_t)l) == l && ci >= 0) { /* else gone: the case stays in the queue */
-                taken[j] = 1;
-                next++;
-                last[w] = j;
-                cur[w] = ci;
-                if (nout[w] <= plan->ncases) outq[w][nout[w]++] = ci;
-                if (dry) {
-                    char label[1024];
-                    kb_case_label(&plan->cases[ci], label, sizeof label);
-                    if (shown) fprintf(stderr, "\r\033[K"); /* the line goes above the progress line */
-                    printf("gpu %-3d %4d  %-6s %s\n", ids[w], plan->cases[ci].index + 1, plan->cases[ci].op->name, label);
-                    fflush(stdout);
-                }
-            }
-        }
-    }
+    f.tty = !plan->opts.quiet && isatty(2);
+    serve(&f);
     kb_uncatch_stop(old_stop);
     sigaction(SIGPIPE, &old_pipe, NULL);
-    if (shown) fprintf(stderr, "\r\033[K");
-    for (int w = 0; w < started; w++) {
-        int r = WIFEXITED(status[w]) ? WEXITSTATUS(status[w]) : KB_EXIT_CUDA;
-        if (r == 130 || r == 143) continue; /* stopped by the signal: said below */
-        if (r > rc) rc = r;
-    }
-    if (died && rc < KB_EXIT_CUDA) rc = KB_EXIT_CUDA;
-    if (dry) {
-        printf("%d cases on %d GPUs, longest first\n", next, started);
-    } else {
-        const char *parts[KB_MAX_DEVICES + 1];
-        int np = 0;
-        for (int w = 0; w < started; w++)
-            if (!access(pj[w], R_OK)) parts[np++] = pj[w];
-        char pe[1200];
-        kb_sibling_path(json, "ended", "csv", pe, sizeof pe);
-        ended e = {dead, status, ids, pj[n], pe};
-        if (died && !in_child(plan, info, &e)) parts[np++] = pj[n];
-        char *expected = calloc((size_t)plan->sweep_cases + 1, 1);
-        if (!expected) abort();
-        for (int i = 0; i < plan->ncases; i++) expected[plan->cases[i].index] = 1;
-        int m = np ? kb_merge_files(parts, np, json, csv, o->quiet, expected) : KB_EXIT_CUDA;
-        free(expected);
-        if (m == KB_EXIT_USAGE) rc = KB_EXIT_USAGE;
-        else if (m > rc) rc = m;
-        if (m == KB_EXIT_OK || m == KB_EXIT_VERIFY) /* merged: the parts go */
-            for (int p = 0; p < np; p++) {
-                unlink(parts[p]);
-                kb_sibling_path(parts[p], NULL, "csv", pc, sizeof pc);
-                unlink(pc);
-            }
-    }
-    free(order);
-    free(group);
-    free(taken);
-    free(dead);
-    free(outs);
-    kb_cores_free(pool);
-    for (int w = 0; w < n; w++) kb_ladder_queue_free(L.q[w]);
+    if (f.shown) fprintf(stderr, "\r\033[K");
+    rc = workers_exit(&f);
+    if (dry) printf("%d cases on %d GPUs, longest first\n", f.next, f.started);
+    else rc = merge_parts(&f, rc);
+    fleet_free(&f);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
         fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-                csv, json);
+                f.csv, f.json);
         return 128 + sig;
     }
     return rc;

@@ -246,30 +246,34 @@ int kb_merge_main(int argc, char **argv)
     return kb_merge_files((const char *const *)argv + optind, np, out, csv, 0, NULL);
 }
 
-int kb_merge_files(const char *const *paths, int np, const char *out, const char *csv, int quiet,
-                   const char *expected)
+/* The parts read (ps[p].path: paths[p]) and checked to be of one sweep and
+ * one split: 0, or -1 said (a refused part) */
+static int load_parts(part *ps, const char *const *paths, int np)
 {
     char err[KB_ERRLEN];
-    part *ps = calloc((size_t)np, sizeof *ps);
-    if (!ps) abort();
-    int rc = KB_EXIT_USAGE;
-    mrow *rows = NULL;
-    char *seen = NULL;
     for (int p = 0; p < np; p++) {
         ps[p].path = paths[p];
-        if (load(&ps[p], err, sizeof err)) { kb_usage("merge", "%s", err); goto out; }
+        if (load(&ps[p], err, sizeof err)) { kb_usage("merge", "%s", err); return -1; }
         if (strcmp(ps[p].sweep, ps[0].sweep) || ps[p].cases != ps[0].cases) {
             kb_usage("merge", "%s and %s are different sweeps (sweep_id %s, %s)", ps[0].path, ps[p].path, ps[0].sweep, ps[p].sweep);
-            goto out;
+            return -1;
         }
         if (ps[p].n != ps[0].n) {
             kb_usage("merge", "%s is shard %d/%d, %s of %d shards: parts of one split only", ps[p].path, ps[p].k, ps[p].n,
                   ps[0].path, ps[0].n);
-            goto out;
+            return -1;
         }
     }
-    int n = ps[0].n, incomplete = 0;
-    for (int p = 0; p < np; p++) { /* a shard (or the whole) given twice */
+    return 0;
+}
+
+/* A shard (or the whole) given twice: the later file dropped; a part of
+ * another GPU model or kbench version than the first: noted. Said on
+ * stderr, part by part. */
+static void drop_repeats(part *ps, int np)
+{
+    const int n = ps[0].n;
+    for (int p = 0; p < np; p++) {
         for (int q = 0; q < p && !ps[p].dropped; q++)
             if (!ps[q].dropped && ps[q].k == ps[p].k && ps[q].worker == ps[p].worker) {
                 fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
@@ -281,39 +285,78 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
                     ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
                     ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
     }
-    if (n && !expected) {
-        char miss[1024] = "";
-        int nm = 0;
-        for (int k = 0; k < n; k++) {
-            int have = 0;
-            for (int p = 0; p < np; p++) have |= !ps[p].dropped && ps[p].k == k;
-            if (!have && nm++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", nm > 1 ? ", " : "", k);
-        }
-        if (nm) {
-            fprintf(stderr, "kbench merge: %d of %d shards missing: %s%s\n", nm, n, miss, nm > 32 ? ", ..." : "");
-            incomplete = 1;
-        }
+}
+
+/* the shards of the split that no part is: listed on stderr; 1 if any */
+static int missing_shards(const part *ps, int np)
+{
+    const int n = ps[0].n;
+    char miss[1024] = "";
+    int nm = 0;
+    for (int k = 0; k < n; k++) {
+        int have = 0;
+        for (int p = 0; p < np; p++) have |= !ps[p].dropped && ps[p].k == k;
+        if (!have && nm++ < 32) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%d", nm > 1 ? ", " : "", k);
     }
-    /* rows by case; a case and impl twice: the first kept */
-    int nr = 0, cap = 0, dup = 0;
+    if (!nm) return 0;
+    fprintf(stderr, "kbench merge: %d of %d shards missing: %s%s\n", nm, n, miss, nm > 32 ? ", ..." : "");
+    return 1;
+}
+
+/* every row of the parts kept, by case (then part, then place): *nr of them */
+static mrow *rows_by_case(const part *ps, int np, int *nr)
+{
+    mrow *rows = NULL;
+    int cap = 0;
+    *nr = 0;
     for (int p = 0; p < np; p++) {
         if (ps[p].dropped) continue;
         const cJSON *r;
         int i = 0;
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ps[p].root, "results")) {
-            if (nr == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256)))) abort();
-            rows[nr++] = (mrow){(int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++, r, NULL};
+            if (*nr == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap = cap ? 2 * cap : 256)))) abort();
+            rows[(*nr)++] = (mrow){(int)cJSON_GetObjectItemCaseSensitive(r, "case")->valuedouble, p, i++, r, NULL};
         }
     }
-    if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
-    seen = calloc((size_t)ps[0].cases + 1, 1);
-    if (!seen) abort();
+    if (*nr) qsort(rows, (size_t)*nr, sizeof *rows, by_case);
+    return rows;
+}
+
+/* what is each part's, not the run's: kept in its "devices" entry */
+static const char *const own[] = {"start_s", "start_parts_s", "ladder_wait_s"};
+#define NOWN (sizeof own / sizeof own[0])
+
+/* part pp's entry in the merge's "devices": its device, file, GPU, start
+ * and shard (n: the split's shard count, 0: none) */
+static cJSON *device_entry(const part *pp, int n)
+{
+    cJSON *d = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(pp->root, "device"), 1);
+    if (!d) d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "file", pp->path);
+    if (pp->worker >= 0) cJSON_AddNumberToObject(d, "gpu", pp->worker);
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(pp->root, "kbench");
+    for (size_t i = 0; i < NOWN; i++) { /* each part's own start */
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(pk, own[i]);
+        if (v) cJSON_AddItemToObject(d, own[i], cJSON_Duplicate(v, 1));
+    }
+    if (n) {
+        char sh[32];
+        snprintf(sh, sizeof sh, "%d/%d", pp->k, n);
+        cJSON_AddStringToObject(d, "shard", sh);
+    }
+    return d;
+}
+
+/* The merge's root without its results: the first part's "kbench" (less
+ * what is each part's own; merged_from: the parts) and "device", and
+ * "devices": an entry a part */
+static cJSON *merged_head(const part *ps, int np, const char *expected)
+{
     cJSON *root = cJSON_Duplicate(ps[0].root, 0); /* the first part's objects, its results replaced */
     cJSON *kb = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "kbench"), 1);
     if (!expected) cJSON_DeleteItemFromObjectCaseSensitive(kb, "shard"); /* one run's parts: still its shard */
     cJSON_DeleteItemFromObjectCaseSensitive(kb, "worker");
-    static const char *const own[] = {"start_s", "start_parts_s", "ladder_wait_s"}; /* each part's: in its devices entry */
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) cJSON_DeleteItemFromObjectCaseSensitive(kb, own[i]);
+    for (size_t i = 0; i < NOWN; i++) cJSON_DeleteItemFromObjectCaseSensitive(kb, own[i]);
     cJSON *from = cJSON_AddArrayToObject(kb, "merged_from");
     cJSON_AddItemToObject(root, "kbench", kb);
     cJSON_AddItemToObject(root, "device", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[0].root, "device"), 1));
@@ -321,23 +364,32 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
     for (int p = 0; p < np; p++) {
         if (ps[p].dropped) continue;
         cJSON_AddItemToArray(from, cJSON_CreateString(ps[p].path));
-        cJSON *d = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ps[p].root, "device"), 1);
-        if (!d) d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "file", ps[p].path);
-        if (ps[p].worker >= 0) cJSON_AddNumberToObject(d, "gpu", ps[p].worker);
-        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench");
-        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) { /* each part's own start */
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(pk, own[i]);
-            if (v) cJSON_AddItemToObject(d, own[i], cJSON_Duplicate(v, 1));
-        }
-        if (n) {
-            char sh[32];
-            snprintf(sh, sizeof sh, "%d/%d", ps[p].k, n);
-            cJSON_AddStringToObject(d, "shard", sh);
-        }
-        cJSON_AddItemToArray(devs, d);
+        cJSON_AddItemToArray(devs, device_entry(&ps[p], ps[0].n));
     }
-    cJSON *res = cJSON_AddArrayToObject(root, "results");
+    return root;
+}
+
+/* row (of part p) says its GPU, "gpu" and "gpu_uuid", where it has one */
+static void label_gpu(const part *ps, int np, int p, cJSON *row)
+{
+    int gpu = ps[p].worker; /* --devices: which GPU ran it (an ended worker's error rows say theirs) */
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "gpu");
+    if (gpu < 0 && cJSON_IsNumber(g)) gpu = (int)g->valuedouble;
+    if (gpu < 0) return;
+    cJSON_DeleteItemFromObjectCaseSensitive(row, "gpu");
+    cJSON_AddNumberToObject(row, "gpu", gpu);
+    const char *u = "";
+    for (int q = 0; q < np && !u[0]; q++) /* its worker's part's device */
+        if (!ps[q].dropped && ps[q].worker == gpu) u = str(cJSON_GetObjectItemCaseSensitive(ps[q].root, "device"), "uuid");
+    if (u[0]) cJSON_AddStringToObject(row, "gpu_uuid", u);
+}
+
+/* rows (by case) into res; a case and impl twice: the first kept. The rows
+ * kept are marked in their part's keep and their cases in seen. How many
+ * were left out. */
+static int add_rows(part *ps, int np, const mrow *rows, int nr, char *seen, cJSON *res)
+{
+    int dup = 0;
     for (int i = 0; i < nr; i++) {
         const char *impl = str(rows[i].row, "impl");
         int again = 0;
@@ -347,29 +399,27 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         seen[rows[i].cs] = 1;
         ps[rows[i].p].keep[rows[i].i] = 1;
         cJSON *row = cJSON_Duplicate(rows[i].row, 1);
-        const part *pp = &ps[rows[i].p];
-        int gpu = pp->worker; /* --devices: which GPU ran it (an ended worker's error rows say theirs) */
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "gpu");
-        if (gpu < 0 && cJSON_IsNumber(g)) gpu = (int)g->valuedouble;
-        if (gpu >= 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(row, "gpu");
-            cJSON_AddNumberToObject(row, "gpu", gpu);
-            const char *u = "";
-            for (int q = 0; q < np && !u[0]; q++) /* its worker's part's device */
-                if (!ps[q].dropped && ps[q].worker == gpu) u = str(cJSON_GetObjectItemCaseSensitive(ps[q].root, "device"), "uuid");
-            if (u[0]) cJSON_AddStringToObject(row, "gpu_uuid", u);
-        }
+        label_gpu(ps, np, rows[i].p, row);
         cJSON_AddItemToArray(res, row);
     }
-    /* (--devices: a dead worker's error rows stand in for its case's every
-     * implementation; those it finished come first and stay, silently) */
-    if (dup && !expected) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
-    for (int p = 0; p < np; p++) { /* cases a part ran no implementation of (--impl): no row is due */
+    return dup;
+}
+
+/* cases a part ran no implementation of (--impl): no row is due */
+static void mark_skipped(const part *ps, int np, char *seen)
+{
+    for (int p = 0; p < np; p++) {
         const cJSON *sk, *v;
         if (ps[p].dropped || !(sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ps[p].root, "kbench"), "skipped_cases")))
             continue;
         cJSON_ArrayForEach(v, sk) if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < ps[0].cases) seen[(int)v->valuedouble] = 1;
     }
+}
+
+/* the cases looked for (expected, NULL: all) that have no row: listed on
+ * stderr; how many */
+static int missing_cases(const part *ps, const char *seen, const char *expected)
+{
     int missing = 0;
     char miss[1024] = "";
     for (int k = 0; k < ps[0].cases; k++)
@@ -378,8 +428,34 @@ int kb_merge_files(const char *const *paths, int np, const char *out, const char
         fprintf(stderr, "kbench merge: %d of %d cases have no row: %s%s\n", missing, ps[0].cases, miss,
                 missing > 32 ? ", ..." : "");
         /* (case numbers from 0, as the rows' "case") */
-        incomplete = 1;
     }
+    return missing;
+}
+
+int kb_merge_files(const char *const *paths, int np, const char *out, const char *csv, int quiet,
+                   const char *expected)
+{
+    char err[KB_ERRLEN];
+    part *ps = calloc((size_t)np, sizeof *ps);
+    if (!ps) abort();
+    int rc = KB_EXIT_USAGE;
+    mrow *rows = NULL;
+    char *seen = NULL;
+    if (load_parts(ps, paths, np)) goto out;
+    drop_repeats(ps, np);
+    int incomplete = ps[0].n && !expected ? missing_shards(ps, np) : 0, nr;
+    rows = rows_by_case(ps, np, &nr);
+    seen = calloc((size_t)ps[0].cases + 1, 1);
+    if (!seen) abort();
+    cJSON *root = merged_head(ps, np, expected);
+    cJSON *res = cJSON_AddArrayToObject(root, "results");
+    int dup = add_rows(ps, np, rows, nr, seen, res);
+    /* (--devices: a dead worker's error rows stand in for its case's every
+     * implementation; those it finished come first and stay, silently) */
+    if (dup && !expected) fprintf(stderr, "kbench merge: %d row(s) of a case and implementation already merged: left out\n", dup);
+    mark_skipped(ps, np, seen);
+    int missing = missing_cases(ps, seen, expected);
+    if (missing) incomplete = 1;
     int written = cJSON_GetArraySize(res);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
