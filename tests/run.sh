@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Run the unit-test binaries given as arguments (cmocka), then the CLI tests
 # of tests/cli.sh against ./kbench (or $KBENCH), tests/layers.py (over the
-# objects in $KB_BUILD, default build/), then tests/plot.sh.
+# objects in $KB_BUILD, default build/), then tests/plot.sh, then
+# tests/docs.sh (the commands shown in README.md and docs/*.md).
 #
 #   tests/run.sh build/tests/test_dtype build/tests/test_refs ...
 #
-# Counts every cmocka test and every CLI test; ends with
+# Counts every cmocka test and every CLI, plot and docs test; ends with
 #   tests: N passed, M failed, K skipped
 # and exits 1 if anything failed.
 set -u
@@ -98,6 +99,11 @@ echo "=== plot (scripts/plot.sh)"
 # shellcheck source=tests/plot.sh
 . "$root/tests/plot.sh"
 plot_tests
+echo
+echo "=== docs (the commands of README.md and docs/*.md)"
+# shellcheck source=tests/docs.sh
+. "$root/tests/docs.sh"
+docs_tests
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then
