@@ -6,8 +6,13 @@
 # JSON to ${OUT:-results}/ab.
 #
 #   scripts/gpu-ab.sh BASE_REV STEP...
-#     build      clean builds of BASE_REV (git archive) and of this tree, each
+#     build      clean builds of BASE_REV (git archive; or BASE_REV a .tar of
+#                it, made here by git archive REV -o FILE.tar, for a machine
+#                whose copy of the tree has no history) and of this tree, each
 #                timed (make -j$(nproc) kbench)
+#     same       make run's sweep (configs/default.json) and configs/mlp.json,
+#                verified, base then new; kbench compare of each (a
+#                restructuring's "no change in behaviour")
 #     check      kbench check (every op, impl, dtype and odd shape)
 #     time-rope, time-norm, time-mlp
 #                configs/rope.json; layernorm.json and rmsnorm.json (--set
@@ -52,12 +57,21 @@ for step in "$@"; do
     case $step in
     build)
         rm -rf .ab/base && mkdir -p .ab/base
-        git archive "$base_rev" | tar -x -C .ab/base || exit 1
+        if [ -f "$base_rev" ]; then tar -xf "$base_rev" -C .ab/base || exit 1 # a tree copied without its history: git archive REV -o FILE.tar
+        else git archive "$base_rev" | tar -x -C .ab/base || exit 1; fi
         (cd .ab/base && s=$(date +%s.%N) && make -j"$(nproc)" kbench > build.log 2>&1 && echo "base build: $(awk -v a="$s" -v b="$(date +%s.%N)" "BEGIN{print b-a}") s") || { tail .ab/base/build.log; exit 1; }
         make clean >/dev/null
         s=$(date +%s.%N)
         make -j"$(nproc)" kbench > "$out/build.log" 2>&1 || { tail "$out/build.log"; exit 1; }
         echo "new build: $(awk -v a="$s" -v b="$(date +%s.%N)" "BEGIN{print b-a}") s"
+        ;;
+    same)
+        for sw in default mlp; do
+            timeout 280 "$B" sweep "configs/$sw.json" --quiet --json "$out/same-$sw-base.json" --csv /dev/null || echo "base $sw: exit $?"
+            timeout 280 "$N" sweep "configs/$sw.json" --quiet --json "$out/same-$sw-new.json" --csv /dev/null || echo "new $sw: exit $?"
+            ./kbench compare "$out/same-$sw-base.json" "$out/same-$sw-new.json" > "$out/same-$sw.txt"
+            echo "-- $sw: $(tail -n 1 "$out/same-$sw.txt")"
+        done
         ;;
     check)
         timeout 500 "$N" check > "$out/check.txt" 2>&1

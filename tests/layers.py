@@ -24,7 +24,7 @@ Checks, each a PASS or FAIL line:
     header declares;
   - a .c declares no function or variable of another file (extern): every
     call goes through a header, so the include graph shows it;
-  - no header over 300 lines.
+  - no header over 300 lines, no host function over 120 lines.
 Exits 1 when a check fails.
 """
 import collections
@@ -37,7 +37,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("KB_BUILD", "build")
-MAX_HEADER = 300
+MAX_HEADER, MAX_FUNCTION = 300, 120
 LAYER = {"cli": 5, "cli/fleet": 4, "cli/harness": 3, "cli/report": 2, "cli/core": 1, "cli/ops": 1}
 results = []
 
@@ -62,6 +62,7 @@ def layer(path):
 def strip(text):
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
     return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
 
 
@@ -222,6 +223,33 @@ for h in [f for f in host if f.endswith(".h")]:
         big.append(f"{h}: {n} lines")
 check(f"no header over {MAX_HEADER} lines", big)
 
+
+def functions(path):
+    """(name, first line, lines) of each function defined at file scope."""
+    lines = strip(open(path).read()).split("\n")
+    out, depth, start, name = [], 0, None, None
+    for i, line in enumerate(lines):
+        if depth == 0 and start is None:
+            m = re.match(r"^[A-Za-z_][\w \*]*?\b(\w+)\s*\([^;]*$", line)
+            if m and not line.lstrip().startswith(("#", "typedef", "struct", "enum", "union")) and \
+                    m.group(1) not in ("if", "for", "while", "switch", "return", "sizeof"):
+                start, name = i, m.group(1)
+        opened = line.count("{")
+        depth += opened - line.count("}")
+        if start is not None and depth == 0 and (opened or "}" in line):
+            out.append((name, start + 1, i - start + 1))
+            start = None
+        elif start is not None and depth == 0 and line.rstrip().endswith(";"):
+            start = None  # a prototype
+    return out
+
+
+long_fns = []
+for f in [f for f in host if f.endswith(".c")]:
+    for name, first, n in functions(f):
+        if n > MAX_FUNCTION:
+            long_fns.append(f"{f}:{first}: {name}, {n} lines")
+check(f"no host function over {MAX_FUNCTION} lines", long_fns)
 
 failed = 0
 for name, problems in results:

@@ -1,4 +1,5 @@
-# usage: python3 scripts/ab/trace.py   (in the root of a SCRATCH copy of the tree: it edits cli/ in place)
+# usage: python3 scripts/ab/trace.py   (in the root of a SCRATCH checkout of 4d27d30, the tree it patches:
+#        git worktree add /tmp/t 4d27d30; it edits cli/ in place by exact text, so a later tree needs its strings updated)
 #
 # Instruments cli/ for a timeline of a --devices run: each process prints
 # "TR <seconds> <pid> <event>" lines on stderr (main, open/opened, first case,
