@@ -29,6 +29,7 @@ typedef struct {
     int nrows;
     char name[1024];  /* the path, for messages */
     const char *version, *git, *device, *started; /* "" when absent */
+    int cut;          /* its last row was cut (a run killed while writing it): the rows before it read */
 } kb_cmp_file;
 
 /* 0, or -1 with err "NAME: not found | not JSON (...) | not a kbench result file (...)". */

@@ -6,6 +6,7 @@
 #include "compare_int.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "report/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -213,12 +214,14 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     if (!text[skip]) { kb_errf(err, errlen, "%s: not JSON (the file is empty)", name); return -1; }
     const char *at;
     int line, col;
-    cJSON *root = kb_json_parse(text, &at, &line, &col);
+    int cut = 0;
+    cJSON *root = kb_json_read(text, &cut, &at, &line, &col);
     if (!root) {
         kb_errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
         return -1;
     }
     f->root = root;
+    f->cut = cut;
     const char *what = NULL;
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
@@ -289,6 +292,12 @@ int kb_cmp_load(const char *path, kb_cmp_file *f, char *err, size_t errlen)
     if (kb_read_text(path, "result file", MAX_FILE_BYTES, &text, err, errlen)) return -1;
     int rc = kb_cmp_parse(text, path, f, err, errlen);
     free(text);
+    if (!rc && f->cut) {
+        char name[1100];
+        kb_escape_controls(path, name, sizeof name);
+        fprintf(stderr, "kbench compare: %s: its last row was cut (a run killed while writing it): the %d rows before it are compared\n",
+                name, f->nrows);
+    }
     return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../cli/core/clock.h"
 #include "../cli/core/errors.h"
 #include "../cli/core/op.h"
 #include "../cli/core/params.h"
@@ -26,6 +27,7 @@
 #include "../cli/report/conditions.h"
 #include "../cli/report/csv.h"
 #include "../cli/report/device.h"
+#include "../cli/report/json.h"
 #include "../cli/report/report.h"
 #include "../cli/report/row.h"
 #include "../cli/report/table.h"
@@ -345,9 +347,8 @@ static void test_na_row(void **state)
     assert_non_null(rep);
     kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4, -1); /* shard 2 of 4 of a 10-case sweep */
     kb_report_skip(rep, 7);
-    /* a skipped case is on disk at the next sync, before the run ends (a
-     * --devices worker's, before it says the case done: test_rows) */
-    assert_int_equal(kb_report_sync(rep), 0);
+    /* a skipped case is on disk at once, before the run ends (a --devices
+     * worker's, before it says the case done: test_rows) */
     cJSON *j = read_json(path);
     const cJSON *sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "kbench"), "skipped_cases");
     assert_true(cJSON_IsArray(sk) && cJSON_GetArraySize(sk) == 1 && cJSON_GetArrayItem(sk, 0)->valuedouble == 7);
@@ -422,7 +423,6 @@ static void test_json_report(void **state)
     kb_report_ladder_wait(r, 0.25); /* replaced: the timer's searches so far, summed */
     kb_report_ladder_wait(r, 0);    /* nothing to say: kept */
     kb_report_row(r, &rows[0]);
-    assert_int_equal(kb_report_sync(r), 0); /* (right after the open's rewrite: the row waited) */
     j = read_json(json); /* whole after the first row, before close */
     assert_int_equal(results_len(j), 1);
     assert_int_equal(access(tmp, F_OK), -1); /* renamed away */
@@ -431,7 +431,6 @@ static void test_json_report(void **state)
     rows[1].gpu_known = 1; /* an ended --devices worker's error row names its GPU */
     rows[1].gpu = 2;
     kb_report_row(r, &rows[1]);
-    assert_int_equal(kb_report_sync(r), 0);
     j = read_json(json);
     assert_int_equal(results_len(j), 2);
     cJSON_Delete(j);
@@ -552,8 +551,10 @@ static void test_report_write_errors(void **state)
     if (access("/dev/full", W_OK) == 0) {
         assert_null(kb_report_open("/dev/full", NULL, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err));
         assert_non_null(strstr(err, "cannot write /dev/full: No space left on device"));
-        err[0] = 0;
-        assert_null(kb_report_open(NULL, "/dev/full", kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err));
+        err[0] = 0; /* a JSON path that is not a regular file is written at close (json.h) */
+        kb_report *r = kb_report_open(NULL, "/dev/full", kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+        assert_non_null(r);
+        assert_int_equal(kb_report_close(r, err, sizeof err), -1);
         assert_non_null(strstr(err, "cannot write /dev/full: No space left on device"));
     } else {
         print_message("no writable /dev/full here: its part is skipped\n");
@@ -576,26 +577,25 @@ static void test_report_write_errors(void **state)
         kb_report *r = kb_report_open(which ? NULL : csv, json, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
         if (!r) fail_msg("kb_report_open: %s", err);
         assert_int_equal(kb_report_row(r, &rows[0]), 0);
-        assert_int_equal(kb_report_sync(r), 0);
         assert_null(kb_report_error(r));
         long csv1 = which ? 0 : file_size(csv), json1 = file_size(json);
         struct rlimit lim = old;
         lim.rlim_cur = (rlim_t)((which ? json1 : csv1) + 8);
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
         int rc = kb_report_row(r, &rows[1]);
-        if (!rc) rc = kb_report_sync(r); /* the JSON's rewrite may wait for it */
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
         assert_int_equal(rc, -1);
         const char *e = kb_report_error(r);
         assert_non_null(e);
         char want[400];
-        snprintf(want, sizeof want, "cannot write %s: File too large", which ? tmp : csv);
+        snprintf(want, sizeof want, "cannot write %s: File too large", which ? json : csv);
         if (!strstr(e, want)) fail_msg("'%s' lacks '%s'", e, want);
         assert_int_equal(kb_report_row(r, &rows[0]), -1); /* nothing more after the first failure */
         char cerr[KB_ERRLEN] = "";
         assert_int_equal(kb_report_close(r, cerr, sizeof cerr), -1);
         assert_non_null(strstr(cerr, want));
-        /* what was written before is whole: the JSON holds the first row, no temporary is left */
+        /* what was written before is whole: the JSON holds the first row (what
+         * the failed append wrote undone), no temporary is left */
         assert_int_equal(access(tmp, F_OK), -1);
         cJSON *j = read_json(json);
         assert_int_equal(results_len(j), 1);
@@ -615,61 +615,87 @@ static void test_report_write_errors(void **state)
     kb_cases_free(cases, n);
 }
 
-/* The JSON is rewritten after each row while that is cheap for the time
- * between rows (a run's rows are 0.3 s and more apart); rows that come
- * faster than a twentieth of a rewrite's cost wait, so that rewriting the
- * whole file after every row of a sweep of thousands is not O(rows^2); sync
- * and close write what waits. */
-static void test_json_throttle(void **state)
+/* The JSON file (report/json.h): every row on disk at once, the file the
+ * whole document after each; a row costs the same whatever came before it;
+ * the head rewritten in its room, which doubles (the rows kept) when it
+ * outgrows it; a run killed in a row's write leaves the rows before it
+ * readable (kb_json_read); a path that is not a regular file is written
+ * once, at close. */
+static void test_json_append(void **state)
 {
     (void)state;
     int n;
     kb_case *cases = make_cases(&n);
     kb_row rows[2];
     make_rows(cases, rows);
-    char dir[] = "/tmp/kbench-throttle-XXXXXX", json[256], err[KB_ERRLEN] = "";
+    char dir[] = "/tmp/kbench-append-XXXXXX", json[256], err[KB_ERRLEN] = "";
     assert_non_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/out.json", dir);
     kb_report *r = kb_report_open(NULL, json, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     if (!r) fail_msg("kb_report_open: %s", err);
-    for (int k = 1; k <= 2; k++) { /* rows a run's distance apart: each on disk at once */
-        usleep(200000);
-        assert_int_equal(kb_report_row(r, &rows[0]), 0);
+    for (int k = 1; k <= 3; k++) { /* each on disk at once */
+        assert_int_equal(kb_report_row(r, &rows[k % 2]), 0);
         cJSON *j = read_json(json);
         assert_int_equal(results_len(j), k);
         cJSON_Delete(j);
     }
-    for (int k = 0; k < 2000; k++) assert_int_equal(kb_report_row(r, &rows[k % 2]), 0); /* as fast as they come */
+    /* 20000 rows more: the last thousand cost what the first did (a
+     * rewrite a row made the last ones 20 times dearer) */
+    double t[3] = {kb_now_s(), 0, 0};
+    for (int k = 0; k < 20000; k++) {
+        assert_int_equal(kb_report_row(r, &rows[k % 2]), 0);
+        if (k == 999) t[1] = kb_now_s();
+        if (k == 18999) t[2] = kb_now_s();
+    }
+    const double first = t[1] - t[0], last = kb_now_s() - t[2];
+    if (last > 4 * first + 0.05) fail_msg("rows 19001-20000 took %.3f s, rows 1-1000 %.3f s", last, first);
+    /* the head outgrows its room (a skipped case a few bytes each): it moves, the rows stay */
+    const long before = file_size(json);
+    for (int k = 0; k < 1500; k++) kb_report_skip(r, 100000 + k);
+    assert_true(file_size(json) > before);
     cJSON *j = read_json(json);
-    const int seen = results_len(j);
+    assert_int_equal(results_len(j), 20003);
+    const cJSON *sk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "kbench"), "skipped_cases");
+    assert_int_equal(cJSON_GetArraySize(sk), 1500);
     cJSON_Delete(j);
-    if (seen >= 2002) fail_msg("2000 rows in a burst: %d on disk, the JSON rewritten after each", seen);
-    assert_true(seen >= 2);
-    assert_int_equal(kb_report_sync(r), 0);
+    assert_int_equal(kb_report_row(r, &rows[0]), 0); /* and rows go on after it */
+    assert_int_equal(kb_report_close(r, err, sizeof err), 0);
     j = read_json(json);
-    assert_int_equal(results_len(j), 2002);
+    assert_int_equal(results_len(j), 20004);
     cJSON_Delete(j);
-    assert_int_equal(kb_report_row(r, &rows[1]), 0);
-    assert_int_equal(kb_report_close(r, err, sizeof err), 0); /* close: the last row too */
-    j = read_json(json);
-    assert_int_equal(results_len(j), 2003);
+
+    /* killed in a row's write: the rows before it */
+    char *text = slurp(json);
+    const size_t len = strlen(text);
+    for (size_t cut = len - 5; cut > len - 400; cut -= 37) {
+        char *c = strndup(text, cut);
+        int was_cut = 0, line, col;
+        const char *at;
+        j = kb_json_read(c, &was_cut, &at, &line, &col);
+        if (!j) fail_msg("a file cut at %zu of %zu bytes: not read", cut, len);
+        assert_int_equal(was_cut, 1);
+        const int got = results_len(j);
+        assert_in_range(got, 20002, 20003); /* the last row cut, or its tail */
+        cJSON_Delete(j);
+        free(c);
+    }
+    int was_cut = 1, line, col;
+    const char *at;
+    j = kb_json_read(text, &was_cut, &at, &line, &col);
+    assert_non_null(j);
+    assert_int_equal(was_cut, 0);
     cJSON_Delete(j);
-    assert_int_equal(kb_report_sync(NULL), 0);
+    assert_null(kb_json_read("{\"kbench\": {}, \"results\": [\n  {\"op\": \"rope\",}\n]}\n", &was_cut, &at, &line, &col));
+    free(text);
     unlink(json);
+
+    /* not a regular file: written once, at close */
+    r = kb_report_open(NULL, "/dev/null", kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
+    if (!r) fail_msg("kb_report_open /dev/null: %s", err);
+    assert_int_equal(kb_report_row(r, &rows[0]), 0);
+    assert_int_equal(kb_report_close(r, err, sizeof err), 0);
     rmdir(dir);
     kb_cases_free(cases, n);
-}
-
-/* the rewrites' rule: due once the last one ended 20 times its cost ago */
-static void test_json_due(void **state)
-{
-    (void)state;
-    assert_int_equal(kb_json_due(0, 0), 1);       /* nothing written yet costs nothing */
-    assert_int_equal(kb_json_due(0.3, 0.01), 1);  /* 10 ms, 300 ms ago: a thirtieth */
-    assert_int_equal(kb_json_due(0.1, 0.01), 0);  /* 100 ms ago: a tenth, it waits */
-    assert_int_equal(kb_json_due(1.1, 0.05), 1);  /* a later case: the run has gone on */
-    assert_int_equal(kb_json_due(0.9, 0.05), 0);
-    assert_int_equal(kb_json_due(-1, 0.001), 0);  /* a clock before the last rewrite: never due */
 }
 
 static void test_report_open_errors(void **state)
@@ -1098,8 +1124,7 @@ int main(void)
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_report_open_errors),
         cmocka_unit_test(test_report_write_errors),
-        cmocka_unit_test(test_json_throttle),
-        cmocka_unit_test(test_json_due),
+        cmocka_unit_test(test_json_append),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_row_note),
         cmocka_unit_test(test_best_rate),

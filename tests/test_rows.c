@@ -4,9 +4,8 @@
  * reference is done (a non-blocking drain never waits), in case order; a
  * case is said done once, after its rows, and not when it was cut short; a
  * case whose implementations are still running keeps its record. A
- * --devices worker says a case done only once its rows are in the JSON on
- * disk, whose rewrites wait while they would take more than their share of
- * the run (rows_sync). */
+ * --devices worker says a case done right after its rows, which are in the
+ * JSON on disk by then (each row is appended as it is written). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,8 +128,7 @@ static void test_ref_order(void **state)
 static void count_done(void *ctx) { (*(int *)ctx)++; }
 static int next_none(void *ctx) { (void)ctx; return -1; }
 
-/* a report of the fake op into dir (made here)/file, rewritten at syncs and
- * close only, as kb_run_plan's where a --devices worker says cases done */
+/* a report of the fake op into dir (made here)/file */
 static kb_report *worker_report(char *dir, const char *file, char *json, size_t n)
 {
     static const kb_op *ops[] = {&fake};
@@ -139,7 +137,6 @@ static kb_report *worker_report(char *dir, const char *file, char *json, size_t 
     char err[KB_ERRLEN] = "";
     kb_report *rep = kb_report_open(NULL, json, ops, 1, NULL, 0, NULL, 1, err, sizeof err);
     if (!rep) fail_msg("kb_report_open: %s", err);
-    kb_report_by_sync(rep);
     return rep;
 }
 
@@ -168,12 +165,7 @@ static void test_drain(void **state)
     assert_non_null(head); /* the incomplete one stays, its rows so far written */
     assert_int_equal(head->c->index, 2);
     assert_int_equal(nrows, 6);
-    /* said done as their rewrites are due (case 1's comes 10 ms after case
-     * 0's, too soon where a rewrite costs over 0.5 ms, as under ASan: it
-     * waits for the next, test_sync_deferred), each once */
-    assert_in_range(dones, 0, 2);
-    rows_sync(&sink, 1);
-    assert_int_equal(dones, 2);
+    assert_int_equal(dones, 2); /* each said done once, as its rows were written */
     head->pend[2] = head->pend[1]; /* one more implementation ran */
     head->pend[2].row.impl = "bulk";
     head->npend = 3;
@@ -238,53 +230,55 @@ static void json_cases(const char *path, char *out, size_t n)
     free(text);
 }
 
-/* a worker (case_done): its cases said done only once the JSON holds their
- * rows; while a rewrite is too dear for the time since the last one (a
- * part of 10000 rows, just rewritten) they wait, with nothing written,
- * then go together; force writes and says them at once */
-static void test_sync_deferred(void **state)
+/* what a worker's parent sees when it is told a case is done: the part's
+ * rows then on disk */
+typedef struct {
+    const char *json;
+    int dones;
+    char seen[4][1 << 16];
+} watcher;
+static void seen_done(void *ctx)
+{
+    watcher *w = ctx;
+    if (w->dones < 4) json_cases(w->json, w->seen[w->dones], sizeof w->seen[0]);
+    w->dones++;
+}
+
+/* a worker (case_done): each case said done at once after its rows, which
+ * are in the part's JSON on disk by then, however many rows came before
+ * (10000 here); a case skipped (--impl) is said done with its mark on disk */
+static void test_done_on_disk(void **state)
 {
     (void)state;
     kb_plan p;
     kb_case *cs = load_cases(&p, 3);
-    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], got[1 << 16], err[KB_ERRLEN] = "";
+    char dir[] = "/tmp/kbench-rows-XXXXXX", json[300], err[KB_ERRLEN] = "";
     kb_report *rep = worker_report(dir, "out.gpu0.json", json, sizeof json);
-    int exit_code = 0, nrows = 0, lost = 0, dones = 0;
+    int exit_code = 0, nrows = 0, lost = 0;
+    static watcher w;
+    memset(&w, 0, sizeof w);
+    w.json = json;
     tally fin = {0, 0, 0, &exit_code};
-    const kb_run_hooks hooks = {.ctx = &dones, .next_case = next_none, .case_done = count_done, .worker = 0, .workers = 2};
+    const kb_run_hooks hooks = {.ctx = &w, .next_case = next_none, .case_done = seen_done, .worker = 0, .workers = 2};
     kb_run_info info = {.name = "t", .hooks = &hooks};
-    row_sink sink = {rep, &fin, &nrows, &lost, 0, &info, 0};
+    row_sink sink = {rep, &fin, &nrows, &lost, 0, &info};
     kb_row filler = {.c = &cs[0], .impl = "naive", .verified = KB_V_NA};
     for (int k = 0; k < 10000; k++) assert_int_equal(kb_report_row(rep, &filler), 0);
-    json_cases(json, got, sizeof got);
-    assert_string_equal(got, ""); /* by_sync: no row rewrote it */
-    assert_int_equal(kb_report_sync(rep), 0); /* a rewrite of 10000 rows: the next waits 20 times as long */
     long done = 0;
     inflight *head = record(&cs[1], 1, &done);
     head->next = record(&cs[2], 2, &done);
     while (head && drain_head(&head, 1, &sink)) {}
     assert_int_equal(nrows, 4);
-    assert_int_equal(dones, 0);
-    assert_int_equal(sink.unsaid, 2);
-    json_cases(json, got, sizeof got);
-    assert_null(strstr(got, " 1 1 2 2")); /* not on disk yet */
+    assert_int_equal(w.dones, 2);
+    const char *tail1 = " 0 1 1", *tail2 = " 0 1 1 2 2";
+    if (strlen(w.seen[0]) < strlen(tail1) || strcmp(w.seen[0] + strlen(w.seen[0]) - strlen(tail1), tail1))
+        fail_msg("case 1 said done before its rows were on disk");
+    if (strlen(w.seen[1]) < strlen(tail2) || strcmp(w.seen[1] + strlen(w.seen[1]) - strlen(tail2), tail2))
+        fail_msg("case 2 said done before its rows were on disk");
 
-    const double t = kb_now_s(); /* once the rewrite is cheap for the time gone: written, said */
-    while (dones == 0 && kb_now_s() - t < 60) {
-        usleep(20000);
-        rows_sync(&sink, 0);
-    }
-    assert_int_equal(dones, 2);
-    assert_int_equal(sink.unsaid, 0);
-    json_cases(json, got, sizeof got);
-    assert_non_null(strstr(got, " 1 1 2 2"));
-    assert_int_equal(strlen(strstr(got, " 1 1 2 2")), strlen(" 1 1 2 2")); /* the last rows */
-
-    kb_report_skip(rep, 7); /* right after that rewrite: it waits; force: at once */
+    kb_report_skip(rep, 7);
     rows_case_done(&sink);
-    assert_int_equal(dones, 2);
-    rows_sync(&sink, 1);
-    assert_int_equal(dones, 3);
+    assert_int_equal(w.dones, 3);
     char *text = read_all(json);
     assert_non_null(text);
     assert_non_null(strstr(text, "\"skipped_cases\""));
@@ -355,7 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ref_order),
         cmocka_unit_test(test_drain),
-        cmocka_unit_test(test_sync_deferred),
+        cmocka_unit_test(test_done_on_disk),
         cmocka_unit_test(test_may_wait),
         cmocka_unit_test(test_host_recycle),
     };

@@ -13,11 +13,10 @@
  * ceilings) writing its own part files (ALL.gpuD.{csv,json}); at the end
  * kb_merge_files joins them into the run's CSV and JSON in case order, every
  * row saying its GPU. A worker says a case done once its rows are in its
- * part's JSON (rewritten at each case unless the last rewrite is too
- * recent for what it cost: rows_sync). A worker that dies (a fault, a kill) has
- * the cases it had not said done reported as error rows (the one it was
- * running, and any whose rows waited for the part's next rewrite); the
- * others go on.
+ * part's JSON (each row is appended as it is written: report/json.h). A
+ * worker that dies (a fault, a kill) has the cases it had not said done
+ * reported as error rows (the one it was running, and any whose rows still
+ * waited for their references); the others go on.
  *
  * The GEMM ceilings' ladders: the workers on GPUs of one model (named by a
  * child: NVML's list where it is CUDA's, else CUDA's) share their search
@@ -386,8 +385,7 @@ typedef struct {
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
     /* each worker's cases not yet said done, oldest first: outq[w][oh[w]] to
-     * outq[w][nout[w] - 1] (its rows wait for their references, and on disk
-     * they may wait for a later case: rows_sync) */
+     * outq[w][nout[w] - 1] (its rows wait for their references) */
     int *outq[KB_MAX_DEVICES], oh[KB_MAX_DEVICES], nout[KB_MAX_DEVICES];
     int started, alive, next, rc, halt; /* halt: no more cases handed out */
     int done, died, shown, tty;         /* shown: a progress line is up */

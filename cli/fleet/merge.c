@@ -15,6 +15,7 @@
 #include "../core/errors.h"
 #include "../core/params.h"
 #include "../report/files.h"
+#include "../report/json.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -55,9 +56,16 @@ static int load(part *p, char *err, size_t errlen)
 {
     char *text = NULL;
     if (kb_read_text(p->path, "result file", MAX_FILE_BYTES, &text, err, errlen)) return -1;
-    p->root = cJSON_Parse(text);
+    const char *at;
+    int cut = 0, line, col;
+    p->root = kb_json_read(text, &cut, &at, &line, &col);
     free(text);
     if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
+    if (cut) { /* a worker killed while it wrote a row: the rows before it */
+        char name[1100];
+        kb_escape_controls(p->path, name, sizeof name);
+        fprintf(stderr, "kbench merge: %s: its last row was cut (killed while writing it): the rows before it are merged\n", name);
+    }
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(p->root, "results");
     if (!cJSON_IsObject(kb) || !cJSON_IsArray(res)) {

@@ -18,8 +18,7 @@ typedef struct {
     int (*next_case)(void *ctx);
     /* every row of a case is in the JSON on disk (cases finish in the order
      * they were handed out, maybe after the next was asked for: their rows
-     * wait for their references, and the JSON's rewrite may wait for a later
-     * case: rows_sync); NULL: nobody asks */
+     * wait for their references); NULL: nobody asks */
     void (*case_done)(void *ctx);
     /* the OpenMP team a case's reference runs on, given its own share, and
      * given back once it has run; NULL: its own share */

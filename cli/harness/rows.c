@@ -242,20 +242,7 @@ int drain_head(inflight **head, int block, row_sink *s)
 void rows_case_done(row_sink *s)
 {
     const kb_run_hooks *h = s->info->hooks;
-    if (!h || !h->case_done) return;
-    s->unsaid++;
-    rows_sync(s, 0);
-}
-
-void rows_sync(row_sink *s, int force)
-{
-    const kb_run_hooks *h = s->info->hooks;
-    if (*s->lost || (!s->unsaid && !force)) return;
-    const int r = force ? kb_report_sync(s->rep) : kb_report_sync_soon(s->rep);
-    if (r < 0) *s->lost = 1;
-    else if (r == 0) /* on disk: said done */
-        for (; s->unsaid > 0; s->unsaid--)
-            if (h && h->case_done) h->case_done(h->ctx);
+    if (h && h->case_done && !*s->lost) h->case_done(h->ctx); /* its rows are on disk (kb_report_row) */
 }
 
 /* whether one more case may wait for its reference beside the n waiting */

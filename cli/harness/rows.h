@@ -77,21 +77,15 @@ typedef struct { /* where finished rows go */
     tally *fin;
     int *nrows, *lost, check_mode;
     const kb_run_info *info;
-    int unsaid; /* cases written whole, not yet said done (rows_sync) */
 } row_sink;
 /* The oldest case: its pending rows written once its reference is done
  * (block: waits for it); once every row of it is written it is freed and
  * said done (a --devices worker's parent counts it). 1: freed. */
 int drain_head(inflight **head, int block, row_sink *s);
-/* A --devices worker's cases written whole (rows_case_done) are said done
- * (info->hooks->case_done) once their rows are on disk, in its part's JSON, which
- * is rewritten whole for that within the report's share of the run
- * (kb_report_sync_soon), else with a later case; force: now (before a
- * plugin runs, at the end). A part of 2000 cases of 6 rows, rewritten at
- * each case, took 54 s of rewrites (O(cases^2)); a worker killed now leaves
- * at most that share of its run's last cases reported as lost. */
+/* A case written whole (its rows on disk, or none for it: --impl) is said
+ * done to whatever drives the run (info->hooks->case_done: a --devices
+ * worker's parent, which then counts it finished). */
 void rows_case_done(row_sink *s);
-void rows_sync(row_sink *s, int force);
 /* whether one more case may wait for its reference beside the ones waiting
  * (host_budget: bytes of host memory for this process's waiting cases) */
 int may_wait(const inflight *head, size_t plan_need, size_t host_budget);

@@ -215,7 +215,6 @@ static int open_timer_report(run_state *R)
     }
     kb_report_sweep(R->rep, R->plan->sweep_id, R->plan->sweep_cases, R->plan->shard_k, R->plan->shard_n,
                     R->hooks ? R->hooks->worker : -1);
-    if (R->hooks && R->hooks->case_done) kb_report_by_sync(R->rep);
     if (!o->quiet && (R->csv[0] || R->json[0]))
         printf("writing%s%s%s%s\n", R->csv[0] ? " " : "", R->csv, R->json[0] ? " " : "", R->json);
     kb_watch_files(R->csv, R->json);
@@ -228,7 +227,7 @@ static void start_cases(run_state *R)
 {
     R->exit_code = KB_EXIT_OK;
     R->fin = (tally){0, 0, 0, &R->exit_code};
-    R->sink = (row_sink){R->rep, &R->fin, &R->nrows, &R->lost, R->info->check_mode, R->info, 0};
+    R->sink = (row_sink){R->rep, &R->fin, &R->nrows, &R->lost, R->info->check_mode, R->info};
     R->t0 = kb_now_s();
     R->stream = kb_timer_stream(R->timer);
     R->ladders_due = R->start_due = !R->info->check_mode;
@@ -434,10 +433,8 @@ static int run_impl(run_state *R, case_state *K, int ii)
     const kb_impl *impl = kb_op_impl(op, ii);
     if (!kb_impl_selected(R->o->impl, impl->name)) return 0;
     const char *pl = kb_plugin_path(impl);
-    if (pl) { /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
+    if (pl) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
         while (R->head && drain_head(&R->head, 1, &R->sink)) {}
-        rows_sync(&R->sink, 1);
-    }
     pending *p = &f->pend[f->npend];
     memset(p, 0, sizeof *p);
     p->impl = impl;
@@ -529,7 +526,6 @@ static int finish(run_state *R, const struct sigaction old_sig[2])
         R->head->complete = 1;
         drain_head(&R->head, 1, &R->sink);
     }
-    if (R->hooks && R->hooks->case_done) rows_sync(&R->sink, 1); /* the cases not said done yet */
     progress_done(R->o->quiet);
     kb_uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";

@@ -1,10 +1,11 @@
 /* Outputs: the table on stdout, CSV (appended and flushed row by row) and
- * JSON (rewritten through a temporary file and a rename after every row, so
- * the file on disk is always whole). */
+ * JSON (json.c: each row appended as it comes, the head rewritten in place,
+ * so the file on disk is always the whole document). */
 #include "conditions.h"
 #include "csv.h"
 #include "device.h"
 #include "files.h"
+#include "json.h"
 #include "report.h"
 #include "row.h"
 #include "table.h"
@@ -31,16 +32,14 @@ const char *const kb_wall_names[KB_WALL_N] = {"ceilings", "setup", "reference", 
 struct kb_report {
     FILE *csv;
     char json_path[1024];
-    cJSON *root, *results;
+    cJSON *root;        /* the head: "kbench" and "device" */
+    kb_json_file *json; /* the file (json.h) */
     const kb_op *const *ops;
     int nops, quiet;
     const kb_case *last_case;
     FILE *table;
     char csv_path[1024];
     char err[1400]; /* the first failed write: the report writes nothing after it */
-    double write_end, write_s; /* the last JSON rewrite: when it ended, how long it took */
-    int dirty;                 /* rows since it */
-    int by_sync;               /* rewritten at kb_report_sync and close only (kb_report_by_sync) */
 };
 
 /* The first failed write, said once: "cannot write PATH: REASON". */
@@ -50,53 +49,17 @@ static int write_failed(kb_report *r, const char *path, int errnum)
     return -1;
 }
 
-/* The whole JSON document replaced (kb_write_whole), now. 0, or -1 with r->err. */
-static int json_write(kb_report *r)
+/* The head rewritten (json.c), now. 0, or -1 with r->err. */
+static int head_write(kb_report *r)
 {
-    if (!r->root) return 0;
-    const double t = kb_now_s();
-    char *text = cJSON_Print(r->root);
+    if (!r->json || r->err[0]) return r->err[0] ? -1 : 0;
+    char *text = cJSON_PrintUnformatted(r->root);
     if (!text) return write_failed(r, r->json_path, ENOMEM);
     char err[KB_ERRLEN];
-    int rc = kb_write_whole(r->json_path, text, err, sizeof err);
-    if (rc && !r->err[0]) snprintf(r->err, sizeof r->err, "%s", err);
+    int rc = kb_json_head(r->json, text, err, sizeof err);
+    if (rc) snprintf(r->err, sizeof r->err, "%s", err);
     free(text);
-    r->write_end = kb_now_s();
-    r->write_s = r->write_end - t;
-    r->dirty = 0;
     return rc;
-}
-
-/* After a row: the JSON replaced whole unless the last rewrite is too
- * recent for what it cost, so that rewrites take at most 1/KB_JSON_SHARE of
- * the run. Each row is a rewrite while they are cheap (the MLP grid's 580 KB:
- * 9 ms against rows of 0.3 s and more); at thousands of rows a rewrite takes
- * 0.1-0.2 s, and one a row made the run O(rows^2). kb_report_sync and close
- * write what is left. */
-#define KB_JSON_SHARE 20
-int kb_json_due(double since_s, double cost_s) { return since_s >= KB_JSON_SHARE * cost_s; }
-
-static int json_due(const kb_report *r) { return kb_json_due(kb_now_s() - r->write_end, r->write_s); }
-
-static int json_write_soon(kb_report *r)
-{
-    r->dirty = 1;
-    if (r->by_sync || !json_due(r)) return 0;
-    return json_write(r);
-}
-
-void kb_report_by_sync(kb_report *r)
-{
-    if (r) r->by_sync = 1;
-}
-
-int kb_report_sync(kb_report *r) { return r && r->root && r->dirty ? json_write(r) : 0; }
-
-int kb_report_sync_soon(kb_report *r)
-{
-    if (!r || !r->root || !r->dirty) return 0;
-    if (!json_due(r)) return 1;
-    return json_write(r) ? -1 : 0;
 }
 
 /* device.gemm_tflops, gemm_size, gemm_layout and gemm_ladder_gpus: the GEMM
@@ -123,7 +86,7 @@ void kb_report_gemm(kb_report *r, const kb_device *dev)
     cJSON *d = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "device") : NULL;
     if (!d || !dev || !dev->ok) return;
     add_gemm(d, dev);
-    json_write(r);
+    head_write(r);
 }
 
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
@@ -189,11 +152,11 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
             }
             add_gemm(d, dev);
         }
-        r->results = cJSON_AddArrayToObject(r->root, "results");
-        if (json_write(r)) {
-            snprintf(err, errlen, "%s", r->err);
-            goto fail;
-        }
+        char *text = cJSON_PrintUnformatted(r->root);
+        if (!text) abort();
+        r->json = kb_json_open(json, text, err, errlen);
+        free(text);
+        if (!r->json) goto fail;
     }
     return r;
 fail:
@@ -307,8 +270,15 @@ int kb_report_row(kb_report *r, const kb_row *row)
                 if (!w) w = cJSON_AddObjectToObject(o, "wall_s");
                 cJSON_AddNumberToObject(w, kb_wall_names[i], sig(row->wall[i], 4));
             }
-        cJSON_AddItemToArray(r->results, o);
-        if (json_write_soon(r)) return -1;
+        char *text = cJSON_PrintUnformatted(o), err[KB_ERRLEN];
+        cJSON_Delete(o);
+        if (!text) return write_failed(r, r->json_path, ENOMEM);
+        const int rc = kb_json_row(r->json, text, err, sizeof err);
+        free(text);
+        if (rc) {
+            snprintf(r->err, sizeof r->err, "%s", err);
+            return -1;
+        }
     }
     if (!r->quiet) {
         if (row->c != r->last_case) {
@@ -337,7 +307,7 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
         cJSON_AddStringToObject(k, "shard", sh);
     }
     if (worker >= 0) cJSON_AddNumberToObject(k, "worker", worker);
-    json_write(r);
+    head_write(r);
 }
 
 const char *const kb_start_parts[KB_START_NPARTS] = {"device", "copy", "first_case", "ladders"};
@@ -348,7 +318,7 @@ void kb_report_ladder_wait(kb_report *r, double seconds)
     if (!k || !(seconds > 0)) return;
     cJSON_DeleteItemFromObjectCaseSensitive(k, "ladder_wait_s");
     cJSON_AddNumberToObject(k, "ladder_wait_s", round(seconds * 1000) / 1000);
-    r->dirty = 1; /* written with the GEMM ceilings (kb_report_gemm), a row, a sync or close */
+    head_write(r);
 }
 
 void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS])
@@ -358,7 +328,7 @@ void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_N
     cJSON_AddNumberToObject(k, "start_s", round(seconds * 1000) / 1000);
     cJSON *p = cJSON_AddObjectToObject(k, "start_parts_s");
     for (int i = 0; i < KB_START_NPARTS; i++) cJSON_AddNumberToObject(p, kb_start_parts[i], round(parts[i] * 1000) / 1000);
-    json_write_soon(r); /* with the next row, a sync or close */
+    head_write(r);
 }
 
 void kb_report_skip(kb_report *r, int case_index)
@@ -368,7 +338,7 @@ void kb_report_skip(kb_report *r, int case_index)
     cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "skipped_cases");
     if (!a) a = cJSON_AddArrayToObject(k, "skipped_cases");
     cJSON_AddItemToArray(a, cJSON_CreateNumber(case_index));
-    json_write_soon(r); /* as a row: a --devices worker says it done once it is on disk (rows_sync) */
+    head_write(r); /* on disk before a --devices worker says it done */
 }
 
 int kb_report_close(kb_report *r, char *err, size_t errlen)
@@ -379,10 +349,14 @@ int kb_report_close(kb_report *r, char *err, size_t errlen)
         errno = 0;
         if (fclose(r->csv) != 0 && !rc) rc = write_failed(r, r->csv_path, errno);
     }
-    if (r->root) {
-        if (!rc && json_write(r)) rc = -1;
-        cJSON_Delete(r->root);
+    if (r->json) {
+        char e[KB_ERRLEN];
+        if (kb_json_close(r->json, rc ? NULL : e, sizeof e) && !rc) {
+            snprintf(r->err, sizeof r->err, "%s", e);
+            rc = -1;
+        }
     }
+    cJSON_Delete(r->root);
     if (rc && err) snprintf(err, errlen, "%s", r->err);
     free(r);
     return rc;

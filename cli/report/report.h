@@ -10,27 +10,12 @@ typedef struct kb_report kb_report;
 kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const *ops, int nops,
                           const kb_device *dev, int argc, char **argv, int quiet, char *err,
                           size_t errlen);
-/* Write a row: the table, the CSV (flushed) and the JSON (rewritten whole,
- * unless rewrites would take more than a twentieth of the run: then at
- * kb_report_sync, the next row after that, or close). 0, or -1 at the first
- * failed write (a full disk, a file size limit): then kb_report_error says
- * "cannot write PATH: REASON", every row written before stays readable (the
- * JSON file is the last complete version, no temporary left), and later rows
- * are refused. */
+/* Write a row: the table, the CSV (flushed) and the JSON (the row appended:
+ * json.h; on disk once this returns, whatever the row's number). 0, or -1 at
+ * the first failed write (a full disk, a file size limit): then
+ * kb_report_error says "cannot write PATH: REASON", every row written
+ * before stays readable, and later rows are refused. */
 int kb_report_row(kb_report *r, const kb_row *row);
-/* the JSON rewritten if a row is not in it yet (before a plugin runs, before
- * a --devices worker says a case is done); 0, or -1 as above */
-int kb_report_sync(kb_report *r);
-/* kb_report_sync within the rewrites' share of the run (as after a row):
- * 0, every row in the JSON (rewritten now, or already); 1, not yet (the
- * last rewrite too recent for what it cost); -1 as above */
-int kb_report_sync_soon(kb_report *r);
-/* the rule: a rewrite is due once the last one ended KB_JSON_SHARE times
- * its cost ago (since_s, cost_s: seconds) */
-int kb_json_due(double since_s, double cost_s);
-/* the JSON rewritten at a sync and close only, not after a row (a --devices
- * worker's part: it is rewritten when the worker says cases done, rows_sync) */
-void kb_report_by_sync(kb_report *r);
 const char *kb_report_error(const kb_report *r); /* NULL while every write succeeded */
 /* The sweep the rows belong to, into the JSON's "kbench" object: sweep_id,
  * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
@@ -53,7 +38,7 @@ extern const char *const kb_start_parts[KB_START_NPARTS]; /* "device", "copy", "
 void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_NPARTS]);
 /* kbench.ladder_wait_s (where > 0): the time the GEMM ladders of a
  * --devices worker waited for the parent's queue of rungs, whenever they ran
- * (on disk with the next write: kb_report_gemm's, a row's, a sync's) */
+ * (on disk at once) */
 void kb_report_ladder_wait(kb_report *r, double seconds);
 /* the device's GEMM ceilings, measured after the report was opened */
 void kb_report_gemm(kb_report *r, const kb_device *dev);
