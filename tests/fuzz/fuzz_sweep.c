@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kb_plan_seed(&plan);
         static FILE *devnull;
         if (!devnull) devnull = fopen("/dev/null", "w");
-        kb_run_info info = {.name = "fuzz", .worker = -1, .workers = 1};
+        kb_run_info info = {.name = "fuzz"};
         snprintf(plan.opts.csv, sizeof plan.opts.csv, "/dev/null");
         snprintf(plan.opts.json, sizeof plan.opts.json, "/dev/null");
         kb_dry_run(&plan, &info, devnull);
