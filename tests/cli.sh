@@ -964,4 +964,14 @@ cli_run_all() {
     cli_cmdline
     cli_plugins
     cli_compare_fifo
+    # tests/cli-TOPIC.sh: more CLI tests, one file a topic; each adds the
+    # names of its test functions to cli_more
+    local f t
+    cli_more=()
+    for f in "$root"/tests/cli-*.sh; do
+        [ -e "$f" ] || continue
+        # shellcheck disable=SC1090
+        . "$f"
+    done
+    for t in "${cli_more[@]}"; do "$t"; done
 }
