@@ -29,15 +29,17 @@
  *
  * The host's cores: the CPU references run in OpenMP; each worker gets an
  * equal share of the cores (omp_set_num_threads), so N workers verifying at
- * once do not oversubscribe the host, and a reference that starts takes
- * the shares of the workers with none running (kb_cores, in memory mapped
- * before the fork): the grid's waits for references on 4 x H200, 9.5 and
- * 13.5 s summed without, 0.6 and 5.7 s with. A worker that dies while its
- * reference runs has the cores it held given back here (kb_cores_reclaim). */
-#include "cores.h"
+ * once do not oversubscribe the host.
+ *
+ * Two more pieces were measured and dropped (4 x H100, 2026-11-26, two runs
+ * each, scripts/ab/fleet-ab.sh): the workers' turns at opening their GPUs
+ * (kb_gate) and a pool lending a worker's cores to another's reference
+ * (kb_cores). Without both, the MLP grid on 4 GPUs took 32.6 and 34.0 s,
+ * with them 36.3 and 36.4 s; make run's sweep on 2 GPUs 28.3 and 28.4 s
+ * against 28.9 and 27.8 s (one GPU: 56.7 s). The ladders' shared search
+ * stays: without it too, the grid took 40.1 and 38.3 s. */
 #include "count.h"
 #include "devices.h"
-#include "gate.h"
 #include "ladder_queue.h"
 #include "merge.h"
 #include "shard.h"
@@ -101,16 +103,7 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 typedef struct {
     int to, from;  /* the worker's pipes: cases to it, requests from it */
     int alone;     /* its ladders no longer shared (an exchange failed) */
-    kb_cores *pool; /* the host's cores, shared by the workers' references */
-    kb_gate *gate;  /* the workers open their GPUs in turn */
 } worker_io;
-
-/* a worker's side: its reference's team from the pool, and back */
-static int worker_cores_take(void *ctx, int share) { return kb_cores_take(((worker_io *)ctx)->pool, share); }
-static void worker_cores_give(void *ctx, int team) { kb_cores_give(((worker_io *)ctx)->pool, team); }
-/* a worker's side: its GPU opened in its turn */
-static int worker_open_enter(void *ctx) { return kb_gate_enter(((worker_io *)ctx)->gate); }
-static void worker_open_leave(void *ctx, int taken) { kb_gate_leave(((worker_io *)ctx)->gate, taken); }
 
 /* a worker's side: "done" to the parent when every row of its oldest
  * unfinished case is written (its rows may wait for the case's reference
@@ -379,8 +372,6 @@ typedef struct {
     int *dead;          /* the worker that ended during it, else -1 */
     int *outs;          /* each worker's outq: every case at most */
     int threads;        /* a worker's share of the host's cores */
-    kb_cores *pool;     /* the references' spare cores, shared */
-    kb_gate *gate;      /* the workers open their GPUs in turn */
     pid_t pid[KB_MAX_DEVICES];
     int to[KB_MAX_DEVICES], from[KB_MAX_DEVICES], cur[KB_MAX_DEVICES], status[KB_MAX_DEVICES];
     int last[KB_MAX_DEVICES]; /* each worker's last place in order (its ceilings are cached there), -1: none or gone */
@@ -444,8 +435,7 @@ static int part_paths(fleet *f)
 }
 
 /* The queue (longest first, cases that share ceilings grouped), the
- * workers' share of the host's cores and the pool of spare ones, the gate
- * they open their GPUs through, the GEMM ladders' queues of rungs */
+ * workers' share of the host's cores, the GEMM ladders' queues of rungs */
 static void make_queue(fleet *f)
 {
     const kb_plan *plan = f->plan;
@@ -461,14 +451,6 @@ static void make_queue(fleet *f)
     kb_plan_by_queue(plan, kb_bg_team(f->threads), f->order);
     kb_ceiling_groups(plan, f->order, f->group);
     for (int i = 0; i < plan->ncases; i++) f->dead[i] = -1;
-    f->pool = f->dry ? NULL : kb_cores_new(n, kb_bg_team(f->threads));
-    /* The workers open their GPUs one at a time: CUDA's start is serialised
-     * in the driver. Four opening at once (4 x H100) were all ready after
-     * 1.3-1.6 s; in turn, after 0.35, 0.71, 1.21 and 1.77 s, so the GPUs
-     * start their cases 0.5 s earlier on average, and make run's sweep took
-     * 16.03 s against 16.27 s (medians of 8, alternated). A turn waits 2 s a
-     * worker at most: one that died holding it, the others go on at once. */
-    f->gate = f->dry ? NULL : kb_gate_new(2.0 * n);
     kb_gemm_key keys[KB_NGEMM];
     const int nkeys = kb_plan_gemm_keys(plan, keys);
     for (int w = 0; w < n; w++) f->L.q[w] = f->L.group[w] == w && f->L.size[w] > 1 ? kb_ladder_queue_new(keys, nkeys, n) : NULL;
@@ -511,17 +493,10 @@ static void run_worker(fleet *f, int w, int in, int out)
     kb_sibling_path(f->json, tag, "csv", o->csv, sizeof o->csv);
     o->quiet = 1;
     kb_ladder_share sh = {worker_ladder, &io};
-    io.pool = f->pool;
-    io.gate = f->gate;
-    kb_cores_join(f->pool, w);
     const kb_run_hooks hooks = {
         .ctx = &io,
         .next_case = worker_next,
         .case_done = worker_done,
-        .cores_take = worker_cores_take,
-        .cores_give = worker_cores_give,
-        .open_enter = worker_open_enter,
-        .open_leave = worker_open_leave,
         .ladder = f->L.size[w] > 1 ? &sh : NULL,
         .worker = f->ids[w],
         .workers = f->n,
@@ -566,8 +541,6 @@ static void start_workers(fleet *f)
         f->alive++;
     }
     if (f->rc) f->halt = 1; /* a worker could not start: stop the others after their case */
-    kb_gate_free(f->gate); /* the workers' now */
-    f->gate = NULL;
 }
 
 /* the progress line: the cases done, each GPU's current case */
@@ -623,7 +596,6 @@ static void worker_gone(fleet *f, int w)
     f->from[w] = -1;
     while (waitpid(f->pid[w], &f->status[w], 0) < 0 && errno == EINTR) {}
     f->alive--;
-    kb_cores_reclaim(f->pool, w); /* the cores its reference held, if it died with one running */
     const int code = WIFEXITED(f->status[w]) ? WEXITSTATUS(f->status[w]) : -1,
               death = !kb_stop_signal && code != 130 && code != 143; /* stopped by a signal: not a death */
     for (int q = f->oh[w]; q < f->nout[w] && death; q++) {
@@ -787,7 +759,6 @@ static void fleet_free(fleet *f)
     free(f->taken);
     free(f->dead);
     free(f->outs);
-    kb_cores_free(f->pool);
     for (int w = 0; w < f->n; w++) kb_ladder_queue_free(f->L.q[w]);
 }
 

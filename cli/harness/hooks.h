@@ -1,12 +1,11 @@
 /* What a run is given (hooks.h): its command line and mode, and the hooks
  * through which whatever drives it from outside (a --devices worker's
- * parent) hands out cases and shares the host. The harness calls them and
- * knows nothing behind them. */
-#include "ladder.h"
+ * parent) hands out cases and shares the GEMM ladders' search. The harness
+ * calls them and knows nothing behind them. */
 #ifndef KB_HARNESS_HOOKS_H
 #define KB_HARNESS_HOOKS_H
 
-struct kb_ladder_share;
+#include "ladder.h"
 
 /* What drives a run from outside (a --devices worker's parent): one table
  * of hooks, all optional, that the harness calls and knows nothing behind.
@@ -20,16 +19,8 @@ typedef struct {
      * they were handed out, maybe after the next was asked for: their rows
      * wait for their references); NULL: nobody asks */
     void (*case_done)(void *ctx);
-    /* the OpenMP team a case's reference runs on, given its own share, and
-     * given back once it has run; NULL: its own share */
-    int (*cores_take)(void *ctx, int share);
-    void (*cores_give)(void *ctx, int team);
-    /* around opening the GPU (the workers in turn): open_leave gets what
-     * open_enter returned; NULL: at once */
-    int (*open_enter)(void *ctx);
-    void (*open_leave)(void *ctx, int taken);
     /* the GEMM ladders' search split with other workers (ladder.h); NULL: alone */
-    const struct kb_ladder_share *ladder;
+    const kb_ladder_share *ladder;
     int worker;  /* the GPU this process runs on (the JSON's kbench.worker), -1 none */
     int workers; /* processes sharing the host, 0 or 1: alone */
 } kb_run_hooks;

@@ -149,17 +149,7 @@ void ref_main(void *arg)
     t->queued_s = kb_now_s() - q;
     const int own = omp_get_max_threads(); /* its thread's team (kb_bg_start): the worker's share */
     t->team = own;
-    const kb_run_hooks *h = t->hooks;
-    const int pooled = h && h->cores_take && h->cores_give;
-    if (pooled) { /* and the spare cores of the workers with no reference running */
-        t->team = h->cores_take(h->ctx, own);
-        omp_set_num_threads(t->team);
-    }
     t->op->reference(t->c, t->st);
-    if (pooled) {
-        h->cores_give(h->ctx, t->team);
-        omp_set_num_threads(own); /* the caller's thread when there was no thread of its own */
-    }
     __atomic_store_n(t->done_seq, t->seq, __ATOMIC_RELEASE);
 }
 

@@ -25,7 +25,6 @@ typedef struct {
     kb_state *st;
     long seq, *done_seq;
     double queued_s; /* waiting for the reference before it */
-    const kb_run_hooks *hooks; /* cores_take/_give: the host's cores shared with other processes; NULL: its own team */
     int team;         /* the OpenMP threads it ran on */
 } ref_task;
 void ref_main(void *arg); /* the reference, after the one before it (kb_bg_start's fn) */

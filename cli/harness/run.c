@@ -144,15 +144,11 @@ typedef struct {
 static int open_device(run_state *R)
 {
     char err[KB_ERRLEN];
-    const kb_run_hooks *hooks = R->hooks;
     if (kb_plan_check(R->plan, R->info, err, sizeof err)) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
-    const int opens = hooks && hooks->open_enter && hooks->open_leave;
-    const int turn = opens ? hooks->open_enter(hooks->ctx) : 0; /* the driver serialises CUDA's start */
     int rc = kb_device_open(&R->dev);
-    if (opens) hooks->open_leave(hooks->ctx, turn);
     if (rc) return rc;
     if (!R->dev.nvml.ok && !R->o->quiet && !R->info->check_mode)
         fprintf(stderr, "kbench: %s: the rows' clock, power and throttle columns stay empty\n",
@@ -250,7 +246,7 @@ static void start_reference(run_state *R, inflight *f, int want_ref)
     const kb_case *c = f->c;
     const kb_op *op = c->op;
     double *wall = f->wall;
-    f->rt = (ref_task){op, c, &f->st, 0, &R->ref_done, 0, R->hooks, 0};
+    f->rt = (ref_task){op, c, &f->st, 0, &R->ref_done, 0, 0};
     const int bg_ref = want_ref && !R->info->check_mode;
     if (bg_ref) {
         f->rt.seq = ++R->ref_seq;
