@@ -6,12 +6,11 @@
 # on a copy under .ab/fleet-VARIANT, and each build timed on make run's sweep
 # (configs/default.json) on GPUs 0,1 and on configs/mlp-grid.json on every
 # GPU, REPS times in turn. VARIANT:
-#   all      as it is: the workers' turns at opening their GPUs (gate), the
-#            host's cores lent between their references (pool), the GEMM
-#            ladders' search shared (ladder)
-#   nogate, nopool, nolad   one of the three off
-#   ladonly  the gate and the pool off
-#   none     all three off
+#   all      as it is: the GEMM ladders' search shared
+#   nolad    each worker searches its own ladders
+# (At 060cfa7's parent, 589dbfc, it also switched off the workers' turns at
+# opening their GPUs and the core pool, both dropped since: variants nogate,
+# nopool, ladonly, none; results/curated/2026-11-26-h100x4-fleet-ab.)
 # Prints "VARIANT SWEEP REP WALL_S" lines; logs and JSON go to ${OUT:-results}/fleet-ab.
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2p' "$0" >&2; exit 2; }
@@ -21,19 +20,12 @@ out=${OUT:-results}/fleet-ab
 mkdir -p "$out" .ab
 [ -x ./kbench ] || { echo "fleet-ab: build ./kbench first (make kbench)" >&2; exit 2; }
 patch_variant() { # VARIANT FILE: the hooks of that variant switched off in FILE
-    local gate="" pool="" lad=""
     case $1 in
     all) ;;
-    nogate) gate=1 ;;
-    nopool) pool=1 ;;
-    nolad) lad=1 ;;
-    ladonly) gate=1 pool=1 ;;
-    none) gate=1 pool=1 lad=1 ;;
+    nolad) sed -i 's/\.ladder = f->L\.size\[w\] > 1 ? &sh : NULL,/.ladder = NULL,/' "$2"
+        grep -q '\.ladder = NULL,' "$2" || { echo "fleet-ab: $2 has no ladder hook to switch off" >&2; return 2; } ;;
     *) echo "fleet-ab: unknown variant $1" >&2; return 2 ;;
     esac
-    [ -z "$gate" ] || sed -i 's/\.open_enter = worker_open_enter,/.open_enter = NULL,/; s/\.open_leave = worker_open_leave,/.open_leave = NULL,/' "$2"
-    [ -z "$pool" ] || sed -i 's/\.cores_take = worker_cores_take,/.cores_take = NULL,/; s/\.cores_give = worker_cores_give,/.cores_give = NULL,/' "$2"
-    [ -z "$lad" ] || sed -i 's/\.ladder = f->L\.size\[w\] > 1 ? &sh : NULL,/.ladder = NULL,/' "$2"
 }
 for v in "$@"; do
     d=.ab/fleet-$v
