@@ -180,6 +180,94 @@ static void add_num(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
+/* A row as the JSON writes it (one object; the caller deletes it). */
+static cJSON *row_object(const kb_row *row)
+{
+    const kb_case *c = row->c;
+    cJSON *o = cJSON_CreateObject();
+    char v[4096];
+    cJSON_AddStringToObject(o, "op", c->op->name);
+    cJSON_AddNumberToObject(o, "case", c->index);
+    kb_case_value_text(c, "pass", v, sizeof v);
+    cJSON_AddStringToObject(o, "pass", v);
+    cJSON_AddStringToObject(o, "impl", row->impl);
+    if (row->kernel[0]) cJSON_AddStringToObject(o, "kernel", row->kernel);
+    kb_case_value_text(c, "dtype", v, sizeof v);
+    cJSON_AddStringToObject(o, "dtype", v);
+    cJSON *p = cJSON_AddObjectToObject(o, "params");
+    for (int i = 0; i < c->op->nparams; i++) {
+        const kb_param *pp = &c->op->params[i];
+        if (pp->type == KB_P_ENUM) {
+            kb_format_value(pp, &c->v[i], v, sizeof v);
+            cJSON_AddStringToObject(p, pp->name, v);
+        } else if (pp->type == KB_P_INTLIST) {
+            cJSON *a = cJSON_AddArrayToObject(p, pp->name);
+            for (int k = 0; k < c->v[i].nlist; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(c->v[i].list[k]));
+        } else {
+            cJSON_AddNumberToObject(p, pp->name, c->v[i].num);
+        }
+    }
+    if (row->st.samples) {
+        add_num(o, "median_ms", row->st.median);
+        add_num(o, "p25_ms", row->st.p25);
+        add_num(o, "p75_ms", row->st.p75);
+        add_num(o, "min_ms", row->st.min);
+        add_num(o, "max_ms", row->st.max);
+        add_num(o, "mean_ms", row->st.mean);
+        add_num(o, "stddev_ms", row->st.stddev);
+        add_num(o, "noise_pct", row->st.noise_pct);
+    }
+    cJSON_AddNumberToObject(o, "samples", row->st.samples);
+    if (row->samples && row->st.samples > 0) { /* events resolve about 0.5 us: 7 digits say all of it */
+        cJSON *a = cJSON_AddArrayToObject(o, "samples_ms");
+        for (int i = 0; i < row->st.samples; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(sig(row->samples[i], 7)));
+    }
+    if (row->st.samples && row->timing) cJSON_AddStringToObject(o, "timing", row->timing);
+    add_num(o, "bytes", row->bytes);
+    if (row->gbps > 0) add_num(o, "gbps", row->gbps);
+    if (row->pct_of_copy > 0) add_num(o, "pct_of_copy", row->pct_of_copy);
+    if (row->copy_gbps > 0) add_num(o, "copy_gbps", row->copy_gbps);
+    add_num(o, "flops", row->flops);
+    if (row->st.samples) add_num(o, "tflops", row->tflops);
+    if (row->pct_of_gemm > 0) add_num(o, "pct_of_gemm", row->pct_of_gemm);
+    if (row->gemm_tflops > 0) add_num(o, "gemm_tflops", row->gemm_tflops);
+    if (row->cublas_shape_tflops > 0) add_num(o, "cublas_shape_tflops", row->cublas_shape_tflops);
+    if (row->pct_of_cublas_shape > 0) add_num(o, "pct_of_cublas_shape", row->pct_of_cublas_shape);
+    if (row->note[0]) cJSON_AddStringToObject(o, "note", row->note);
+    if (row->cond.n > 0) {
+        const kb_cond *k = &row->cond;
+        char names[256];
+        cJSON *cd = cJSON_AddObjectToObject(o, "conditions");
+        cJSON_AddNumberToObject(cd, "polls", k->n);
+        if (k->sm_min_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_min", k->sm_min_mhz);
+        if (k->sm_med_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_median", k->sm_med_mhz);
+        if (k->mem_min_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_min", k->mem_min_mhz);
+        if (k->mem_med_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_median", k->mem_med_mhz);
+        if (k->power_med_w > 0) add_num(cd, "power_w_median", k->power_med_w);
+        if (k->power_max_w > 0) add_num(cd, "power_w_max", k->power_max_w);
+        if (k->temp_max_c) cJSON_AddNumberToObject(cd, "temp_c_max", k->temp_max_c);
+        cJSON_AddStringToObject(cd, "throttle_reasons", kb_throttle_names(k->reasons, names, sizeof names));
+        cJSON_AddBoolToObject(cd, "throttled", k->throttled != 0);
+    }
+    if (row->verified >= 0) {
+        add_num(o, "rel_err", row->rel_err);
+        add_num(o, "max_abs_err", row->max_abs_err);
+    }
+    cJSON_AddStringToObject(o, "verified", kb_verdict_name(row->verified));
+    if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
+    if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
+    if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
+    if (row->gpu_known) cJSON_AddNumberToObject(o, "gpu", row->gpu);
+    if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
+    cJSON *w = NULL;
+    for (int i = 0; i < KB_WALL_N; i++)
+        if (row->wall[i] > 0) {
+            if (!w) w = cJSON_AddObjectToObject(o, "wall_s");
+            cJSON_AddNumberToObject(w, kb_wall_names[i], sig(row->wall[i], 4));
+        }
+    return o;
+}
+
 int kb_report_row(kb_report *r, const kb_row *row)
 {
     if (r->err[0]) return -1;
@@ -188,88 +276,7 @@ int kb_report_row(kb_report *r, const kb_row *row)
         if (kb_flush_ok(r->csv)) return write_failed(r, r->csv_path, errno);
     }
     if (r->root) {
-        const kb_case *c = row->c;
-        cJSON *o = cJSON_CreateObject();
-        char v[4096];
-        cJSON_AddStringToObject(o, "op", c->op->name);
-        cJSON_AddNumberToObject(o, "case", c->index);
-        kb_case_value_text(c, "pass", v, sizeof v);
-        cJSON_AddStringToObject(o, "pass", v);
-        cJSON_AddStringToObject(o, "impl", row->impl);
-        if (row->kernel[0]) cJSON_AddStringToObject(o, "kernel", row->kernel);
-        kb_case_value_text(c, "dtype", v, sizeof v);
-        cJSON_AddStringToObject(o, "dtype", v);
-        cJSON *p = cJSON_AddObjectToObject(o, "params");
-        for (int i = 0; i < c->op->nparams; i++) {
-            const kb_param *pp = &c->op->params[i];
-            if (pp->type == KB_P_ENUM) {
-                kb_format_value(pp, &c->v[i], v, sizeof v);
-                cJSON_AddStringToObject(p, pp->name, v);
-            } else if (pp->type == KB_P_INTLIST) {
-                cJSON *a = cJSON_AddArrayToObject(p, pp->name);
-                for (int k = 0; k < c->v[i].nlist; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(c->v[i].list[k]));
-            } else {
-                cJSON_AddNumberToObject(p, pp->name, c->v[i].num);
-            }
-        }
-        if (row->st.samples) {
-            add_num(o, "median_ms", row->st.median);
-            add_num(o, "p25_ms", row->st.p25);
-            add_num(o, "p75_ms", row->st.p75);
-            add_num(o, "min_ms", row->st.min);
-            add_num(o, "max_ms", row->st.max);
-            add_num(o, "mean_ms", row->st.mean);
-            add_num(o, "stddev_ms", row->st.stddev);
-            add_num(o, "noise_pct", row->st.noise_pct);
-        }
-        cJSON_AddNumberToObject(o, "samples", row->st.samples);
-        if (row->samples && row->st.samples > 0) { /* events resolve about 0.5 us: 7 digits say all of it */
-            cJSON *a = cJSON_AddArrayToObject(o, "samples_ms");
-            for (int i = 0; i < row->st.samples; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(sig(row->samples[i], 7)));
-        }
-        if (row->st.samples && row->timing) cJSON_AddStringToObject(o, "timing", row->timing);
-        add_num(o, "bytes", row->bytes);
-        if (row->gbps > 0) add_num(o, "gbps", row->gbps);
-        if (row->pct_of_copy > 0) add_num(o, "pct_of_copy", row->pct_of_copy);
-        if (row->copy_gbps > 0) add_num(o, "copy_gbps", row->copy_gbps);
-        add_num(o, "flops", row->flops);
-        if (row->st.samples) add_num(o, "tflops", row->tflops);
-        if (row->pct_of_gemm > 0) add_num(o, "pct_of_gemm", row->pct_of_gemm);
-        if (row->gemm_tflops > 0) add_num(o, "gemm_tflops", row->gemm_tflops);
-        if (row->cublas_shape_tflops > 0) add_num(o, "cublas_shape_tflops", row->cublas_shape_tflops);
-        if (row->pct_of_cublas_shape > 0) add_num(o, "pct_of_cublas_shape", row->pct_of_cublas_shape);
-        if (row->note[0]) cJSON_AddStringToObject(o, "note", row->note);
-        if (row->cond.n > 0) {
-            const kb_cond *k = &row->cond;
-            char names[256];
-            cJSON *cd = cJSON_AddObjectToObject(o, "conditions");
-            cJSON_AddNumberToObject(cd, "polls", k->n);
-            if (k->sm_min_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_min", k->sm_min_mhz);
-            if (k->sm_med_mhz) cJSON_AddNumberToObject(cd, "sm_mhz_median", k->sm_med_mhz);
-            if (k->mem_min_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_min", k->mem_min_mhz);
-            if (k->mem_med_mhz) cJSON_AddNumberToObject(cd, "mem_mhz_median", k->mem_med_mhz);
-            if (k->power_med_w > 0) add_num(cd, "power_w_median", k->power_med_w);
-            if (k->power_max_w > 0) add_num(cd, "power_w_max", k->power_max_w);
-            if (k->temp_max_c) cJSON_AddNumberToObject(cd, "temp_c_max", k->temp_max_c);
-            cJSON_AddStringToObject(cd, "throttle_reasons", kb_throttle_names(k->reasons, names, sizeof names));
-            cJSON_AddBoolToObject(cd, "throttled", k->throttled != 0);
-        }
-        if (row->verified >= 0) {
-            add_num(o, "rel_err", row->rel_err);
-            add_num(o, "max_abs_err", row->max_abs_err);
-        }
-        cJSON_AddStringToObject(o, "verified", kb_verdict_name(row->verified));
-        if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
-        if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
-        if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
-        if (row->gpu_known) cJSON_AddNumberToObject(o, "gpu", row->gpu);
-        if (row->reason[0]) cJSON_AddStringToObject(o, "reason", row->reason);
-        cJSON *w = NULL;
-        for (int i = 0; i < KB_WALL_N; i++)
-            if (row->wall[i] > 0) {
-                if (!w) w = cJSON_AddObjectToObject(o, "wall_s");
-                cJSON_AddNumberToObject(w, kb_wall_names[i], sig(row->wall[i], 4));
-            }
+        cJSON *o = row_object(row);
         char *text = cJSON_PrintUnformatted(o), err[KB_ERRLEN];
         cJSON_Delete(o);
         if (!text) return write_failed(r, r->json_path, ENOMEM);
