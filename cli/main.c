@@ -4,6 +4,7 @@
  * it many times (tests/fuzz/fuzz_cmdline.c). */
 #include "compare.h"
 #include "core/config.h"
+#include "core/coverage.h"
 #include "core/errors.h"
 #include "core/hostmem.h"
 #include "core/op.h"
@@ -503,7 +504,7 @@ static int cmd_plugin(int argc, char **argv)
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
         FILE *f = stdout;
         fprintf(f,
-                "usage: %s plugin info LIB.so\n\n"
+                "usage: %s plugin info LIB.so [--cases SWEEP.json]\n\n"
                 "Your own kernel as an implementation of a kbench op: a shared library that\n"
                 "exports kbench_plugin(), returning the table of include/kbench_plugin.h (the\n"
                 "contract: the ABI version, and per implementation its op, name, supports(),\n"
@@ -515,11 +516,15 @@ static int cmd_plugin(int argc, char **argv)
                 "  %s sweep configs/layernorm.json --plugin mine=./libmine.so --set impl=opt,mine\n"
                 "or name it in a sweep file: \"settings\": {\"plugins\": {\"mine\": \"libmine.so\"}} (relative\n"
                 "to the file). NAME names its implementation of each op (NAME.IMPL where the\n"
-                "library has several of one op); without NAME= they keep their own names.\n\n"
+                "library has several of one op), and --impl NAME selects every one of them;\n"
+                "--impl ./libmine.so alone names them after the file (mine); --plugin PATH\n"
+                "without NAME= keeps their own names.\n\n"
                 "plugin info loads LIB.so without touching the GPU, checks it (a shared library,\n"
                 "the entry point, the ABI version, known ops, names that clash with no built-in\n"
                 "implementation, a launch for each) and lists its implementations and the\n"
-                "tensors of their ops. A refusal is one line and exit 2.\n\n"
+                "tensors of their ops. A refusal is one line and exit 2. With --cases SWEEP.json\n"
+                "it also expands the sweep and calls each implementation's supports() on every\n"
+                "case of its op: what it takes, and the reasons it refuses the rest (still no GPU).\n\n"
                 "A plugin kernel that faults poisons the GPU context: the sweep stops there\n"
                 "(exit 3) with the plugin, implementation and case named, and the rows before it\n"
                 "stay in the CSV and JSON.\n",
@@ -527,9 +532,19 @@ static int cmd_plugin(int argc, char **argv)
         return KB_EXIT_OK;
     }
     if (strcmp(argv[0], "info")) return kb_usage("plugin", "unknown subcommand '%s' (plugin info LIB.so)", argv[0]);
-    if (argc != 2) return kb_usage("plugin", "plugin info takes one library path");
+    const int cases = argc == 4 && !strcmp(argv[2], "--cases");
+    if (argc != 2 && !cases)
+        return kb_usage("plugin", "plugin info takes one library path, and --cases SWEEP.json (see: %s plugin --help)", prog);
     char err[KB_ERRLEN];
-    if (kb_plugin_info(argv[1], stdout, err, sizeof err)) {
+    if (cases) { /* the sweep first: a bad one refused before the library's table is printed */
+        kb_plan plan;
+        memset(&plan, 0, sizeof plan);
+        const int bad = kb_config_load(argv[3], &plan, err, sizeof err);
+        kb_cases_free(plan.cases, plan.ncases);
+        if (bad) return fprintf(stderr, "kbench: %s\n", err), KB_EXIT_USAGE;
+    }
+    if (kb_plugin_info(argv[1], stdout, err, sizeof err) ||
+        (cases && kb_plugin_coverage(argv[1], argv[3], stdout, err, sizeof err))) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }

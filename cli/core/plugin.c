@@ -188,6 +188,13 @@ static void plugin_release(const kb_case *c, kb_state *st, kb_impl_run *r)
 
 const char *kb_plugin_path(const kb_impl *impl) { return impl->plugin ? of(impl)->lib->path : NULL; }
 
+int kb_impl_named(const char *filter, const kb_impl *impl)
+{
+    if (!filter || !filter[0] || kb_list_has(filter, impl->name)) return 1;
+    const pimpl *p = impl->plugin ? of(impl) : NULL;
+    return p && p->lib->alias[0] && kb_list_has(filter, p->lib->alias);
+}
+
 /* ---- loading -------------------------------------------------------------- */
 static int builtin_clash(const char *path, const char *name, const kb_op *op, char *err, size_t n)
 {
@@ -342,20 +349,59 @@ int kb_plugin_load_list(const char *list, char *err, size_t n)
     return 0;
 }
 
+/* --impl's PATH alone (a token with a '/' or ending in .so) is NAME=PATH,
+ * NAME its file's stem: ./build/libmine.so -> mine */
+void kb_plugin_file_alias(const char *path, char *alias, size_t n)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (!strncmp(b, "lib", 3) && b[3] && b[3] != '.') b += 3;
+    size_t k = strcspn(b, ".");
+    snprintf(alias, n, "%.*s", (int)(k < n - 1 ? k : n - 1), b);
+}
+
+static int path_alias(const char *tok, char *alias, size_t n)
+{
+    const size_t l = strlen(tok);
+    if (!strchr(tok, '/') && !(l > 3 && !strcmp(tok + l - 3, ".so"))) return 0;
+    kb_plugin_file_alias(tok, alias, n);
+    return 1;
+}
+
+/* One --impl token: a library loaded (NAME=PATH, or PATH alone) becomes its
+ * NAME, which selects every implementation of it (kb_impl_named); a name
+ * stays. 0 or -1 with err. */
+static int take_token(const char *tok, char *out, size_t size, char *err, size_t n)
+{
+    char alias[64], spec[1200];
+    const char *eq = strchr(tok, '=');
+    if (!eq && path_alias(tok, alias, sizeof alias)) {
+        if (!kb_plugin_name_ok(alias))
+            return kb_errf(err, n, "--impl %s: name it, NAME=%s (its file's name is not one: letters, digits, '_', '-', '.')",
+                           tok, tok), -1;
+        snprintf(spec, sizeof spec, "%s=%s", alias, tok);
+        tok = spec;
+        eq = strchr(tok, '=');
+    }
+    if (!eq) return snprintf(out, size, "%s", tok) >= (int)size ? -1 : 0;
+    if (kb_plugin_load_spec(tok, err, n)) return -1;
+    return snprintf(out, size, "%.*s", (int)(eq - tok), tok) >= (int)size ? -1 : 0;
+}
+
 int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n)
 {
+    if (n) err[0] = 0;
     char out[sizeof((kb_opts *)0)->impl] = "";
     size_t o = 0;
     for (const char *s = impl; *s;) {
         size_t l = strcspn(s, ",");
-        char tok[1100];
+        char tok[1100], names[sizeof out];
         snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
-        char *eq = strchr(tok, '=');
-        if (eq) {
-            if (kb_plugin_load_spec(tok, err, n)) return -1;
-            *eq = 0; /* the name stays in the filter */
+        if (take_token(tok, names, sizeof names, err, n)) {
+            if (!err[0]) kb_errf(err, n, "--impl: longer than %zu characters", sizeof out - 1);
+            return -1;
         }
-        int w = snprintf(out + o, sizeof out - o, "%s%s", o ? "," : "", tok);
+        int w = snprintf(out + o, sizeof out - o, "%s%s", o ? "," : "", names);
         if (w < 0 || (size_t)w >= sizeof out - o) return kb_errf(err, n, "--impl: longer than %zu characters", sizeof out - 1), -1;
         o += (size_t)w;
         s += l + (s[l] == ',');

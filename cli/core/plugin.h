@@ -23,6 +23,14 @@ int kb_plugin_load_list(const char *list, char *err, size_t n);  /* comma list o
 int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n);
 int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n);
 const char *kb_plugin_path(const kb_impl *impl); /* NULL: kbench's own */
+/* Whether --impl's filter (a comma list; "" or NULL: every one) names impl:
+ * by its own name, or, for a library loaded as NAME=PATH (or PATH alone,
+ * NAME its file's stem), by NAME: every implementation the library has
+ * (NAME, or NAME.its_name where it has several of an op). */
+int kb_impl_named(const char *filter, const kb_impl *impl);
+/* the NAME a library goes by when --impl names its PATH alone: its file's
+ * stem (./build/libmine.so -> mine) */
+void kb_plugin_file_alias(const char *path, char *alias, size_t n);
 void kb_plugins_unload(void);
 /* kbench plugin info: the checks of kb_plugin_load, then the table and the
  * tensors of its ops. 0, or -1 with err. */

@@ -233,7 +233,7 @@ static int write_ended(const kb_plan *plan, const ended *e, char *err, size_t er
         const kb_case *c = &plan->cases[i];
         for (int k = 0; k < kb_op_nimpls(c->op); k++) {
             const char *im = kb_op_impl(c->op, k)->name;
-            if (plan->opts.impl[0] && !kb_list_has(plan->opts.impl, im)) continue;
+            if (!kb_impl_named(plan->opts.impl, kb_op_impl(c->op, k))) continue;
             kb_row row;
             memset(&row, 0, sizeof row);
             row.c = c;

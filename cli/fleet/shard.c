@@ -124,7 +124,7 @@ double kb_case_cost(const kb_case *c, const kb_opts *o)
     if (o->timeout > 0 && row > o->timeout) row = o->timeout;
     int rows = 0;
     for (int i = 0; i < kb_op_nimpls(c->op); i++)
-        rows += !o->impl[0] || kb_list_has(o->impl, kb_op_impl(c->op, i)->name);
+        rows += kb_impl_named(o->impl, kb_op_impl(c->op, i));
     return (rows ? rows : 1) * row;
 }
 

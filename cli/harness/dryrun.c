@@ -20,8 +20,6 @@ void kb_human_bytes(double b, char *buf, size_t n)
     snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
 }
 
-/* Is impl name selected by the --impl filter (comma list)? */
-int kb_impl_selected(const char *filter, const char *name) { return !filter[0] || kb_list_has(filter, name); }
 
 static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
 {
@@ -36,9 +34,11 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
         for (int c = 0; c < nops && !found; c++) {
             const kb_op *op = ops[c];
             for (int i = 0; i < kb_op_nimpls(op); i++) {
-                const char *nm = kb_op_impl(op, i)->name;
-                if (strlen(nm) == l && !strncmp(nm, s, l)) found = 1;
-                if (nn < 64) names[nn++] = nm;
+                const kb_impl *im = kb_op_impl(op, i);
+                char tok[128];
+                snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
+                if (l < sizeof tok && kb_impl_named(tok, im)) found = 1;
+                if (nn < 64) names[nn++] = im->name;
             }
         }
         if (!found) {

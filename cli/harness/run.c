@@ -427,7 +427,7 @@ static int run_impl(run_state *R, case_state *K, int ii)
     const kb_op *op = c->op;
     inflight *f = K->f;
     const kb_impl *impl = kb_op_impl(op, ii);
-    if (!kb_impl_selected(R->o->impl, impl->name)) return 0;
+    if (!kb_impl_named(R->o->impl, impl)) return 0;
     const char *pl = kb_plugin_path(impl);
     if (pl) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
         while (R->head && drain_head(&R->head, 1, &R->sink)) {}
@@ -487,7 +487,7 @@ static void run_case(run_state *R, int ci)
     kb_case *c = &R->plan->cases[ci];
     const kb_op *op = c->op;
     int any = 0; /* nothing to run for this op (check --impl of a plugin of one op): no setup */
-    for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = kb_impl_selected(R->o->impl, kb_op_impl(op, ii)->name);
+    for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = kb_impl_named(R->o->impl, kb_op_impl(op, ii));
     if (!any) { /* said done in its turn: the cases before it written first */
         while (R->head) drain_head(&R->head, 1, &R->sink);
         kb_report_skip(R->rep, c->index);

@@ -1,0 +1,14 @@
+/* What a plugin's implementations take of a sweep (coverage.c). */
+#ifndef KB_CORE_COVERAGE_H
+#define KB_CORE_COVERAGE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* kbench plugin info LIB --cases SWEEP: LIB loaded (named after its file),
+ * SWEEP's cases expanded, and for each implementation of LIB the cases of
+ * its op it takes, and the ones it refuses grouped by its supports()'s
+ * reason, with an example case each. No GPU. 0, or -1 with err. */
+int kb_plugin_coverage(const char *lib, const char *sweep, FILE *f, char *err, size_t n);
+
+#endif

@@ -1,0 +1,57 @@
+# CLI tests of the plugin contract's naming and coverage (issue 43), sourced
+# by tests/cli.sh: a library of several implementations (tests/plugins/two.c:
+# layernorm "fast" and "safe", rmsnorm "rms") named by --impl.
+
+plugins_v2_dir() { # the test plugins' directory, or "" (skipped)
+    local P=${KB_TEST_PLUGINS:-build/tests/plugins}
+    [ -f "$P/two.so" ] && echo "$P"
+}
+
+# --impl NAME=LIB selects every implementation LIB has of the sweep's ops
+# (NAME.fast, NAME.safe; NAME for rmsnorm's one); --impl LIB names them after
+# the file; NAME of a library with none of the sweep's ops is refused
+cli_plugin_naming() {
+    local P
+    P=$(plugins_v2_dir) || { t_skip "cli: plugin naming (no $KB_TEST_PLUGINS/two.so: make test-plugins)"; return; }
+    run layernorm --rows 7 --cols 300 --impl naive,mine="$P/two.so" --dry-run
+    expect_rc 0
+    run rmsnorm --rows 7 --cols 300 --impl mine="$P/two.so" --dry-run
+    expect_rc 0
+    run layernorm --rows 7 --impl "$P/two.so" --dry-run
+    expect_rc 0
+    run layernorm --rows 7 --impl two.safe,"$P/two.so" --dry-run
+    expect_rc 0
+    run mlp --impl mine="$P/two.so" --dry-run
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "no implementation 'mine' in this sweep"
+    run layernorm --rows 7 --impl mine.fastest,mine="$P/two.so" --dry-run
+    expect_rc 2
+    expect_err_has "no implementation 'mine.fastest'" "did you mean 'mine.fast'"
+    done_test "plugin: --impl NAME=LIB selects all of LIB's implementations; --impl LIB names them after the file"
+}
+
+# plugin info LIB --cases SWEEP: each implementation's take of the sweep by
+# its supports(), with the reasons it refuses the rest; no GPU
+cli_plugin_coverage() {
+    local P E=${KB_EXAMPLES:-build/examples}
+    P=$(plugins_v2_dir) || { t_skip "cli: plugin coverage (no two.so)"; return; }
+    run plugin info "$P/two.so" --cases configs/ci.json
+    expect_rc 0
+    expect_out_has "coverage of configs/ci.json" "two.fast" "two.safe" "takes 72 of 72 cases" "takes 8 of 8 cases"
+    if [ -f "$E/libkb_rope_gptj.so" ]; then
+        run plugin info "$E/libkb_rope_gptj.so" --cases configs/ci.json
+        expect_rc 0
+        expect_out_has "takes 48 of 100 cases; refuses:" "52  style neox"
+    fi
+    run plugin info "$P/two.so" --cases "$T/no-such.json"
+    expect_rc 2
+    expect_stderr_lines 1
+    [ -s "$T/out" ] && bad "the library's table printed before the sweep was refused"
+    run plugin info "$P/two.so" --case configs/ci.json
+    expect_rc 2
+    expect_stderr_lines 1
+    done_test "plugin info --cases: what each implementation takes of a sweep, and why not the rest"
+}
+
+cli_more+=(cli_plugin_naming cli_plugin_coverage)
