@@ -123,4 +123,47 @@ cli_faults_long_paths() {
     done_test "compare --csv past PATH_MAX is refused before comparing"
 }
 
-cli_more+=(cli_faults_plugin_files cli_faults_long_paths)
+# ---- standard output that fails: one line, exit 2 ----------------------------
+
+# faults_full ARGS...: kbench ARGS >/dev/full; $rc, $T/err
+faults_full() { last_args=("$@" ">/dev/full"); "$KBENCH" "$@" >/dev/full 2>"$T/err"; rc=$?; }
+# faults_closed ARGS...: kbench ARGS with stdout closed
+faults_closed() { last_args=("$@" ">&-"); "$KBENCH" "$@" >&- 2>"$T/err"; rc=$?; }
+
+faults_stdout_refused() { # NAME
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "kbench: cannot write to standard output"
+    done_test "$1"
+}
+
+cli_faults_stdout() {
+    local d=$T/faults-stdout
+    mkdir -p "$d"
+    merge_part "$d/p0.json" 00000000000000aa 0/2 H100 3 0
+    merge_part "$d/p1.json" 00000000000000aa 1/2 H100 2 1
+    faults_closed list
+    faults_stdout_refused "list with stdout closed: exit 2"
+    faults_closed rope --seq 16 --dry-run
+    faults_stdout_refused "a dry run with stdout closed: exit 2"
+    if [ ! -w /dev/full ]; then
+        t_skip "cli: standard output on /dev/full (no /dev/full)"
+        return
+    fi
+    faults_full list
+    faults_stdout_refused "list >/dev/full: exit 2"
+    faults_full --help
+    faults_stdout_refused "--help >/dev/full: exit 2"
+    faults_full --version
+    faults_stdout_refused "--version >/dev/full: exit 2"
+    faults_full merge -o "$d/all.json" "$d/p0.json" "$d/p1.json"
+    faults_stdout_refused "merge >/dev/full: exit 2"
+    faults_full compare tests/data/compare/base.json tests/data/compare/new.json
+    faults_stdout_refused "compare >/dev/full: exit 2, not 4 with no word"
+    faults_full rope --seq 1:4096:1 --dry-run
+    faults_stdout_refused "a 4096-case dry run >/dev/full: exit 2"
+    faults_full plugin --help
+    faults_stdout_refused "plugin --help >/dev/full: exit 2"
+}
+
+cli_more+=(cli_faults_plugin_files cli_faults_long_paths cli_faults_stdout)

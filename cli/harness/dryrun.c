@@ -107,7 +107,7 @@ int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
         return KB_EXIT_USAGE;
     }
     double total = 0;
-    for (int i = 0; i < plan->ncases; i++) {
+    for (int i = 0; i < plan->ncases && !ferror(out); i++) { /* a failed write ends it (kb_main says so) */
         const kb_case *c = &plan->cases[i];
         char label[1024], mem[32], mv[32];
         kb_case_label(c, label, sizeof label);
