@@ -149,9 +149,11 @@ plot:
 # as they are. fuzz_sweep: the JSON sweep parser and the dry-run expansion;
 # fuzz_compare: compare's result-file reader; fuzz_cmdline: the whole command
 # line (kb_main), with kb_device_open stubbed to fail as without a GPU (so no
-# GPU call is reached) and kbench run in a sandbox directory. Each runs
-# SECONDS (default 60), seeded from configs/, tests/data/compare and
-# tests/fuzz/seeds/; new inputs go to $(FUZZ_BUILD)/corpus-NAME, crashes to
+# GPU call is reached) and kbench run in a sandbox directory; fuzz_plugin: the
+# plugin loader's check of a library's file before dlopen (cli/core/elfcheck.c).
+# Each runs SECONDS (default 60), seeded from configs/, tests/data/compare,
+# tests/fuzz/seeds/ and the test plugins ($(BUILD)/tests/plugins, mutated byte
+# by byte); new inputs go to $(FUZZ_BUILD)/corpus-NAME, crashes to
 # $(FUZZ_BUILD)/crash-*. The fuzz build lowers KB_MAX_CASES so that the largest
 # sweep it allows expands in milliseconds (a million cases take seconds under
 # ASan and would only slow the fuzzing down).
@@ -186,11 +188,13 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(CU_OBJ)
 $(FUZZ_BUILD)/fuzz_cmdline: tests/fuzz/fuzz_cmdline.c $(FUZZ_BUILD)/cli/main-nomain.o $(FUZZ_OBJ) $(CU_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DKB_FUZZ_ROOT='"$(CURDIR)"' -fsanitize=fuzzer -Wl,--wrap=kb_device_open $^ -o $@ $(FUZZ_LIBS)
 
-fuzz: $(FUZZERS)
+fuzz: $(FUZZERS) $(filter-out $(BUILD)/tests/plugins/lib%.so,$(TEST_PLUGINS))
 	@for f in $(FUZZERS); do \
 	    n=$${f#$(FUZZ_BUILD)/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus-$$n; max=65536; \
 	    case $$n in sweep) seeds="configs tests/fuzz/seeds/sweep";; compare) seeds="tests/data/compare";; \
-	        cmdline) seeds="tests/fuzz/seeds/cmdline"; max=4096;; esac; \
+	        cmdline) seeds="tests/fuzz/seeds/cmdline"; max=4096;; \
+	        plugin) seeds="$(FUZZ_BUILD)/seeds-plugin"; rm -rf $$seeds; mkdir -p $$seeds; \
+	            cp $(filter-out $(BUILD)/tests/plugins/lib%.so,$(TEST_PLUGINS)) $$seeds/;; esac; \
 	    echo "== $$f, $(SECONDS) s"; \
 	    ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 $$f -max_total_time=$(SECONDS) -max_len=$$max \
 	        -artifact_prefix=$(abspath $(FUZZ_BUILD))/ $(FUZZ_BUILD)/corpus-$$n $$seeds > $(FUZZ_BUILD)/$$n.log 2>&1; \

@@ -3,6 +3,7 @@
 #include "compare_int.h"
 #include "core/errors.h"
 #include "report/csv.h"
+#include "report/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -481,6 +482,7 @@ int kb_compare_main(int argc, char **argv)
     if (rc >= 0) return rc;
 
     char err[KB_ERRLEN], script[4200];
+    if (a.csv && kb_output_check(a.csv, "--csv", err, sizeof err)) return kb_usage("compare", "%s", err);
     if (a.plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);
     kb_cmp_file base, cur;
     if (kb_cmp_load(a.bpath, &base, err, sizeof err)) return kb_usage("compare", "%s", err);

@@ -24,10 +24,13 @@
 #include "selftest.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const prog = "kbench";
 
@@ -612,19 +615,46 @@ static int run_command(int argc, char **argv)
     return kb_usage(NULL, "unknown command '%s' (see: %s --help)", cmd, prog);
 }
 
+/* Standard output flushed and checked, whatever the command: a write that
+ * failed (a full disk, /dev/full, a closed stdout) is said in one line and
+ * the exit is 2, unless the command already said an error (exit 2 or 3).
+ * The error flag is cleared for the next kb_main. */
+static int stdout_checked(int rc)
+{
+    errno = 0;
+    const int flush_failed = fflush(stdout) != 0;
+    const int e = flush_failed ? errno : 0, failed = flush_failed || ferror(stdout);
+    clearerr(stdout);
+    if (!failed || rc == KB_EXIT_USAGE || rc == KB_EXIT_CUDA) return rc;
+    fprintf(stderr, "kbench: cannot write to standard output: %s\n", e ? strerror(e) : "a write failed");
+    return KB_EXIT_USAGE;
+}
+
 int kb_main(int argc, char **argv)
 {
     getopt_reset(); /* whatever an earlier parse left (compare's starts at optind = 1) */
     int rc = run_command(argc, argv);
     getopt_reset(); /* no pointer into this argv stays behind */
     kb_plugins_unload(); /* the next call loads its own */
-    fflush(stdout);
-    return rc;
+    return stdout_checked(rc);
 }
 
 #ifndef KB_NO_MAIN /* tests and the fuzzer link kb_main alone (main.c built with -DKB_NO_MAIN) */
+/* A closed standard stream (kbench >&-) held by /dev/null opened read-only:
+ * no result file opened later takes its number (the table would go into it),
+ * and a write to it fails (EBADF), as to a closed one. */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int h = open("/dev/null", O_RDONLY);
+            if (h >= 0 && h != fd) dup2(h, fd), close(h);
+        }
+}
+
 int main(int argc, char **argv)
 {
+    hold_closed_std_fds();
     kb_host_recycle();
     return kb_main(argc, argv);
 }

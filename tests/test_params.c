@@ -486,13 +486,14 @@ static void test_opts_set(void **state)
     assert_string_equal(o.impl, "naive,opt");
     assert_int_equal(kb_opts_set(&o, "out_dir", "a/b", err, sizeof err), 0);
     assert_string_equal(o.out_dir, "a/b");
-    char longs[1100];
+    char longs[sizeof o.csv + 8]; /* a path's room: PATH_MAX */
+    assert_int_equal(sizeof o.csv, PATH_MAX);
     memset(longs, 'x', sizeof longs);
-    longs[1024] = 0; /* one more than csv holds with its terminator */
+    longs[sizeof o.csv] = 0; /* one more than csv holds with its terminator */
     expect_set_bad(&o, "csv", longs, "too long");
-    longs[1023] = 0;
+    longs[sizeof o.csv - 1] = 0;
     assert_int_equal(kb_opts_set(&o, "csv", longs, err, sizeof err), 0);
-    assert_int_equal(strlen(o.csv), 1023);
+    assert_int_equal(strlen(o.csv), sizeof o.csv - 1);
     /* booleans */
     assert_int_equal(kb_opts_set(&o, "hot", "true", err, sizeof err), 0);
     assert_int_equal(o.hot, 1);

@@ -57,13 +57,49 @@ size_t kb_escape_controls(const char *in, char *out, size_t n)
     return o;
 }
 
+/* s (len bytes) into out[n]: whole where it fits, else its start, "...",
+ * and its end, the end the longer (a message's reason comes last: "cannot
+ * write PATH: REASON"), cut between UTF-8 characters */
+static void fit_middle(const char *s, size_t len, char *out, size_t n)
+{
+    if (len < n) {
+        memcpy(out, s, len + 1);
+        return;
+    }
+    if (n < 8) {
+        snprintf(out, n, "%s", s);
+        return;
+    }
+    size_t head = (n - 4) / 3, tail = n - 4 - head;
+    while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80) head--;
+    const char *t = s + len - tail;
+    while (*t && ((unsigned char)*t & 0xc0) == 0x80) t++;
+    memcpy(out, s, head);
+    memcpy(out + head, "...", 3);
+    memcpy(out + head + 3, t, strlen(t) + 1);
+}
+
 /* Messages are one line: what the user typed is echoed with its newlines and
- * escape sequences spelled out (\n, \x1b). */
+ * escape sequences spelled out (\n, \x1b). One too long for err keeps its
+ * start and its end (the reason), "..." between: a long path never pushes
+ * the reason out of the line. */
 void kb_verrf(char *err, size_t n, const char *fmt, va_list ap)
 {
-    char raw[2048];
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    kb_escape_controls(raw, err, n);
+    if (!n) return;
+    char *raw = NULL;
+    if (vasprintf(&raw, fmt, ap) < 0) {
+        snprintf(err, n, "(no memory for the message)");
+        return;
+    }
+    size_t len = strlen(raw), cap = 4 * len + 1;
+    char *esc = malloc(cap);
+    if (!esc) {
+        kb_escape_controls(raw, err, n);
+    } else {
+        fit_middle(esc, kb_escape_controls(raw, esc, cap), err, n);
+        free(esc);
+    }
+    free(raw);
 }
 
 void kb_errf(char *err, size_t n, const char *fmt, ...)

@@ -14,7 +14,8 @@ enum { KB_EXIT_OK = 0, KB_EXIT_VERIFY = 1, KB_EXIT_USAGE = 2, KB_EXIT_CUDA = 3, 
 
 /* in with control characters spelled out (\n, \t, \x1b) into out[n]; the length written */
 size_t kb_escape_controls(const char *in, char *out, size_t n);
-/* snprintf into an error buffer, control characters escaped: one line (params.c) */
+/* snprintf into an error buffer, control characters escaped: one line (params.c);
+ * one longer than n keeps its start and its end (the reason), "..." between */
 void kb_errf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void kb_verrf(char *err, size_t n, const char *fmt, va_list ap); /* kb_errf's body */
 /* "kbench CMD: MESSAGE" on stderr ("kbench: MESSAGE" with cmd NULL), one

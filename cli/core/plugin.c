@@ -2,6 +2,7 @@
  * (include/kbench_plugin.h). Each of their implementations becomes one more
  * kb_impl of its op, after kbench's own: verified, timed and reported like
  * them. Everything here is host code; loading touches no GPU. */
+#include "elfcheck.h"
 #include "errors.h"
 #include "op.h"
 #include "params.h"
@@ -245,10 +246,15 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
     struct stat sb;
     if (stat(path, &sb) != 0) return kb_errf(err, n, "%s: no such file", path), NULL;
     if (!S_ISREG(sb.st_mode)) return kb_errf(err, n, "%s: not a file", path), NULL;
-    /* dlopen of a bare name searches the library path: make it a path */
-    char p[1100];
-    snprintf(p, sizeof p, "%s%s", strchr(path, '/') ? "" : "./", path);
+    /* dlopen trusts the file: one cut short would end kbench with SIGBUS */
+    char why[256];
+    if (kb_elf_check(path, why, sizeof why))
+        return kb_errf(err, n, "%s: cannot load it as a shared library: %s", path, why), NULL;
+    /* dlopen of a bare name searches the library path: make it a path (whole) */
+    char *p = NULL;
+    if (asprintf(&p, "%s%s", strchr(path, '/') ? "" : "./", path) < 0) abort();
     void *dl = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    free(p);
     if (!dl) {
         const char *e = dlerror();
         return kb_errf(err, n, "%s: cannot load it as a shared library: %s", path, e ? e : "?"), NULL;
@@ -257,6 +263,13 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
     if (!sym) {
         dlclose(dl);
         return kb_errf(err, n, "%s: no entry point %s() (see include/kbench_plugin.h)", path, KBP_ENTRY), NULL;
+    }
+    if (!kb_elf_addr_is_code(sym)) { /* int kbench_plugin = 5: called, it would end kbench with SIGSEGV */
+        dlclose(dl);
+        return kb_errf(err, n, "%s: %s is not a function (a data symbol; want const kbp_table *%s(void): see "
+                               "include/kbench_plugin.h)",
+                       path, KBP_ENTRY, KBP_ENTRY),
+               NULL;
     }
     kbp_entry_fn fn;
     memcpy(&fn, &sym, sizeof fn);

@@ -3,12 +3,13 @@
 #ifndef KB_CORE_SETTINGS_H
 #define KB_CORE_SETTINGS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
     char impl[256];     /* comma list of implementations, "" = all */
-    char csv[1024], json[1024], out_dir[1024];
+    char csv[PATH_MAX], json[PATH_MAX], out_dir[PATH_MAX]; /* whole paths: a longer one is refused */
     uint64_t seed;
     int hot, no_verify, quiet;
     int min_samples;

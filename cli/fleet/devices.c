@@ -60,6 +60,7 @@
 #include "../report/row.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -366,7 +367,7 @@ typedef struct {
     ladders L;
     /* the run's outputs, and the parts beside its JSON: pj[w] worker w's,
      * pj[n] the ended cases' error rows */
-    char csv[1100], json[1100], pj[KB_MAX_DEVICES + 1][1200];
+    char csv[PATH_MAX], json[PATH_MAX], pj[KB_MAX_DEVICES + 1][PATH_MAX];
     int *order, *group; /* the queue, longest first; cases that share ceilings: one GPU's */
     char *taken;        /* places in order handed out */
     int *dead;          /* the worker that ended during it, else -1 */
@@ -416,16 +417,23 @@ static int pick_gpus(fleet *f)
 static int part_paths(fleet *f)
 {
     const kb_opts *o = &f->plan->opts;
-    char pc[1200];
-    kb_output_paths(f->plan, f->info, f->csv, f->json, sizeof f->csv);
+    char pc[PATH_MAX], err[KB_ERRLEN];
+    if (kb_output_paths(f->plan, f->info, f->csv, f->json, sizeof f->csv, err, sizeof err)) {
+        fprintf(stderr, "kbench: %s\n", err);
+        return KB_EXIT_USAGE;
+    }
     for (int w = 0; w <= f->n && !f->dry; w++) { /* no part of an earlier run is merged */
         char tag[16];
         snprintf(tag, sizeof tag, w < f->n ? "gpu%d" : "ended", w < f->n ? f->ids[w] : 0);
-        kb_sibling_path(f->json, tag, "json", f->pj[w], sizeof f->pj[w]);
-        kb_sibling_path(f->json, tag, "csv", pc, sizeof pc);
-        if (strlen(pc) >= sizeof o->json) { /* a worker's --json and --csv hold its part's paths */
-            fprintf(stderr, "kbench: --devices: %s: a path too long for a worker's part (%zu characters at most)\n",
-                    pc, sizeof o->json - 1);
+        /* a worker's --json and --csv hold its part's paths: whole, with their temporaries */
+        const int cut = kb_sibling_path(f->json, tag, "json", f->pj[w], sizeof o->json) ||
+                        kb_sibling_path(f->json, tag, "csv", pc, sizeof o->csv);
+        if (cut)
+            kb_errf(err, sizeof err, "--devices: a worker's parts beside %s: too long (%zu characters at most)", f->json,
+                    sizeof o->json - 1);
+        if (cut || kb_path_fits(f->pj[w], "--devices: a worker's part", err, sizeof err) ||
+            kb_path_fits(pc, "--devices: a worker's part", err, sizeof err)) {
+            fprintf(stderr, "kbench: %s\n", err);
             return KB_EXIT_USAGE;
         }
         unlink(f->pj[w]);
@@ -732,7 +740,7 @@ static int merge_parts(fleet *f, int rc)
     int np = 0;
     for (int w = 0; w < f->started; w++)
         if (!access(f->pj[w], R_OK)) parts[np++] = f->pj[w];
-    char pe[1200], pc[1200];
+    char pe[PATH_MAX], pc[PATH_MAX]; /* they fit: part_paths checked them */
     kb_sibling_path(f->json, "ended", "csv", pe, sizeof pe);
     ended e = {f->dead, f->status, f->ids, f->pj[f->n], pe};
     if (f->died && !in_child(f->plan, f->info, &e)) parts[np++] = f->pj[f->n];

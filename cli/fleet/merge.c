@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,8 +130,11 @@ static int merge_csv(const part *ps, int np, const char *out, int say, char *err
     int nr = 0, cap = 0, rc = -1;
     for (int p = 0; p < np; p++) {
         if (ps[p].dropped) continue;
-        char path[1100], *text = NULL;
-        kb_sibling_path(ps[p].path, NULL, "csv", path, sizeof path);
+        char path[PATH_MAX], *text = NULL;
+        if (kb_sibling_path(ps[p].path, NULL, "csv", path, sizeof path)) {
+            kb_errf(err, errlen, "%s: the path of its CSV beside it is too long", ps[p].path);
+            goto out;
+        }
         if (kb_read_text(path, "CSV", MAX_FILE_BYTES, &text, err, errlen)) goto out;
         char *save = NULL, *line = strtok_r(text, "\n", &save);
         if (!line) { kb_errf(err, errlen, "%s: empty (no header)", path); free(text); goto out; }

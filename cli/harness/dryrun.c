@@ -9,6 +9,7 @@
 #include "../core/settings.h"
 #include "../report/files.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +55,34 @@ static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
     return 0;
 }
 
+/* One output: the flag's path (flag: "--csv"), else, where dflt, DIR/NAME.EXT,
+ * into buf[n]; 0, or -1 with err where it does not fit (kb_path_fits) */
+static int output_path(const char *given, const char *dir, const char *name, const char *ext, int dflt,
+                       const char *flag, char *buf, size_t n, char *err, size_t errlen)
+{
+    char *p = NULL;
+    if (given[0] || !dflt) p = strdup(given);
+    else if (asprintf(&p, "%s/%s.%s", dir, name, ext) < 0) p = NULL;
+    if (!p) abort();
+    const char *what = given[0] ? flag : "--out-dir's output";
+    int rc = p[0] && kb_path_fits(p, what, err, errlen) ? -1 : 0;
+    if (!rc && strlen(p) >= n) rc = -1, kb_errf(err, errlen, "%s %s: too long (%zu characters at most)", what, p, n - 1);
+    if (!rc) memcpy(buf, p, strlen(p) + 1);
+    free(p);
+    return rc;
+}
+
 /* run.h */
-void kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n)
+int kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n, char *err,
+                    size_t errlen)
 {
     const kb_opts *o = &plan->opts;
-    snprintf(csv, n, "%s", o->csv);
-    snprintf(json, n, "%s", o->json);
-    if (!info->check_mode) {
-        if (!csv[0]) snprintf(csv, n, "%s/%s.csv", o->out_dir, info->name);
-        if (!json[0]) snprintf(json, n, "%s/%s.json", o->out_dir, info->name);
-    }
+    const int dflt = !info->check_mode;
+    csv[0] = json[0] = 0;
+    if (output_path(o->csv, o->out_dir, info->name, "csv", dflt, "--csv", csv, n, err, errlen) ||
+        output_path(o->json, o->out_dir, info->name, "json", dflt, "--json", json, n, err, errlen))
+        return -1;
+    return 0;
 }
 
 /* Everything that can be refused before the GPU is touched; the plugins
@@ -74,8 +93,8 @@ int kb_plan_check(kb_plan *plan, const kb_run_info *info, char *err, size_t errl
         kb_plugin_take_impls(plan->opts.impl, sizeof plan->opts.impl, err, errlen))
         return -1;
     if (check_impl_filter(plan, err, errlen)) return -1;
-    char csv[1100], json[1100];
-    kb_output_paths(plan, info, csv, json, sizeof csv);
+    char csv[PATH_MAX], json[PATH_MAX];
+    if (kb_output_paths(plan, info, csv, json, sizeof csv, err, errlen)) return -1;
     if (kb_output_check(csv, "--csv", err, errlen) || kb_output_check(json, "--json", err, errlen)) return -1;
     return 0;
 }
@@ -88,7 +107,7 @@ int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
         return KB_EXIT_USAGE;
     }
     double total = 0;
-    for (int i = 0; i < plan->ncases; i++) {
+    for (int i = 0; i < plan->ncases && !ferror(out); i++) { /* a failed write ends it (kb_main says so) */
         const kb_case *c = &plan->cases[i];
         char label[1024], mem[32], mv[32];
         kb_case_label(c, label, sizeof label);

@@ -24,6 +24,7 @@
 
 
 #include <cuda_runtime_api.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <nvtx3/nvToolsExt.h>
@@ -112,7 +113,7 @@ typedef struct {
     kb_timer *timer;
     void *stream;
     kb_report *rep;
-    char csv[1100], json[1100];
+    char csv[PATH_MAX], json[PATH_MAX];
     double mark[3]; /* entry, the device and timer ready, the copy ceiling known */
     double t0;      /* the sweep's start, for the progress line */
     int exit_code, fatal;
@@ -185,7 +186,11 @@ static int open_timer_report(run_state *R)
         return KB_EXIT_CUDA;
     }
     R->mark[1] = R->mark[2] = kb_now_s();
-    kb_output_paths(R->plan, R->info, R->csv, R->json, sizeof R->csv);
+    if (kb_output_paths(R->plan, R->info, R->csv, R->json, sizeof R->csv, err, sizeof err)) { /* checked before: not here */
+        fprintf(stderr, "kbench: %s\n", err);
+        kb_timer_destroy(R->timer);
+        return KB_EXIT_USAGE;
+    }
     if (!R->info->check_mode) {
         int by = -1;
         int e = kb_copy_gbps(R->timer, (double)(1u << 29), (double)(1u << 29), o, &dev->copy_gbps, &by);

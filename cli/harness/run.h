@@ -9,8 +9,11 @@
 #include <stdio.h>
 
 /* The result files a run writes: the flags', else DIR/NAME.{csv,json}
- * (kbench check: only those asked for). */
-void kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n);
+ * (kbench check: only those asked for), into csv[n] and json[n] (n:
+ * PATH_MAX). 0, or -1 with err where one is too long (kb_path_fits): a
+ * path is never cut. */
+int kb_output_paths(const kb_plan *plan, const kb_run_info *info, char *csv, char *json, size_t n, char *err,
+                    size_t errlen);
 int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 /* What can be refused before the GPU is touched: the plugins loaded, the
  * --impl names, the output paths. 0, or -1 with err. */

@@ -4,6 +4,7 @@
 #include "../core/clock.h"
 #include "../core/errors.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ static struct {
     pthread_mutex_t mu;
     double deadline; /* 0: nothing armed */
     double limit;
-    char what[1400], files[2300];
+    char what[1400], files[2 * PATH_MAX + 8]; /* the result files whole */
     int started;
 } watch = {.mu = PTHREAD_MUTEX_INITIALIZER};
 

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,21 +32,21 @@ const char *const kb_wall_names[KB_WALL_N] = {"ceilings", "setup", "reference", 
 
 struct kb_report {
     FILE *csv;
-    char json_path[1024];
+    char json_path[PATH_MAX];
     cJSON *root;        /* the head: "kbench" and "device" */
     kb_json_file *json; /* the file (json.h) */
     const kb_op *const *ops;
     int nops, quiet;
     const kb_case *last_case;
     FILE *table;
-    char csv_path[1024];
-    char err[1400]; /* the first failed write: the report writes nothing after it */
+    char csv_path[PATH_MAX];
+    char err[KB_ERRLEN]; /* the first failed write: the report writes nothing after it */
 };
 
 /* The first failed write, said once: "cannot write PATH: REASON". */
 static int write_failed(kb_report *r, const char *path, int errnum)
 {
-    if (!r->err[0]) snprintf(r->err, sizeof r->err, "cannot write %s: %s", path, strerror(errnum ? errnum : EIO));
+    if (!r->err[0]) kb_errf(r->err, sizeof r->err, "cannot write %s: %s", path, strerror(errnum ? errnum : EIO));
     return -1;
 }
 
@@ -97,13 +98,16 @@ kb_report *kb_report_open(const char *csv, const char *json, const kb_op *const 
     r->nops = nops;
     r->quiet = quiet;
     r->table = stdout;
+    /* paths whole (kb_path_fits: PATH_MAX with the temporary), or refused */
+    if ((csv && *csv && kb_path_fits(csv, "--csv", err, errlen)) || (json && *json && kb_path_fits(json, "--json", err, errlen)))
+        goto fail;
     if (csv && *csv) {
         if (kb_ensure_dir_of(csv, err, errlen)) goto fail;
         r->csv = fopen(csv, "w");
-        if (!r->csv) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno)); goto fail; }
+        if (!r->csv) { kb_errf(err, errlen, "cannot write %s: %s", csv, strerror(errno)); goto fail; }
         snprintf(r->csv_path, sizeof r->csv_path, "%s", csv);
         kb_csv_header(r->csv, ops, nops);
-        if (kb_flush_ok(r->csv)) { snprintf(err, errlen, "cannot write %s: %s", csv, strerror(errno ? errno : EIO)); goto fail; }
+        if (kb_flush_ok(r->csv)) { kb_errf(err, errlen, "cannot write %s: %s", csv, strerror(errno ? errno : EIO)); goto fail; }
     }
     if (json && *json) {
         if (kb_ensure_dir_of(json, err, errlen)) goto fail;

@@ -30,7 +30,12 @@
  * stdin is /dev/null (nothing can wait on it), stdout /dev/null; stderr
  * (kbench's messages) goes to a memory buffer, checked: the exit code is one
  * of KB_EXIT_*, and a usage error (exit 2) says so in one line with no raw
- * control character. libFuzzer's own
+ * control character. For an input whose bytes sum to a multiple of 4,
+ * stdout is instead a stream whose every write fails (ENOSPC, as a full
+ * disk): then a command that wrote to it must not exit 0 or with a verdict
+ * (1, 4), but 2 (or 3), and every line it says has no raw control
+ * character. Long relative output paths (tests/fuzz/seeds/cmdline/long-*)
+ * reach the path checks; absolute ones stay out (the sandbox). libFuzzer's own
  * output and the sanitizers' reports keep the real stderr (fd 2).
  * KB_FUZZ_VERBOSE=1 prints each input's argv, exit code and messages there.
  *
@@ -159,6 +164,18 @@ static void remove_sandbox(void)
     if (sandbox[0]) nftw(sandbox, rm_entry, 16, FTW_DEPTH | FTW_PHYS), rmdir(sandbox);
 }
 
+/* ---- a stdout that fails ---------------------------------------------- */
+static FILE *fullf;  /* every write fails, as on a full disk */
+static int full_hit; /* a write reached it */
+
+static ssize_t full_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie, (void)buf, (void)n;
+    full_hit = 1;
+    errno = ENOSPC;
+    return -1;
+}
+
 /* -artifact_prefix made absolute (libFuzzer writes crash files while kb_main,
  * and so the sandbox, has the working directory); "./" when none is given. */
 static void absolute_artifacts(int *argc, char ***argv)
@@ -246,6 +263,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     errbuf = malloc(ERRBUF);
     errf = errbuf ? fmemopen(errbuf, ERRBUF, "w") : NULL;
     if (!errf) abort();
+    fullf = fopencookie(NULL, "w", (cookie_io_functions_t){.write = full_write});
+    if (!fullf || setvbuf(fullf, NULL, _IONBF, 0)) abort(); /* unbuffered: nothing left over for the next input */
     return 0;
 }
 
@@ -261,6 +280,12 @@ static int escapes(const char *w)
 static void check_messages(int argc, char **argv, int rc, const char *msg, size_t len)
 {
     if (rc < KB_EXIT_OK || rc > KB_EXIT_REGRESSION) abort();
+    if (full_hit) { /* stdout failed: said, and no success or verdict */
+        if (rc != KB_EXIT_USAGE && rc != KB_EXIT_CUDA) abort();
+        for (size_t i = 0; i < len && len < ERRBUF - 1; i++)
+            if (((unsigned char)msg[i] < 0x20 && msg[i] != '\n') || msg[i] == 0x7f) abort();
+        return;
+    }
     if (rc != KB_EXIT_USAGE || argc < 2 || len >= ERRBUF - 1) return;
     if (len == 0 || msg[len - 1] != '\n' || memchr(msg, '\n', len - 1)) abort();
     for (size_t i = 0; i + 1 < len; i++)
@@ -295,19 +320,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *copy[MAX_WORDS + 2]; /* getopt_long permutes argv: print and free what was given */
         memcpy(copy, argv, ((size_t)argc + 1) * sizeof *argv);
         rewind(errf);
-        FILE *real_stderr = stderr;
+        FILE *real_stderr = stderr, *real_stdout = stdout;
+        unsigned sum = 0;
+        for (size_t i = 0; i < size; i++) sum += data[i];
+        const int full = sum % 4 == 0;
+        full_hit = 0;
         stderr = errf;
+        if (full) stdout = fullf;
         if (fchdir(sandbox_fd)) abort();
         int rc = kb_main(argc, argv);
         fflush(errf);
         stderr = real_stderr;
+        stdout = real_stdout;
         restore();
         if (fchdir(home_fd)) abort();
         size_t len = (size_t)ftell(errf);
         if (verbose) {
             fprintf(stderr, "fuzz_cmdline:");
             for (int k = 0; k < argc; k++) fprintf(stderr, " '%s'", copy[k]);
-            fprintf(stderr, " -> exit %d\n%.*s", rc, (int)len, errbuf);
+            fprintf(stderr, " -> exit %d%s\n%.*s", rc, full ? " (stdout failing)" : "", (int)len, errbuf);
         }
         check_messages(argc, copy, rc, errbuf, len);
         for (int k = 0; k < argc; k++) free(copy[k]);
