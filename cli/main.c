@@ -388,18 +388,96 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     return run_and_free(&plan, full_argc, full_argv, name, 0, cli.dry_run);
 }
 
+/* check's --shapes FILE (or --shapes=FILE), taken out of argv: the sweep
+ * file whose cases check runs instead of its own shapes. 0, or the exit code. */
+static int take_shapes(int *argc, char **argv, const char **shapes)
+{
+    *shapes = NULL;
+    int o = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (!strcmp(argv[i], "--shapes") || !strncmp(argv[i], "--shapes=", 9)) {
+            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < *argc ? argv[++i] : NULL);
+            if (!v || !v[0]) return kb_usage("check", "--shapes wants a sweep file (--shapes FILE.json)");
+            if (*shapes) return kb_usage("check", "--shapes given twice");
+            *shapes = v;
+            continue;
+        }
+        argv[o++] = argv[i];
+    }
+    *argc = o;
+    return 0;
+}
+
+/* check's cases: the ops' own check sweeps (the ones named, or all). 0, or
+ * the exit code (said). */
+static int check_cases(const kb_cli *cli, kb_plan *plan)
+{
+    char err[KB_ERRLEN];
+    for (int i = 0; i < kb_nops; i++) {
+        const kb_op *op = kb_ops[i];
+        int want = cli->npos == 0;
+        for (int k = 0; k < cli->npos; k++) want |= !strcmp(cli->pos[k], op->name);
+        if (!want) continue;
+        for (int k = 0; k < op->ncheck; k++) {
+            char json[4096], where[64];
+            snprintf(json, sizeof json, "%.*s\"op\": \"%s\", %s", 1, op->check_sweeps[k], op->name, op->check_sweeps[k] + 1);
+            cJSON *sw = cJSON_Parse(json);
+            snprintf(where, sizeof where, "%s check %d", op->name, k);
+            int rc = sw ? kb_config_sweep(sw, where, 1, &plan->cases, &plan->ncases, err, sizeof err) : -1;
+            cJSON_Delete(sw);
+            if (rc) {
+                fprintf(stderr, "kbench: internal: %s\n", sw ? err : where);
+                return KB_EXIT_USAGE;
+            }
+        }
+    }
+    return 0;
+}
+
+/* check --shapes FILE's cases: the file's (of the ops named, or all), its
+ * settings left aside but its plugins. 0, or the exit code (said). */
+static int shapes_cases(const kb_cli *cli, const char *file, kb_plan *plan)
+{
+    char err[KB_ERRLEN];
+    kb_plan fp;
+    memset(&fp, 0, sizeof fp);
+    if (kb_config_load(file, &fp, err, sizeof err)) {
+        kb_cases_free(fp.cases, fp.ncases);
+        return kb_usage("check", "--shapes: %s", err);
+    }
+    for (int i = 0; i < fp.ncases; i++) {
+        int want = cli->npos == 0;
+        for (int k = 0; k < cli->npos; k++) want |= !strcmp(cli->pos[k], fp.cases[i].op->name);
+        if (!want) {
+            kb_case_free_lists(&fp.cases[i]);
+            continue;
+        }
+        fp.cases[plan->ncases++] = fp.cases[i];
+    }
+    plan->cases = fp.cases;
+    if (fp.opts.plugin[0] && !plan->opts.plugin[0]) snprintf(plan->opts.plugin, sizeof plan->opts.plugin, "%s", fp.opts.plugin);
+    if (plan->ncases == 0) return kb_usage("check", "--shapes %s: no case of the ops named", file);
+    return 0;
+}
+
 static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
 {
     kb_cli cli;
     memset(&cli, 0, sizeof cli);
     kb_opts_default(&cli.opts);
-    int rc = parse_flags("check", argc, argv, &cli);
+    const char *shapes;
+    int rc = take_shapes(&argc, argv, &shapes);
+    if (rc) return rc;
+    rc = parse_flags("check", argc, argv, &cli);
     if (rc < 0) {
-        printf("usage: %s check [OP...] [--impl LIST] [--seed N] [--dry-run]\n\n"
+        printf("usage: %s check [OP...] [--impl LIST] [--shapes SWEEP.json] [--seed N] [--dry-run]\n\n"
                "Verifies every implementation of every op (or the named ones) against the CPU\n"
                "reference, over every dtype, layout, style and pass, at small and odd shapes\n"
-               "(sizes that are not multiples of the vector width or the block). No timing.\n"
-               "Prints each failure and a closing 'check: N passed, N failed'; exit 1 on any failure.\n",
+               "(sizes that are not multiples of the vector width or the block); --shapes takes\n"
+               "a sweep file's cases instead (its plugins too). No timing. Prints each failure,\n"
+               "each implementation's passed, failed and n/a, and a closing 'check: N passed,\n"
+               "N failed, N n/a'; exit 1 on any failure, or when an implementation named by\n"
+               "--impl passed no case.\n",
                prog);
         return KB_EXIT_OK;
     }
@@ -409,25 +487,10 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.opts = cli.opts;
-    char err[KB_ERRLEN];
-    for (int i = 0; i < kb_nops; i++) {
-        const kb_op *op = kb_ops[i];
-        int want = cli.npos == 0;
-        for (int k = 0; k < cli.npos; k++) want |= !strcmp(cli.pos[k], op->name);
-        if (!want) continue;
-        for (int k = 0; k < op->ncheck; k++) {
-            char json[4096], where[64];
-            snprintf(json, sizeof json, "%.*s\"op\": \"%s\", %s", 1, op->check_sweeps[k], op->name, op->check_sweeps[k] + 1);
-            cJSON *sw = cJSON_Parse(json);
-            snprintf(where, sizeof where, "%s check %d", op->name, k);
-            rc = sw ? kb_config_sweep(sw, where, 1, &plan.cases, &plan.ncases, err, sizeof err) : -1;
-            cJSON_Delete(sw);
-            if (rc) {
-                fprintf(stderr, "kbench: internal: %s\n", sw ? err : where);
-                kb_cases_free(plan.cases, plan.ncases);
-                return KB_EXIT_USAGE;
-            }
-        }
+    rc = shapes ? shapes_cases(&cli, shapes, &plan) : check_cases(&cli, &plan);
+    if (rc) {
+        kb_cases_free(plan.cases, plan.ncases);
+        return rc;
     }
     return run_and_free(&plan, full_argc, full_argv, "check", 1, cli.dry_run);
 }

@@ -55,3 +55,27 @@ cli_plugin_coverage() {
 }
 
 cli_more+=(cli_plugin_naming cli_plugin_coverage)
+
+# kbench check --shapes FILE: the file's cases instead of check's own (the
+# ops named among them); a bad file or none of the ops named: exit 2
+cli_check_shapes() {
+    run check --shapes configs/ci.json --dry-run
+    expect_rc 0
+    expect_out_has "187 cases"
+    run check layernorm --shapes configs/ci.json --dry-run
+    expect_rc 0
+    expect_out_has "72 cases"
+    usage_error "check --shapes: a missing file" check --shapes "$T/none.json" --dry-run -- "--shapes:" "not found"
+    usage_error "check --shapes: no file" check --shapes -- "--shapes wants a sweep file"
+    printf '{"sweeps": [{"op": "rope", "seq": 5}]}\n' >"$T/rope-only.json"
+    usage_error "check --shapes: none of the ops named" check mlp --shapes "$T/rope-only.json" --dry-run -- "no case of the ops named"
+    local P
+    if P=$(plugins_v2_dir) && [ -f "$P/refuse_all.so" ]; then
+        run plugin info "$P/refuse_all.so" --cases configs/ci.json
+        expect_rc 0
+        expect_out_has "takes 0 of 72 cases; refuses:" "rows a multiple of 4096 only"
+    fi
+    done_test "check --shapes SWEEP: the user's shapes; plugin info --cases says a picky plugin takes none of them"
+}
+
+cli_more+=(cli_check_shapes)

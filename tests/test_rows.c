@@ -176,6 +176,14 @@ static void test_drain(void **state)
     assert_int_equal(nrows, 7);
     assert_int_equal(dones, 2);
     assert_int_equal(fin.nna, 7);
+    int counted = 0; /* each implementation's own count (kbench check's lines) adds up to the whole */
+    for (int k = 0; k < fin.nper; k++) {
+        assert_non_null(fin.per[k].impl);
+        assert_ptr_equal(fin.per[k].op, &fake);
+        counted += fin.per[k].pass + fin.per[k].fail + fin.per[k].na;
+    }
+    assert_true(fin.nper >= 1);
+    assert_int_equal(counted, fin.npass + fin.nfail + fin.nna);
     assert_int_equal(kb_report_close(rep, err, sizeof err), 0);
 
     FILE *fp = fopen(json, "r"); /* the rows in case order */

@@ -177,16 +177,22 @@ static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, in
         verify_compare(row->c, st, p->h, p->nondet, row);
         row->wall[KB_WALL_VERIFY] += kb_now_s() - tw;
     }
+    int k = 0; /* the implementation's own count */
+    while (k < t->nper && (t->per[k].op != row->c->op || strcmp(t->per[k].impl, row->impl))) k++;
+    if (k == t->nper && k < KB_MAX_TALLY) t->per[t->nper++].impl = row->impl, t->per[k].op = row->c->op;
+    int na = 0, fail = 0, pass = 0;
     if (p->na) {
-        t->nna++;
+        na = 1;
     } else if (p->e) {
-        t->nfail++;
+        fail = 1;
     } else if (row->verified == 1) {
-        t->npass++;
+        pass = 1;
     } else if (row->verified == 0) {
-        t->nfail++;
+        fail = 1;
         if (*t->exit_code == KB_EXIT_OK) *t->exit_code = KB_EXIT_VERIFY;
     }
+    t->nna += na, t->nfail += fail, t->npass += pass;
+    if (k < KB_MAX_TALLY) t->per[k].na += na, t->per[k].fail += fail, t->per[k].pass += pass;
     int lost = put_row(rep, row, nrows);
     if (check_mode && !p->na && (row->verified == 0 || p->e)) fail_line(row->c->op, row->c, p->impl, label, row->error);
     free_pending(p);

@@ -39,8 +39,15 @@ typedef struct {
     int na, ran;             /* n/a; verify_run ran */
 } pending;
 
+#define KB_MAX_TALLY 64 /* implementations counted apart (kbench check's lines) */
 typedef struct {
     int npass, nfail, nna, *exit_code;
+    struct {
+        const char *impl; /* its name (the row's) */
+        const kb_op *op;
+        int pass, fail, na;
+    } per[KB_MAX_TALLY]; /* each implementation's, in the order they came */
+    int nper;
 } tally;
 void free_all(void **h, int n);
 void free_pending(pending *p);

@@ -519,6 +519,25 @@ static void run_case(run_state *R, int ci)
         drain_head(&R->head, 1, &R->sink);
 }
 
+/* kbench check's closing lines: each implementation's passed, failed and
+ * n/a, then the whole; an implementation named by --impl that passed no
+ * case fails the check (exit 1), saying so: a library that refuses every
+ * shape check has was checked on nothing. */
+static void check_summary(run_state *R)
+{
+    const tally *t = &R->fin;
+    for (int k = 0; k < t->nper; k++)
+        printf("check: %s %s: %d passed, %d failed, %d n/a\n", t->per[k].op->name, t->per[k].impl, t->per[k].pass,
+               t->per[k].fail, t->per[k].na);
+    for (int k = 0; k < t->nper && R->o->impl[0] && !kb_stop_signal && !R->fatal; k++) {
+        if (t->per[k].pass) continue;
+        printf("check: %s %s was named (--impl) and passed no case (%d failed, %d n/a)\n", t->per[k].op->name,
+               t->per[k].impl, t->per[k].fail, t->per[k].na);
+        if (R->exit_code == KB_EXIT_OK) R->exit_code = KB_EXIT_VERIFY;
+    }
+    printf("check: %d passed, %d failed, %d n/a\n", t->npass, t->nfail, t->nna);
+}
+
 /* The last cases' rows written, the report closed, and what stopped the
  * sweep said. The exit code. */
 static int finish(run_state *R, const struct sigaction old_sig[2])
@@ -547,7 +566,7 @@ static int finish(run_state *R, const struct sigaction old_sig[2])
                 R->nrows, R->nrows == 1 ? "" : "s", files[0] ? " in " : "", files);
         R->exit_code = 128 + kb_stop_signal;
     }
-    if (R->info->check_mode) printf("check: %d passed, %d failed, %d n/a\n", R->fin.npass, R->fin.nfail, R->fin.nna);
+    if (R->info->check_mode) check_summary(R);
     else if (!R->o->quiet && !write_failed && !kb_stop_signal && (R->csv[0] || R->json[0]))
         printf("\nwrote %s %s\n", R->csv, R->json);
     return R->exit_code;
