@@ -1,7 +1,8 @@
-/* kbench compare: the table, the CSV and the subcommand (kb_compare_main). */
+/* kbench compare: the table and the subcommand (kb_compare_main). */
 #include "compare.h"
 #include "compare_int.h"
 #include "core/errors.h"
+#include "report/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -156,10 +157,11 @@ static void print_help(FILE *f)
             "  N threshold, N mann-whitney\n"
             "(N cases: those in both files; ', N FAILED' and ', N n/a' follow the counts when there\n"
             "are any; FAILED and n/a come from no rule).\n\n"
-            "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
-            "file that is missing, not JSON or not a kbench result file, 1 the --plot chart could\n"
-            "not be drawn and nothing regressed (gnuplot missing or failing; the comparison is\n"
-            "printed all the same).\n\n"
+            "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error, a\n"
+            "file that is missing, not JSON or not a kbench result file, or a --csv or --plot path\n"
+            "that cannot be written or is one of the two files (said before comparing), 1 the\n"
+            "--plot chart could not be drawn and nothing regressed (gnuplot missing or failing;\n"
+            "the comparison is printed all the same).\n\n"
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
             "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n"
@@ -347,11 +349,32 @@ static void note_differences(const kb_cmp_file *base, const kb_cmp_file *cur, co
         fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
 }
 
+/* --csv and --plot: each one a path it can write (kb_output_check), neither
+ * an input (one file: its device and inode) nor the other. -1, or the usage
+ * error's exit code: said before anything is read or written. */
+static int check_outputs(const compare_args *a)
+{
+    const char *outs[2] = {a->csv, a->plot}, *what[2] = {"--csv", "--plot"};
+    char err[KB_ERRLEN];
+    for (int i = 0; i < 2; i++) {
+        if (!outs[i]) continue;
+        int base = kb_same_file(outs[i], a->bpath);
+        if (base || kb_same_file(outs[i], a->npath))
+            return kb_usage("compare", "%s %s is the %s file %s: it would be overwritten (give another path)", what[i],
+                            outs[i], base ? "base" : "new", base ? a->bpath : a->npath);
+        if (kb_output_check(outs[i], what[i], err, sizeof err)) return kb_usage("compare", "%s", err);
+    }
+    if (a->csv && a->plot && (!strcmp(a->csv, a->plot) || kb_same_file(a->csv, a->plot)))
+        return kb_usage("compare", "--csv and --plot are the same file %s: give each its own", a->csv);
+    return -1;
+}
+
 int kb_compare_main(int argc, char **argv)
 {
     compare_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
+    if ((rc = check_outputs(&a)) >= 0) return rc;
 
     char err[KB_ERRLEN], script[4200];
     if (a.plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);

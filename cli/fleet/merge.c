@@ -201,7 +201,8 @@ static void print_help(FILE *f)
             "Joins the result files of the shards of one sweep (kbench sweep FILE --shard K/N, e.g.\n"
             "one per task of a Slurm job array) into one, rows in the sweep's case order. Needs no GPU.\n\n"
             "Refused (exit 2): a file that is not a kbench result file or has no sweep_id, parts of\n"
-            "different sweeps (other cases or another seed), parts of different shard counts.\n"
+            "different sweeps (other cases or another seed), parts of different shard counts, an\n"
+            "output (-o, --csv) that is a part or, with --csv, a part's CSV (nothing is written).\n"
             "Said on stderr, the merge written all the same:\n"
             "  a shard given twice          the later file is left out\n"
             "  a case and impl twice        the later row is left out\n"
@@ -221,6 +222,30 @@ static void print_help(FILE *f)
 }
 
 enum { O_CSV = 1000 };
+
+/* -o and --csv: neither a part, nor (with --csv, which reads them) a part's
+ * CSV, nor the other (one file: its device and inode). -1, or the usage
+ * error's exit code: said before anything is read or written. */
+static int check_overwrites(const char *out, const char *csv, const char *const *parts, int np)
+{
+    const char *outs[2] = {out, csv}, *what[2] = {"-o", "--csv"};
+    for (int o = 0; o < 2; o++) {
+        if (!outs[o]) continue;
+        for (int p = 0; p < np; p++) {
+            char sib[1100];
+            if (kb_same_file(outs[o], parts[p]))
+                return kb_usage("merge", "%s %s is the part %s: it would be overwritten (give another path)", what[o],
+                                outs[o], parts[p]);
+            kb_sibling_path(parts[p], NULL, "csv", sib, sizeof sib);
+            if (csv && kb_same_file(outs[o], sib))
+                return kb_usage("merge", "%s %s is %s, the CSV of the part %s: it would be overwritten (give another path)",
+                                what[o], outs[o], sib, parts[p]);
+        }
+    }
+    if (csv && (!strcmp(out, csv) || kb_same_file(out, csv)))
+        return kb_usage("merge", "-o and --csv are the same file %s: give each its own", out);
+    return -1;
+}
 
 int kb_merge_main(int argc, char **argv)
 {
@@ -249,6 +274,8 @@ int kb_merge_main(int argc, char **argv)
     int np = argc - optind;
     if (np < 1) return kb_usage("merge", "no part to merge (PART.json...)");
     char err[KB_ERRLEN];
+    int rc = check_overwrites(out, csv, (const char *const *)argv + optind, np);
+    if (rc >= 0) return rc;
     if (kb_output_check(out, "-o", err, sizeof err) || (csv && kb_output_check(csv, "--csv", err, sizeof err)))
         return kb_usage("merge", "%s", err);
     return kb_merge_files((const char *const *)argv + optind, np, out, csv, 0, NULL);

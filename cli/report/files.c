@@ -18,6 +18,13 @@ void kb_sibling_path(const char *json, const char *tag, const char *ext, char *b
     snprintf(buf, n, "%.*s%s%s.%s", stem, json, tag ? "." : "", tag ? tag : "", ext);
 }
 
+int kb_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) || stat(b, &sb)) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int kb_write_whole(const char *path, const char *text, char *err, size_t errlen)
 {
     char tmp[1100];

@@ -7,6 +7,9 @@
 /* Whether a run could write path (what: "--csv", "--json"), without writing:
  * 0, or -1 with err ("--json results is a directory"). */
 int kb_output_check(const char *path, const char *what, char *err, size_t errlen);
+/* Whether paths a and b name one existing file (its device and inode: ./x
+ * and x, a link and its target): 1, else 0 (either missing, NULL) */
+int kb_same_file(const char *a, const char *b);
 /* text and a newline as the whole of path: a regular file replaced whole
  * (path.tmp, then rename, so the file on disk is always a complete
  * version), anything else (/dev/stdout, a pipe) written in place. 0, or -1
