@@ -253,11 +253,12 @@ static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const ch
     return 0;
 }
 
-/* what a file says of its run: "kbench VERSION (GIT), DEVICE, STARTED" */
+/* what a file says of its run: "kbench VERSION (GIT), DEVICE, STARTED"
+ * (for the CSV and the plot's title: control characters escaped) */
 static void run_text(char *buf, size_t n, const kb_cmp_file *f)
 {
-    snprintf(buf, n, "kbench %s%s%s%s, %s%s%s", f->version[0] ? f->version : "?", f->git[0] ? " (" : "", f->git,
-             f->git[0] ? ")" : "", f->device[0] ? f->device : "device unknown", f->started[0] ? ", " : "", f->started);
+    kb_errf(buf, n, "kbench %s%s%s%s, %s%s%s", f->version[0] ? f->version : "?", f->git[0] ? " (" : "", f->git,
+            f->git[0] ? ")" : "", f->device[0] ? f->device : "device unknown", f->started[0] ? ", " : "", f->started);
 }
 
 int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,

@@ -34,13 +34,16 @@ static void print_pair(FILE *f, const kb_cmp_pair *p, int wop, int wlab, double 
             note[0] ? "  " : "", note);
 }
 
+/* "base FILE: kbench VERSION (GIT), DEVICE, STARTED, N rows": one line,
+ * whatever the file's strings hold (control characters escaped) */
 static void describe(FILE *f, const char *tag, const kb_cmp_file *file)
 {
-    fprintf(f, "%-4s %s: kbench %s", tag, file->name, file->version[0] ? file->version : "?");
-    if (file->git[0]) fprintf(f, " (%s)", file->git);
-    fprintf(f, ", %s", file->device[0] ? file->device : "device unknown");
-    if (file->started[0]) fprintf(f, ", %s", file->started);
-    fprintf(f, ", %d rows\n", file->nrows);
+    char run[512], line[2048];
+    snprintf(run, sizeof run, "kbench %s%s%s%s, %s%s%s", file->version[0] ? file->version : "?",
+             file->git[0] ? " (" : "", file->git, file->git[0] ? ")" : "",
+             file->device[0] ? file->device : "device unknown", file->started[0] ? ", " : "", file->started);
+    kb_errf(line, sizeof line, "%s: %s", file->name, run);
+    fprintf(f, "%-4s %s, %d rows\n", tag, line, file->nrows);
 }
 
 void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,
@@ -341,10 +344,15 @@ static int draw_plot(const compare_args *a, const char *script, const kb_cmp_res
 /* the notes on stderr: what differs between the two files beyond their rows */
 static void note_differences(const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *res)
 {
-    if (base->device[0] && cur->device[0] && strcmp(base->device, cur->device))
-        fprintf(stderr, "kbench compare: note: different devices: base %s, new %s\n", base->device, cur->device);
-    if (base->version[0] && cur->version[0] && strcmp(base->version, cur->version))
-        fprintf(stderr, "kbench compare: note: different kbench versions: base %s, new %s\n", base->version, cur->version);
+    char line[KB_ERRLEN * 2];
+    if (base->device[0] && cur->device[0] && strcmp(base->device, cur->device)) {
+        kb_errf(line, sizeof line, "different devices: base %s, new %s", base->device, cur->device);
+        fprintf(stderr, "kbench compare: note: %s\n", line);
+    }
+    if (base->version[0] && cur->version[0] && strcmp(base->version, cur->version)) {
+        kb_errf(line, sizeof line, "different kbench versions: base %s, new %s", base->version, cur->version);
+        fprintf(stderr, "kbench compare: note: %s\n", line);
+    }
     if (res->cases == 0 && res->only_base && res->only_new)
         fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
 }

@@ -139,4 +139,39 @@ cli_fc_plot_unwritable() {
     done_test "compare --plot under a file prints nothing on stdout"
 }
 
-cli_more+=(cli_fc_compare_fast cli_fc_csv_atomic cli_fc_output_over_input cli_fc_plot_unwritable)
+# item 11: a result file's strings reached the terminal raw: a device name
+# with a newline or an ESC in compare's and merge's notes on stderr (and
+# compare's head lines and notes on stdout). Escaped now (\n, \x1b).
+cli_fc_escape_controls() {
+    local d=$T/fc-esc c=tests/data/compare
+    mkdir -p "$d"
+    python3 - "$c/base.json" "$d/evil.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["device"]["name"] = "Evil\x1b[31mGPU\nsecond line"
+d["kbench"]["version"] = "9\x07"
+d["kbench"]["git_commit"] = "g\x1b]0;title\x07"
+d["results"][1]["error"] = "bad\x1b[2J"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    run compare "$c/base.json" "$d/evil.json"
+    expect_rc 4
+    expect_stderr_lines 2
+    expect_err_has 'note: different devices: base NVIDIA H100 80GB HBM3, new Evil\x1b[31mGPU\nsecond line' \
+        'note: different kbench versions: base 0.1.0, new 9\x07'
+    expect_out_has 'kbench 9\x07 (g\x1b]0;title\x07), Evil\x1b[31mGPU\nsecond line' 'new: bad\x1b[2J'
+    LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <"$T/err") && bad "a raw control character on stderr"
+    LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <"$T/out") && bad "a raw control character on stdout"
+    done_test "compare escapes control characters of a file's device, version and error"
+
+    merge_part "$d/p0.json" 00000000000000aa 0/2 H100 3 0
+    merge_part "$d/p1.json" 00000000000000aa 1/2 'Evil\u001b[31m\nGPU' 2 1
+    run merge -o "$d/all.json" "$d/p0.json" "$d/p1.json"
+    expect_rc 0
+    expect_stderr_lines 1
+    expect_err_has "kbench merge: note: $d/p1.json ran on Evil\\x1b[31m\\nGPU with kbench"
+    LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <"$T/err") && bad "a raw control character on stderr"
+    done_test "merge escapes control characters of a part's device"
+}
+
+cli_more+=(cli_fc_compare_fast cli_fc_csv_atomic cli_fc_output_over_input cli_fc_plot_unwritable cli_fc_escape_controls)

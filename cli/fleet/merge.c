@@ -46,6 +46,19 @@ typedef struct {
 } mrow;
 
 
+/* a line on stderr, "kbench merge: ...": what the parts hold (a device's
+ * name, a version) and the paths given, their control characters escaped */
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    kb_verrf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench merge: %s\n", line);
+}
+
 static const char *str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -61,11 +74,8 @@ static int load(part *p, char *err, size_t errlen)
     p->root = kb_json_read(text, &cut, &at, &line, &col);
     free(text);
     if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
-    if (cut) { /* a worker killed while it wrote a row: the rows before it */
-        char name[1100];
-        kb_escape_controls(p->path, name, sizeof name);
-        fprintf(stderr, "kbench merge: %s: its last row was cut (killed while writing it): the rows before it are merged\n", name);
-    }
+    if (cut) /* a worker killed while it wrote a row: the rows before it */
+        note("%s: its last row was cut (killed while writing it): the rows before it are merged", p->path);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(p->root, "results");
     if (!cJSON_IsObject(kb) || !cJSON_IsArray(res)) {
@@ -170,8 +180,8 @@ static int merge_csv(const part *ps, int np, const char *out, int say, char *err
             goto out;
         }
         if (past && say)
-            fprintf(stderr, "kbench merge: %s: %d row%s past %s's last (written before its JSON caught up, then "
-                            "stopped): left out\n", path, past, past == 1 ? "" : "s", ps[p].path);
+            note("%s: %d row%s past %s's last (written before its JSON caught up, then stopped): left out", path, past,
+                past == 1 ? "" : "s", ps[p].path);
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     if (kb_ensure_dir_of(out, err, errlen)) goto out;
@@ -311,14 +321,13 @@ static void drop_repeats(part *ps, int np)
     for (int p = 0; p < np; p++) {
         for (int q = 0; q < p && !ps[p].dropped; q++)
             if (!ps[q].dropped && ps[q].k == ps[p].k && ps[q].worker == ps[p].worker) {
-                fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
-                        n ? n : 1, ps[q].path);
+                note("%s is shard %d/%d again (as %s): left out", ps[p].path, ps[p].k, n ? n : 1, ps[q].path);
                 ps[p].dropped = 1;
             }
         if (!ps[p].dropped && ps[p].device[0] && (strcmp(ps[p].device, ps[0].device) || strcmp(ps[p].version, ps[0].version)))
-            fprintf(stderr, "kbench merge: note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)\n",
-                    ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
-                    ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
+            note("note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)", ps[p].path,
+                ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
+                ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
     }
 }
 
