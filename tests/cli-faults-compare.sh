@@ -174,4 +174,28 @@ PY
     done_test "merge escapes control characters of a part's device"
 }
 
-cli_more+=(cli_fc_compare_fast cli_fc_csv_atomic cli_fc_output_over_input cli_fc_plot_unwritable cli_fc_escape_controls)
+# item 13 (its duplicate keys): a result file with a key twice in one object
+# was read by the first (cJSON keeps both), where a sweep file with one is
+# refused. Refused now in compare's files and merge's parts alike; the same
+# key in two rows (two objects) is what every file has.
+cli_fc_duplicate_keys() {
+    local d=$T/fc-dup c=tests/data/compare
+    mkdir -p "$d"
+    sed '0,/"median_ms":/s//"median_ms": 5, "median_ms":/' "$c/base.json" >"$d/row.json"
+    sed '0,/"seq": 4096/s//"seq": 4096, "seq": 1/' "$c/base.json" >"$d/params.json"
+    usage_error "compare refuses a key twice in a row" compare "$c/base.json" "$d/row.json" -- \
+        "kbench compare: $d/row.json: duplicate key 'median_ms' in results[0]"
+    usage_error "compare refuses a key twice in a row's params" compare "$d/params.json" "$c/base.json" -- \
+        "kbench compare: $d/params.json: duplicate key 'seq' in results[0].params"
+
+    merge_part "$d/p0.json" 00000000000000aa 0/2 H100 3 0
+    merge_part "$d/p1.json" 00000000000000aa 1/2 H100 2 1
+    sed -i '0,/"sweep_id"/s//"sweep_id": "00000000000000bb", "sweep_id"/' "$d/p1.json"
+    usage_error "merge refuses a part with a key twice" merge -o "$d/all.json" "$d/p0.json" "$d/p1.json" -- \
+        "kbench merge: $d/p1.json: duplicate key 'sweep_id' in kbench"
+    [ -e "$d/all.json" ] && bad "a merge was written"
+    done_test "merge writes nothing from a part with a key twice"
+}
+
+cli_more+=(cli_fc_compare_fast cli_fc_csv_atomic cli_fc_output_over_input cli_fc_plot_unwritable cli_fc_escape_controls
+    cli_fc_duplicate_keys)

@@ -74,6 +74,12 @@ static int load(part *p, char *err, size_t errlen)
     p->root = kb_json_read(text, &cut, &at, &line, &col);
     free(text);
     if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
+    char where[256];
+    const char *dup = kb_json_duplicate_key(p->root, where, sizeof where);
+    if (dup) { /* as a sweep file's: refused, not read by its first */
+        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", p->path, dup, where[0] ? where : "the top level");
+        return -1;
+    }
     if (cut) /* a worker killed while it wrote a row: the rows before it */
         note("%s: its last row was cut (killed while writing it): the rows before it are merged", p->path);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");
@@ -210,9 +216,10 @@ static void print_help(FILE *f)
             "usage: kbench merge -o ALL.json [--csv ALL.csv] PART.json...\n\n"
             "Joins the result files of the shards of one sweep (kbench sweep FILE --shard K/N, e.g.\n"
             "one per task of a Slurm job array) into one, rows in the sweep's case order. Needs no GPU.\n\n"
-            "Refused (exit 2): a file that is not a kbench result file or has no sweep_id, parts of\n"
-            "different sweeps (other cases or another seed), parts of different shard counts, an\n"
-            "output (-o, --csv) that is a part or, with --csv, a part's CSV (nothing is written).\n"
+            "Refused (exit 2): a file that is not a kbench result file (a key twice in one object\n"
+            "included) or has no sweep_id, parts of different sweeps (other cases or another\n"
+            "seed), parts of different shard counts, an output (-o, --csv) that is a part or,\n"
+            "with --csv, a part's CSV (nothing is written).\n"
             "Said on stderr, the merge written all the same:\n"
             "  a shard given twice          the later file is left out\n"
             "  a case and impl twice        the later row is left out\n"
