@@ -152,6 +152,53 @@ kb_cmp_verdict kb_cmp_decide(const kb_cmp_row *base, const kb_cmp_row *cur, doub
     return resolve(base, cur, out);
 }
 
+/* ---- a verdict's note ------------------------------------------------------ */
+static void p_text(char *buf, size_t n, double p)
+{
+    if (p > 0 || !isfinite(p)) snprintf(buf, n, "%.2g", p);
+    else snprintf(buf, n, "<1e-300"); /* below what a double holds */
+}
+
+/* why a verdict is what it is (compare_int.h) */
+void kb_cmp_pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (p->verdict == KB_CMP_FAILED) {
+        snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
+    } else if (p->verdict == KB_CMP_NA) {
+        if (!p->base->ok && !p->cur->ok) snprintf(buf, n, "failed in both");
+        else if (!p->cur->ok) snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
+        else if (!kb_cmp_timed(p->base)) snprintf(buf, n, "%s", p->base->ok ? "not timed in base" : "failed in base");
+        else snprintf(buf, n, "not timed in new");
+    } else if (p->rule == KB_CMP_RULE_MANN_WHITNEY) {
+        char pv[32];
+        p_text(pv, sizeof pv, p->p_value);
+        if (p->under_resolution) /* real and over the minimum effect, but under the timer's resolution */
+            snprintf(buf, n, "p=%s, change under %g us", pv, KB_CMP_MIN_DELTA_MS * 1e3);
+        else if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
+            snprintf(buf, n, "p=%s, change under %g%%", pv, p->bound_pct);
+        else snprintf(buf, n, "p=%s", pv);
+    } else if (p->rule == KB_CMP_RULE_THRESHOLD) {
+        if (p->under_resolution) snprintf(buf, n, "change under %g us", KB_CMP_MIN_DELTA_MS * 1e3);
+        else if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
+        if (p->base->nsamples || p->cur->nsamples) { /* why the samples kept were not tested */
+            size_t l = strlen(buf);
+            snprintf(buf + l, n - l, "%ssamples: base %d, new %d (the test needs %d each)", l ? "; " : "",
+                     p->base->nsamples, p->cur->nsamples, KB_CMP_MIN_SAMPLES);
+        }
+    }
+    if (p->kernel_differs) { /* the same case, not the same kernel: said on the row */
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%skernel %s -> %s", l ? "; " : "", p->base->kernel, p->cur->kernel);
+    }
+    /* one line on the table, whatever the file's error or kernel holds: its
+     * control characters (a newline, an ESC) spelled out (\n, \x1b) */
+    char *raw = strdup(buf);
+    if (!raw) abort();
+    kb_escape_controls(raw, buf, n);
+    free(raw);
+}
+
 /* ---- matching ------------------------------------------------------------- */
 static int impl_wanted(const char *impls, const char *impl) { return !impls || !*impls || kb_list_has(impls, impl); }
 
@@ -206,11 +253,12 @@ static int check_impls(const kb_cmp_file *base, const kb_cmp_file *cur, const ch
     return 0;
 }
 
-/* what a file says of its run: "kbench VERSION (GIT), DEVICE, STARTED" */
+/* what a file says of its run: "kbench VERSION (GIT), DEVICE, STARTED"
+ * (for the CSV and the plot's title: control characters escaped) */
 static void run_text(char *buf, size_t n, const kb_cmp_file *f)
 {
-    snprintf(buf, n, "kbench %s%s%s%s, %s%s%s", f->version[0] ? f->version : "?", f->git[0] ? " (" : "", f->git,
-             f->git[0] ? ")" : "", f->device[0] ? f->device : "device unknown", f->started[0] ? ", " : "", f->started);
+    kb_errf(buf, n, "kbench %s%s%s%s, %s%s%s", f->version[0] ? f->version : "?", f->git[0] ? " (" : "", f->git,
+            f->git[0] ? ")" : "", f->device[0] ? f->device : "device unknown", f->started[0] ? ", " : "", f->started);
 }
 
 int kb_cmp_match(const kb_cmp_file *base, const kb_cmp_file *cur, const char *impls, double threshold_pct,
@@ -229,30 +277,37 @@ int kb_cmp_match_effect(const kb_cmp_file *base, const kb_cmp_file *cur, const c
     if (check_impls(base, cur, impls, err, errlen)) return -1;
     res->pairs = calloc((size_t)(base->nrows + cur->nrows + 1), sizeof *res->pairs);
     int *order = malloc(sizeof *order * (size_t)(cur->nrows + 1));
+    int *next = malloc(sizeof *next * (size_t)(cur->nrows + 1)); /* next[lo]: the first unused row of lo's key */
     char *used = calloc((size_t)cur->nrows + 1, 1);
-    if (!res->pairs || !order || !used) abort();
+    if (!res->pairs || !order || !next || !used) abort();
     int nc = 0;
     for (int i = 0; i < cur->nrows; i++)
         if (impl_wanted(impls, cur->rows[i].impl)) order[nc++] = i;
     sort_file = cur;
     qsort(order, (size_t)nc, sizeof *order, cmp_rows);
+    for (int i = 0; i < nc; i++) next[i] = i;
 
     for (int i = 0; i < base->nrows; i++) {
         const kb_cmp_row *b = &base->rows[i];
         if (!impl_wanted(impls, b->impl)) continue;
         /* the first row of cur with this key (lower bound), then the first unused one:
-         * a case that appears several times pairs up in order of appearance */
+         * a case that appears several times pairs up in order of appearance.
+         * Rows of one key are used in order (order sorts them by key, then
+         * place), so next[lo] says where the unused ones start: each base
+         * row costs a binary search, however many rows share its key */
         int lo = 0, hi = nc;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
             if (strcmp(cur->rows[order[mid]].key, b->key) < 0) lo = mid + 1;
             else hi = mid;
         }
-        while (lo < nc && used[order[lo]] && !strcmp(cur->rows[order[lo]].key, b->key)) lo++;
+        int first = lo;
+        if (lo < nc) lo = next[first];
         kb_cmp_pair *p = &res->pairs[res->npairs++];
         p->base = b;
         if (lo < nc && !strcmp(cur->rows[order[lo]].key, b->key)) {
             used[order[lo]] = 1;
+            next[first] = lo + 1;
             p->cur = &cur->rows[order[lo]];
             kb_cmp_decide(b, p->cur, threshold_pct, min_effect_pct, p);
             res->by_threshold += p->rule == KB_CMP_RULE_THRESHOLD;
@@ -284,6 +339,7 @@ int kb_cmp_match_effect(const kb_cmp_file *base, const kb_cmp_file *cur, const c
         res->only_new++;
     }
     free(order);
+    free(next);
     free(used);
     return 0;
 }

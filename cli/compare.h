@@ -1,4 +1,4 @@
-/* kbench compare BASE.json NEW.json (compare_read.c, compare.c, compare_main.c). */
+/* kbench compare BASE.json NEW.json (compare_read.c, compare.c, compare_csv.c, compare_main.c). */
 #ifndef KB_COMPARE_H
 #define KB_COMPARE_H
 
@@ -113,6 +113,9 @@ void kb_cmp_result_free(kb_cmp_result *r);
 int kb_cmp_regressions(const kb_cmp_result *r); /* slower + FAILED */
 void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,
                   double threshold_pct, int quiet);
+/* the comparison as a CSV, written whole (kb_write_whole: a temporary renamed
+ * over path, so a failed write leaves path as it was): 0, or -1 with err
+ * ("--csv: cannot write PATH: why") (compare_csv.c) */
 int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen);
 int kb_compare_main(int argc, char **argv); /* argv[0] = "compare"; returns the exit code */
 

@@ -1,4 +1,4 @@
-/* kbench compare: the table, the CSV and the subcommand (kb_compare_main). */
+/* kbench compare: the table and the subcommand (kb_compare_main). */
 #include "compare.h"
 #include "compare_int.h"
 #include "core/errors.h"
@@ -17,50 +17,6 @@
 #include <unistd.h>
 
 /* ---- output --------------------------------------------------------------- */
-static void p_text(char *buf, size_t n, double p);
-
-/* Why a verdict is what it is, where that is not obvious; "" otherwise. */
-static void pair_note(const kb_cmp_pair *p, double threshold_pct, char *buf, size_t n)
-{
-    buf[0] = 0;
-    if (p->verdict == KB_CMP_FAILED) {
-        snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
-    } else if (p->verdict == KB_CMP_NA) {
-        if (!p->base->ok && !p->cur->ok) snprintf(buf, n, "failed in both");
-        else if (!p->cur->ok) snprintf(buf, n, "new: %s", p->cur->error[0] ? p->cur->error : "verification failed");
-        else if (!kb_cmp_timed(p->base)) snprintf(buf, n, "%s", p->base->ok ? "not timed in base" : "failed in base");
-        else snprintf(buf, n, "not timed in new");
-    } else if (p->rule == KB_CMP_RULE_MANN_WHITNEY) {
-        char pv[32];
-        p_text(pv, sizeof pv, p->p_value);
-        if (p->under_resolution) /* real and over the minimum effect, but under the timer's resolution */
-            snprintf(buf, n, "p=%s, change under %g us", pv, KB_CMP_MIN_DELTA_MS * 1e3);
-        else if (p->verdict == KB_CMP_SAME && p->p_value < KB_CMP_ALPHA) /* real, but too small to call */
-            snprintf(buf, n, "p=%s, change under %g%%", pv, p->bound_pct);
-        else snprintf(buf, n, "p=%s", pv);
-    } else if (p->rule == KB_CMP_RULE_THRESHOLD) {
-        if (p->under_resolution) snprintf(buf, n, "change under %g us", KB_CMP_MIN_DELTA_MS * 1e3);
-        else if (p->bound_pct > threshold_pct) snprintf(buf, n, "noise %.1f%%", p->bound_pct);
-        if (p->base->nsamples || p->cur->nsamples) { /* why the samples kept were not tested */
-            size_t l = strlen(buf);
-            snprintf(buf + l, n - l, "%ssamples: base %d, new %d (the test needs %d each)", l ? "; " : "",
-                     p->base->nsamples, p->cur->nsamples, KB_CMP_MIN_SAMPLES);
-        }
-    }
-    if (p->kernel_differs) { /* the same case, not the same kernel: said on the row */
-        size_t l = strlen(buf);
-        snprintf(buf + l, n - l, "%skernel %s -> %s", l ? "; " : "", p->base->kernel, p->cur->kernel);
-    }
-    for (char *s = buf; *s; s++)
-        if (*s == '\n' || *s == '\r') *s = ' ';
-}
-
-static void p_text(char *buf, size_t n, double p)
-{
-    if (p > 0 || !isfinite(p)) snprintf(buf, n, "%.2g", p);
-    else snprintf(buf, n, "<1e-300"); /* below what a double holds */
-}
-
 static void ms_text(char *buf, size_t n, const kb_cmp_row *r)
 {
     if (r && kb_cmp_timed(r)) snprintf(buf, n, "%.4f", r->median_ms);
@@ -73,19 +29,22 @@ static void print_pair(FILE *f, const kb_cmp_pair *p, int wop, int wlab, double 
     ms_text(bm, sizeof bm, p->base);
     ms_text(nm, sizeof nm, p->cur);
     if (isfinite(p->speedup)) snprintf(sp, sizeof sp, "%.2fx", p->speedup);
-    pair_note(p, threshold_pct, note, sizeof note);
+    kb_cmp_pair_note(p, threshold_pct, note, sizeof note);
     fprintf(f, "%-*s  %-*s  %-10s %10s %10s %8s  %-7s  %-*s%s%s\n", wop, p->base->op, wlab, p->base->label, p->base->impl,
             bm, nm, sp, kb_cmp_verdict_name(p->verdict), note[0] ? 12 : 0, kb_cmp_rule_name(p->rule),
             note[0] ? "  " : "", note);
 }
 
+/* "base FILE: kbench VERSION (GIT), DEVICE, STARTED, N rows": one line,
+ * whatever the file's strings hold (control characters escaped) */
 static void describe(FILE *f, const char *tag, const kb_cmp_file *file)
 {
-    fprintf(f, "%-4s %s: kbench %s", tag, file->name, file->version[0] ? file->version : "?");
-    if (file->git[0]) fprintf(f, " (%s)", file->git);
-    fprintf(f, ", %s", file->device[0] ? file->device : "device unknown");
-    if (file->started[0]) fprintf(f, ", %s", file->started);
-    fprintf(f, ", %d rows\n", file->nrows);
+    char run[512], line[2048];
+    snprintf(run, sizeof run, "kbench %s%s%s%s, %s%s%s", file->version[0] ? file->version : "?",
+             file->git[0] ? " (" : "", file->git, file->git[0] ? ")" : "",
+             file->device[0] ? file->device : "device unknown", file->started[0] ? ", " : "", file->started);
+    kb_errf(line, sizeof line, "%s: %s", file->name, run);
+    fprintf(f, "%-4s %s, %d rows\n", tag, line, file->nrows);
 }
 
 void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *r,
@@ -145,88 +104,6 @@ void kb_cmp_print(FILE *f, const kb_cmp_file *base, const kb_cmp_file *cur, cons
     fprintf(f, "; by rule: %d threshold, %d mann-whitney\n", r->by_threshold, r->by_mann_whitney);
 }
 
-static void csv_num(FILE *f, double v, const char *fmt)
-{
-    fputc(',', f);
-    if (isfinite(v)) fprintf(f, fmt, v);
-}
-
-int kb_cmp_write_csv(const char *path, const kb_cmp_result *r, double threshold_pct, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
-    /* parameter columns: the union over every row, in order of appearance */
-    const char **cols = malloc(sizeof *cols * 64);
-    int ncols = 0, capcols = 64;
-    if (!cols) abort();
-    for (int i = 0; i < r->npairs; i++)
-        for (int s = 0; s < 2; s++) {
-            const kb_cmp_row *row = s ? r->pairs[i].cur : r->pairs[i].base;
-            if (!row) continue;
-            const cJSON *e;
-            cJSON_ArrayForEach(e, row->params) {
-                const char *nm = e->string ? e->string : "";
-                int seen = 0;
-                for (int k = 0; k < ncols && !seen; k++) seen = !strcmp(cols[k], nm);
-                if (seen) continue;
-                if (ncols == capcols) {
-                    capcols *= 2;
-                    const char **c2 = realloc(cols, sizeof *cols * (size_t)capcols);
-                    if (!c2) abort();
-                    cols = c2;
-                }
-                cols[ncols++] = nm;
-            }
-        }
-    fputs("op,impl", f);
-    for (int k = 0; k < ncols; k++) {
-        fputc(',', f);
-        kb_csv_str(f, cols[k]);
-    }
-    fputs(",base_median_ms,new_median_ms,base_noise_pct,new_noise_pct,speedup,threshold_pct,verdict,rule,p_value,note,"
-          "base_run,new_run\n",
-          f);
-    for (int i = 0; i < r->npairs; i++) {
-        const kb_cmp_pair *p = &r->pairs[i];
-        const kb_cmp_row *row = p->base ? p->base : p->cur;
-        kb_csv_str(f, row->op);
-        fputc(',', f);
-        kb_csv_str(f, row->impl);
-        for (int k = 0; k < ncols; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row->params, cols[k]);
-            fputc(',', f);
-            if (!v) continue;
-            sbuf b = {0};
-            kb_cmp_value_text(&b, v);
-            kb_csv_str(f, sb_take(&b));
-            free(b.s);
-        }
-        csv_num(f, p->base && kb_cmp_timed(p->base) ? p->base->median_ms : NAN, "%.6f");
-        csv_num(f, p->cur && kb_cmp_timed(p->cur) ? p->cur->median_ms : NAN, "%.6f");
-        csv_num(f, p->base ? p->base->noise_pct : NAN, "%.3f");
-        csv_num(f, p->cur ? p->cur->noise_pct : NAN, "%.3f");
-        csv_num(f, p->speedup, "%.4f");
-        csv_num(f, p->base && p->cur ? p->bound_pct : NAN, "%.3f");
-        fputc(',', f);
-        kb_csv_str(f, kb_cmp_verdict_name(p->verdict));
-        fputc(',', f);
-        if (p->rule != KB_CMP_RULE_NONE) kb_csv_str(f, kb_cmp_rule_name(p->rule));
-        csv_num(f, p->p_value, "%.4g");
-        char note[512] = "";
-        if (p->base && p->cur) pair_note(p, threshold_pct, note, sizeof note);
-        fputc(',', f);
-        kb_csv_str(f, note);
-        fputc(',', f);
-        kb_csv_str(f, r->base_run);
-        fputc(',', f);
-        kb_csv_str(f, r->new_run);
-        fputc('\n', f);
-    }
-    free(cols);
-    if (fclose(f)) { kb_errf(err, errlen, "--csv: cannot write %s: %s", path, strerror(errno)); return -1; }
-    return 0;
-}
-
 /* ---- the subcommand ------------------------------------------------------- */
 static void print_help(FILE *f)
 {
@@ -284,10 +161,12 @@ static void print_help(FILE *f)
             "  N threshold, N mann-whitney\n"
             "(N cases: those in both files; ', N FAILED' and ', N n/a' follow the counts when there\n"
             "are any; FAILED and n/a come from no rule).\n\n"
-            "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error or a\n"
-            "file that is missing, not JSON or not a kbench result file, 1 the --plot chart could\n"
-            "not be drawn and nothing regressed (gnuplot missing or failing; the comparison is\n"
-            "printed all the same).\n\n"
+            "Exit codes: 0 no regression, 4 at least one case slower or FAILED, 2 usage error, a\n"
+            "file that is missing, not JSON or not a kbench result file (a key twice in one\n"
+            "object included), or a --csv or --plot path that cannot be written or is one of the\n"
+            "two files (said before comparing), 1 the --plot chart could not be drawn and\n"
+            "nothing regressed (gnuplot missing or failing; the comparison is printed all the\n"
+            "same).\n\n"
             "Examples:\n"
             "  kbench compare results/main/rope.json results/rope.json\n"
             "  kbench compare base.json new.json --threshold 10 --impl opt --csv results/compare.csv\n"
@@ -467,12 +346,37 @@ static int draw_plot(const compare_args *a, const char *script, const kb_cmp_res
 /* the notes on stderr: what differs between the two files beyond their rows */
 static void note_differences(const kb_cmp_file *base, const kb_cmp_file *cur, const kb_cmp_result *res)
 {
-    if (base->device[0] && cur->device[0] && strcmp(base->device, cur->device))
-        fprintf(stderr, "kbench compare: note: different devices: base %s, new %s\n", base->device, cur->device);
-    if (base->version[0] && cur->version[0] && strcmp(base->version, cur->version))
-        fprintf(stderr, "kbench compare: note: different kbench versions: base %s, new %s\n", base->version, cur->version);
+    char line[KB_ERRLEN * 2];
+    if (base->device[0] && cur->device[0] && strcmp(base->device, cur->device)) {
+        kb_errf(line, sizeof line, "different devices: base %s, new %s", base->device, cur->device);
+        fprintf(stderr, "kbench compare: note: %s\n", line);
+    }
+    if (base->version[0] && cur->version[0] && strcmp(base->version, cur->version)) {
+        kb_errf(line, sizeof line, "different kbench versions: base %s, new %s", base->version, cur->version);
+        fprintf(stderr, "kbench compare: note: %s\n", line);
+    }
     if (res->cases == 0 && res->only_base && res->only_new)
         fprintf(stderr, "kbench compare: note: no case is in both files (same op, impl and parameters)\n");
+}
+
+/* --csv and --plot: each one a path it can write (kb_output_check), neither
+ * an input (one file: its device and inode) nor the other. -1, or the usage
+ * error's exit code: said before anything is read or written. */
+static int check_outputs(const compare_args *a)
+{
+    const char *outs[2] = {a->csv, a->plot}, *what[2] = {"--csv", "--plot"};
+    char err[KB_ERRLEN];
+    for (int i = 0; i < 2; i++) {
+        if (!outs[i]) continue;
+        int base = kb_same_file(outs[i], a->bpath);
+        if (base || kb_same_file(outs[i], a->npath))
+            return kb_usage("compare", "%s %s is the %s file %s: it would be overwritten (give another path)", what[i],
+                            outs[i], base ? "base" : "new", base ? a->bpath : a->npath);
+        if (kb_output_check(outs[i], what[i], err, sizeof err)) return kb_usage("compare", "%s", err);
+    }
+    if (a->csv && a->plot && (!strcmp(a->csv, a->plot) || kb_same_file(a->csv, a->plot)))
+        return kb_usage("compare", "--csv and --plot are the same file %s: give each its own", a->csv);
+    return -1;
 }
 
 int kb_compare_main(int argc, char **argv)
@@ -480,6 +384,7 @@ int kb_compare_main(int argc, char **argv)
     compare_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
+    if ((rc = check_outputs(&a)) >= 0) return rc;
 
     char err[KB_ERRLEN], script[4200];
     if (a.csv && kb_output_check(a.csv, "--csv", err, sizeof err)) return kb_usage("compare", "%s", err);

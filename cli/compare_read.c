@@ -222,6 +222,12 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     }
     f->root = root;
     f->cut = cut;
+    char where[256];
+    const char *dup = kb_json_duplicate_key(root, where, sizeof where);
+    if (dup) { /* as a sweep file's: refused, not read by its first */
+        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", name, dup, where[0] ? where : "the top level");
+        goto fail;
+    }
     const char *what = NULL;
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");

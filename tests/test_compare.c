@@ -184,6 +184,24 @@ static void test_parse_errors(void **state)
     free(ok);
     assert_string_equal(lf.rows[0].label, "layout=a\\nb");
     kb_cmp_free(&lf);
+    /* a key twice in one object: refused, as in a sweep file (not read by its first) */
+    parse_fails("{\"kbench\": {}, \"results\": [{\"op\": \"x\", \"impl\": \"a\", \"params\": {}, \"op\": \"y\"}]}",
+                "duplicate key 'op'", "in results[0]");
+    parse_fails("{\"kbench\": {}, \"results\": [{\"op\": \"x\", \"impl\": \"a\", \"params\": {\"n\": [{\"a\": 1, \"a\": 2}]}}]}",
+                "duplicate key 'a'", "in results[0].params.n[0]");
+    parse_fails("{\"kbench\": {}, \"kbench\": {}, \"results\": []}", "duplicate key 'kbench'", "the top level");
+    { /* many keys: sorted, not compared pairwise */
+        char big[4096] = "{\"kbench\": {}, \"results\": [{\"op\": \"x\", \"impl\": \"a\", \"params\": {";
+        for (int i = 0; i < 100; i++) snprintf(big + strlen(big), sizeof big - strlen(big), "\"k%d\": 1, ", i);
+        strcat(big, "\"k57\": 2}}]}");
+        parse_fails(big, "duplicate key 'k57'", "in results[0].params");
+    }
+    kb_cmp_file two; /* one key in two rows: two objects */
+    parse_ok("{\"kbench\": {}, \"results\": [{\"op\": \"x\", \"impl\": \"a\", \"params\": {\"k\": 1}},"
+             " {\"op\": \"x\", \"impl\": \"a\", \"params\": {\"k\": 1}}]}",
+             &two);
+    assert_int_equal(two.nrows, 2);
+    kb_cmp_free(&two);
     parse_fails("{\"sweeps\": []}", "not a kbench result file", "\"kbench\"");
     parse_fails("{\"device\": \"H100\", \"rows\": []}", "not a kbench result file", "\"kbench\""); /* bench-peers */
     parse_fails("{\"kbench\": {}}", "not a kbench result file", "\"results\"");

@@ -47,6 +47,19 @@ typedef struct {
 } mrow;
 
 
+/* a line on stderr, "kbench merge: ...": what the parts hold (a device's
+ * name, a version) and the paths given, their control characters escaped */
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    kb_verrf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench merge: %s\n", line);
+}
+
 static const char *str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -62,11 +75,14 @@ static int load(part *p, char *err, size_t errlen)
     p->root = kb_json_read(text, &cut, &at, &line, &col);
     free(text);
     if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
-    if (cut) { /* a worker killed while it wrote a row: the rows before it */
-        char name[1100];
-        kb_escape_controls(p->path, name, sizeof name);
-        fprintf(stderr, "kbench merge: %s: its last row was cut (killed while writing it): the rows before it are merged\n", name);
+    char where[256];
+    const char *dup = kb_json_duplicate_key(p->root, where, sizeof where);
+    if (dup) { /* as a sweep file's: refused, not read by its first */
+        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", p->path, dup, where[0] ? where : "the top level");
+        return -1;
     }
+    if (cut) /* a worker killed while it wrote a row: the rows before it */
+        note("%s: its last row was cut (killed while writing it): the rows before it are merged", p->path);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(p->root, "results");
     if (!cJSON_IsObject(kb) || !cJSON_IsArray(res)) {
@@ -174,8 +190,8 @@ static int merge_csv(const part *ps, int np, const char *out, int say, char *err
             goto out;
         }
         if (past && say)
-            fprintf(stderr, "kbench merge: %s: %d row%s past %s's last (written before its JSON caught up, then "
-                            "stopped): left out\n", path, past, past == 1 ? "" : "s", ps[p].path);
+            note("%s: %d row%s past %s's last (written before its JSON caught up, then stopped): left out", path, past,
+                past == 1 ? "" : "s", ps[p].path);
     }
     if (nr) qsort(rows, (size_t)nr, sizeof *rows, by_case);
     if (kb_ensure_dir_of(out, err, errlen)) goto out;
@@ -204,8 +220,10 @@ static void print_help(FILE *f)
             "usage: kbench merge -o ALL.json [--csv ALL.csv] PART.json...\n\n"
             "Joins the result files of the shards of one sweep (kbench sweep FILE --shard K/N, e.g.\n"
             "one per task of a Slurm job array) into one, rows in the sweep's case order. Needs no GPU.\n\n"
-            "Refused (exit 2): a file that is not a kbench result file or has no sweep_id, parts of\n"
-            "different sweeps (other cases or another seed), parts of different shard counts.\n"
+            "Refused (exit 2): a file that is not a kbench result file (a key twice in one object\n"
+            "included) or has no sweep_id, parts of different sweeps (other cases or another\n"
+            "seed), parts of different shard counts, an output (-o, --csv) that is a part or,\n"
+            "with --csv, a part's CSV (nothing is written).\n"
             "Said on stderr, the merge written all the same:\n"
             "  a shard given twice          the later file is left out\n"
             "  a case and impl twice        the later row is left out\n"
@@ -225,6 +243,30 @@ static void print_help(FILE *f)
 }
 
 enum { O_CSV = 1000 };
+
+/* -o and --csv: neither a part, nor (with --csv, which reads them) a part's
+ * CSV, nor the other (one file: its device and inode). -1, or the usage
+ * error's exit code: said before anything is read or written. */
+static int check_overwrites(const char *out, const char *csv, const char *const *parts, int np)
+{
+    const char *outs[2] = {out, csv}, *what[2] = {"-o", "--csv"};
+    for (int o = 0; o < 2; o++) {
+        if (!outs[o]) continue;
+        for (int p = 0; p < np; p++) {
+            char sib[PATH_MAX + 16];
+            if (kb_same_file(outs[o], parts[p]))
+                return kb_usage("merge", "%s %s is the part %s: it would be overwritten (give another path)", what[o],
+                                outs[o], parts[p]);
+            if (kb_sibling_path(parts[p], NULL, "csv", sib, sizeof sib)) continue; /* no such file could be */
+            if (csv && kb_same_file(outs[o], sib))
+                return kb_usage("merge", "%s %s is %s, the CSV of the part %s: it would be overwritten (give another path)",
+                                what[o], outs[o], sib, parts[p]);
+        }
+    }
+    if (csv && (!strcmp(out, csv) || kb_same_file(out, csv)))
+        return kb_usage("merge", "-o and --csv are the same file %s: give each its own", out);
+    return -1;
+}
 
 int kb_merge_main(int argc, char **argv)
 {
@@ -253,6 +295,8 @@ int kb_merge_main(int argc, char **argv)
     int np = argc - optind;
     if (np < 1) return kb_usage("merge", "no part to merge (PART.json...)");
     char err[KB_ERRLEN];
+    int rc = check_overwrites(out, csv, (const char *const *)argv + optind, np);
+    if (rc >= 0) return rc;
     if (kb_output_check(out, "-o", err, sizeof err) || (csv && kb_output_check(csv, "--csv", err, sizeof err)))
         return kb_usage("merge", "%s", err);
     return kb_merge_files((const char *const *)argv + optind, np, out, csv, 0, NULL);
@@ -288,14 +332,13 @@ static void drop_repeats(part *ps, int np)
     for (int p = 0; p < np; p++) {
         for (int q = 0; q < p && !ps[p].dropped; q++)
             if (!ps[q].dropped && ps[q].k == ps[p].k && ps[q].worker == ps[p].worker) {
-                fprintf(stderr, "kbench merge: %s is shard %d/%d again (as %s): left out\n", ps[p].path, ps[p].k,
-                        n ? n : 1, ps[q].path);
+                note("%s is shard %d/%d again (as %s): left out", ps[p].path, ps[p].k, n ? n : 1, ps[q].path);
                 ps[p].dropped = 1;
             }
         if (!ps[p].dropped && ps[p].device[0] && (strcmp(ps[p].device, ps[0].device) || strcmp(ps[p].version, ps[0].version)))
-            fprintf(stderr, "kbench merge: note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)\n",
-                    ps[p].path, ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
-                    ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
+            note("note: %s ran on %s with kbench %s (%s); %s on %s with kbench %s (%s)", ps[p].path,
+                ps[p].device[0] ? ps[p].device : "?", ps[p].version, ps[p].git, ps[0].path,
+                ps[0].device[0] ? ps[0].device : "?", ps[0].version, ps[0].git);
     }
 }
 

@@ -37,6 +37,13 @@ int kb_path_fits(const char *path, const char *what, char *err, size_t errlen)
     return 0;
 }
 
+int kb_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) || stat(b, &sb)) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int kb_write_whole(const char *path, const char *text, char *err, size_t errlen)
 {
     struct stat sb;

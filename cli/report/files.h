@@ -14,6 +14,9 @@ int kb_output_check(const char *path, const char *what, char *err, size_t errlen
  * path, NAME_MAX for its last name): 0, or -1 with err ("WHAT PATH: too
  * long (...)"). Paths are never cut: one that does not fit is refused. */
 int kb_path_fits(const char *path, const char *what, char *err, size_t errlen);
+/* Whether paths a and b name one existing file (its device and inode: ./x
+ * and x, a link and its target): 1, else 0 (either missing, NULL) */
+int kb_same_file(const char *a, const char *b);
 /* text and a newline as the whole of path: a regular file replaced whole
  * (path.tmp, then rename, so the file on disk is always a complete
  * version), anything else (/dev/stdout, a pipe) written in place. 0, or -1

@@ -250,3 +250,68 @@ cJSON *kb_json_read(const char *text, int *cut, const char **at, int *line, int 
     if (rows) *cut = 1;
     return rows;
 }
+
+/* ---- a key twice in one object ------------------------------------------ */
+static int cmp_key(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* o's own keys: the one it has twice, or NULL (a few compared pairwise,
+ * more sorted: n log n however many) */
+static const char *twice_in(const cJSON *o)
+{
+    const cJSON *e, *f;
+    int n = 0;
+    cJSON_ArrayForEach(e, o) n++;
+    if (n < 2) return NULL;
+    if (n <= 8) {
+        for (e = o->child; e; e = e->next)
+            for (f = e->next; f; f = f->next)
+                if (!strcmp(e->string ? e->string : "", f->string ? f->string : "")) return e->string ? e->string : "";
+        return NULL;
+    }
+    const cJSON **k = malloc(sizeof *k * (size_t)n);
+    if (!k) abort();
+    int i = 0;
+    cJSON_ArrayForEach(e, o) k[i++] = e;
+    qsort(k, (size_t)n, sizeof *k, cmp_key);
+    const char *dup = NULL;
+    for (i = 1; i < n && !dup; i++)
+        if (!cmp_key(&k[i - 1], &k[i])) dup = k[i]->string ? k[i]->string : "";
+    free(k);
+    return dup;
+}
+
+/* the walk: v at path (len bytes of path[n] so far) */
+static const char *dup_walk(const cJSON *v, char *path, size_t n, size_t len)
+{
+    if (cJSON_IsObject(v)) {
+        const char *dup = twice_in(v);
+        if (dup) return dup;
+    }
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return NULL;
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, v) {
+        if (cJSON_IsObject(e) || cJSON_IsArray(e)) {
+            if (len < n) {
+                if (cJSON_IsArray(v)) snprintf(path + len, n - len, "[%d]", i);
+                else snprintf(path + len, n - len, "%s%s", len ? "." : "", e->string ? e->string : "");
+            }
+            const char *dup = dup_walk(e, path, n, strlen(path));
+            if (dup) return dup;
+            path[len < n ? len : n - 1] = 0;
+        }
+        i++;
+    }
+    return NULL;
+}
+
+const char *kb_json_duplicate_key(const cJSON *root, char *path, size_t n)
+{
+    if (!n) return NULL;
+    path[0] = 0;
+    return dup_walk(root, path, n, 0);
+}

@@ -38,5 +38,11 @@ size_t kb_json_head_room(size_t n);
  * was cut (a killed run), the rows before it (*cut: 1, else 0). NULL: not
  * JSON even so, with *at, *line and *col where the parse stopped. */
 struct cJSON *kb_json_read(const char *text, int *cut, const char **at, int *line, int *col);
+/* A key that one object of root holds twice (cJSON keeps both, and a lookup
+ * sees the first: a result file's row with "median_ms" twice would silently
+ * be read by its first): NULL, or the key (in root), with path the place of
+ * its object ("results[3].params"; "": root itself). Every object is looked
+ * at; n log n in its keys. */
+const char *kb_json_duplicate_key(const struct cJSON *root, char *path, size_t n);
 
 #endif
