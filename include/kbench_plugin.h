@@ -78,8 +78,10 @@ typedef enum { KBP_FP32 = 0, KBP_FP16 = 1, KBP_BF16 = 2, KBP_INT32 = 3 } kbp_dty
 #define KBP_MAX_DIMS 4
 
 /* One tensor of the op, under the op's own name ("x", "gamma", "y", ...):
- * device memory (cudaMalloc'd: 256-byte aligned), row-major, strides in
- * elements (the last one 1). Integer tensors (RoPE's cu_seqlens) have dtype
+ * device memory (cudaMalloc'd: 256-byte aligned) on the current CUDA device
+ * when prepare and launch are called (the one kbench runs the case on),
+ * row-major and packed: stride[i] (in elements) is the product of
+ * shape[i+1..ndim-1], the last one 1; no tensor of any op is padded. Integer tensors (RoPE's cu_seqlens) have dtype
  * KBP_INT32 and is_int32 set. Where a parameter could mislead (RoPE thd's
  * batch, rotary_dim 0 for all of dim), the shapes are authoritative:
  * `kbench list OP` says what each tensor holds. */
