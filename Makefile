@@ -154,13 +154,15 @@ plot:
 # tests/fuzz/seeds/; new inputs go to $(FUZZ_BUILD)/corpus-NAME, crashes to
 # $(FUZZ_BUILD)/crash-*. The fuzz build lowers KB_MAX_CASES so that the largest
 # sweep it allows expands in milliseconds (a million cases take seconds under
-# ASan and would only slow the fuzzing down).
+# ASan and would only slow the fuzzing down), and KB_MAX_PLAN_BYTES (16 MiB,
+# about 10000 cases) so that a plan refused for the memory it would take is
+# reached below it (tests/fuzz/seeds/sweep/huge-*.json).
 FUZZ_CC    ?= clang
 FUZZ_BUILD ?= build-fuzz
 SECONDS    ?= 60
 FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wno-unknown-pragmas -I$(CUDA)/include -Icli \
-              -DKB_MAX_CASES=20000
+              -DKB_MAX_CASES=20000 -DKB_MAX_PLAN_BYTES=16777216
 FUZZ_LIBS  := -lcjson -lcublas -lcublasLt -L$(CUDA)/lib64 -lcudart_static -ldl -lm -lpthread -lrt -lstdc++
 FUZZ_OBJ   := $(CLI_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZERS    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))

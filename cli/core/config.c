@@ -65,6 +65,7 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
     size_t cap = 1 << 16;
     char *buf = malloc(cap), item[1 << 14];
     size_t o = 0;
+    if (!buf) { kb_errf(err, errlen, "%s: out of memory", p->name); return -1; }
     buf[0] = 0;
     const char *sep = p->type == KB_P_INTLIST ? "/" : ",";
     if (p->type == KB_P_INTLIST && cJSON_IsArray(v)) {

@@ -1,0 +1,69 @@
+# CLI tests of issue 45's faults in sweeps, flags and set-up (sourced by
+# tests/cli.sh; helpers there): huge sweeps held or refused, a dry run
+# interrupted, flags given twice or misspelt, the dependency check, plots of
+# older CSVs.
+
+# run_limited KIB ARGS...: kbench under ulimit -v KIB (address space); $rc,
+# $T/out, $T/err, and $T/rss its peak resident KiB where /usr/bin/time is
+run_limited() {
+    local kib=$1
+    shift
+    last_args=("$@")
+    rm -f "$T/rss"
+    if [ -x /usr/bin/time ]; then
+        (ulimit -v "$kib" && exec /usr/bin/time -f '%M' -o "$T/rss" "$KBENCH" "$@") >"$T/out" 2>"$T/err"
+    else
+        (ulimit -v "$kib" && exec "$KBENCH" "$@") >"$T/out" 2>"$T/err"
+    fi
+    rc=$?
+}
+
+# peak resident KiB under LIMIT KiB (where measured)
+expect_rss_under() {
+    [ -s "$T/rss" ] || return 0
+    local kib
+    kib=$(tail -n 1 "$T/rss")
+    [ "$kib" -lt "$1" ] || bad "peak resident ${kib} KiB, want under $1 KiB"
+}
+
+# a list of N ones: "1,1,...,1"
+ones() { local s; s=$(printf '1,%.0s' $(seq "$1")); echo "${s%,}"; }
+
+# Item 1: every case of a sweep copied its int list (5000 x 4 bytes x a
+# million cases: 20 GB, then SIGSEGV on an unchecked malloc). The cases now
+# share their axis's list, and a plan that cannot be held is refused before
+# it is made.
+cli_faults_huge_sweep() {
+    local list
+    list=$(ones 5000)
+    # the reproducer under 1.4 GiB of address space: refused in one line at once
+    SECONDS=0
+    run_limited 1500000 rope --layout thd --seq 1 --seqlens "$list" --heads 1:125:1 --dim 2:2000:2 \
+        --pass all --style all --dtype fp16,bf16 --dry-run
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "1000000 cases need about" "ulimit -v" "split the sweep"
+    [ "$SECONDS" -le 5 ] || bad "took $SECONDS s to refuse"
+    done_test "faults: a million cases of a 5000-long seqlens under ulimit -v: refused in one line, no crash"
+
+    # 50000 cases of it: the cases share the list (copied: 1 GB, a crash here)
+    run_limited 1500000 rope --layout thd --seq 1 --seqlens "$list" --heads 1:125:1 --dim 2:100:2 \
+        --pass all --style all --dtype fp16,bf16 --dry-run
+    expect_rc 0
+    [ -s "$T/err" ] && bad "stderr not empty"
+    expect_out_has "50000 cases; the largest needs"
+    grep -q '^50000  rope .*seqlens=1+1+1.*\.\.\. ' "$T/out" || bad "the last case's line, its long list cut with ..., is missing"
+    expect_rss_under 400000
+    done_test "faults: 50000 cases of a 5000-long seqlens: the dry run holds one list (peak RSS under 400 MB)"
+
+    # the same from a sweep file (a 20000-long list: 40 KB of text)
+    printf '{"sweeps": [{"op": "rope", "layout": "thd", "seq": 1, "seqlens": [%s], "heads": "1:25:1",
+        "dim": "2:200:2", "pass": "all", "style": "all", "dtype": ["fp16", "bf16"]}]}\n' "$(ones 20000)" >"$T/long.json"
+    run_limited 1500000 sweep "$T/long.json" --dry-run
+    expect_rc 0
+    expect_out_has "20000 cases; the largest needs"
+    expect_rss_under 400000
+    done_test "faults: a sweep file of 20000 cases of a 20000-long seqlens: held once (peak RSS under 400 MB)"
+}
+
+cli_more+=(cli_faults_huge_sweep)
