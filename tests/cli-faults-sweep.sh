@@ -67,3 +67,58 @@ cli_faults_huge_sweep() {
 }
 
 cli_more+=(cli_faults_huge_sweep)
+
+# interrupt ARGS...: kbench ARGS in the background, SIGINT once its stdout
+# has begun; $rc, $T/out, $T/err. A background job of a script starts with
+# SIGINT ignored: env --default-signal gives it the default a terminal's
+# Ctrl-C meets (coreutils 8.31; without it, as it comes).
+interrupt() {
+    last_args=("$@")
+    rm -f "$T/out" "$T/err"
+    local dflt=()
+    env --default-signal=INT true 2>/dev/null && dflt=(env --default-signal=INT)
+    "${dflt[@]}" "$KBENCH" "$@" >"$T/out" 2>"$T/err" &
+    local pid=$! i
+    for i in $(seq 400); do
+        [ -s "$T/out" ] && break
+        sleep 0.025
+    done
+    kill -INT "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+}
+
+# every line of $T/out whole: it ends with a newline, and each line is one of
+# the plan's (PATTERN, an ERE)
+expect_whole_lines() {
+    [ -s "$T/out" ] || { bad "stdout empty"; return; }
+    [ "$(tail -c 1 "$T/out" | od -An -c | tr -d ' ')" = '\n' ] || bad "stdout ends mid-line: '$(tail -c 60 "$T/out")'"
+    local n
+    n=$(grep -cvE "$1" "$T/out")
+    [ "$n" -eq 0 ] || bad "$n lines of stdout are not whole plan lines: $(grep -vE "$1" "$T/out" | head -n 1)"
+}
+
+# Item 9: SIGINT during a dry run cut the plan mid-line (stdout's buffer
+# went out as it was); under --devices it said the finished rows were in
+# results/..., files a dry run never writes. Now the plan stops at a line's
+# end with one line saying so, exit 130, and no file is claimed.
+cli_faults_dry_run_sigint() {
+    printf '{"sweeps": [{"op": "rope", "seq": 16, "batch": 1, "heads": "1:125:1", "dim": "2:1600:2", "pass": "all", "dtype": ["fp16", "bf16"]}]}\n' >"$T/many.json"
+    interrupt sweep "$T/many.json" --dry-run
+    expect_rc 130
+    expect_stderr_lines 1
+    expect_err_has "stopped by SIGINT after" "of 400000 cases" "nothing was written"
+    expect_whole_lines '^ *[0-9]+  rope +pass=.* device +[0-9.]+ [KMG]?i?B  moves +[0-9.]+ [KMG]?i?B$'
+    grep -q 'cases; the largest' "$T/out" && bad "a stopped plan's closing line was printed"
+    done_test "faults: SIGINT during a dry run of 400000 cases: whole lines, one line why, exit 130"
+
+    interrupt rope --seq 16 --batch 1 --heads 1:125:1 --dim 2:800:2 --pass all --dtype fp16,bf16 --devices 0,1 --dry-run
+    expect_rc 130
+    expect_stderr_lines 1
+    expect_err_has "stopped by SIGINT after" "nothing was written"
+    grep -qF "results/" "$T/err" && bad "a dry run claims result files"
+    expect_whole_lines '^gpu [0-9]+ +[0-9]+  rope +pass=.*$'
+    done_test "faults: SIGINT during a --devices dry run: no result file claimed, exit 130"
+}
+
+cli_more+=(cli_faults_dry_run_sigint)

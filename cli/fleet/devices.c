@@ -819,13 +819,17 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (f.shown) fprintf(stderr, "\r\033[K");
     rc = workers_exit(&f);
-    if (dry) printf("%d cases on %d GPUs, longest first\n", f.next, f.started);
-    else rc = merge_parts(&f, rc);
+    if (!dry) rc = merge_parts(&f, rc);
+    else if (!kb_stop_signal) printf("%d cases on %d GPUs, longest first\n", f.next, f.started);
     fleet_free(&f);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
-        fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-                f.csv, f.json);
+        if (dry) /* a dry run writes no file: none is claimed */
+            fprintf(stderr, "kbench: stopped by %s after %d of %d cases (a dry run: nothing was written)\n",
+                    sig == SIGINT ? "SIGINT" : "SIGTERM", f.next, plan->ncases);
+        else
+            fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
+                    sig == SIGINT ? "SIGINT" : "SIGTERM", f.csv, f.json);
         return 128 + sig;
     }
     return rc;
