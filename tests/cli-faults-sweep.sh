@@ -122,3 +122,52 @@ cli_faults_dry_run_sigint() {
 }
 
 cli_more+=(cli_faults_dry_run_sigint)
+
+# Item 12: --timing events,graph said "value too long" (the field holds 8
+# bytes). Timing is one value for a run, not a sweep axis: said so, with the
+# way to set both side by side.
+cli_faults_timing_list() {
+    usage_error "faults: --timing events,graph: one value, and how to compare both" rope --timing events,graph --dry-run \
+        -- "--timing takes one value, events or graph, not a list" "--timing events, then --timing graph" "kbench compare"
+    printf '{"settings": {"timing": "graph,events"}, "sweeps": [{"op": "rope"}]}\n' >"$T/timing.json"
+    usage_error "faults: a sweep file's \"timing\": \"graph,events\" is said the same" \
+        sweep "$T/timing.json" --dry-run -- "settings: timing takes one value, events or graph, not a list"
+    usage_error "faults: --timing EVENTS suggests events" rope --timing EVENTS --dry-run -- "got 'EVENTS' (did you mean events?)"
+}
+
+# Item 13: the small ones.
+cli_faults_small() {
+    usage_error "faults: --seq 2048 --seq 4096 is refused (it kept 4096)" rope --seq 2048 --seq 4096 --dry-run \
+        -- "--seq given twice ('2048', then '4096')" "--seq 2048,4096"
+    usage_error "faults: a setting given twice with two values is refused" rope --seed 1 --seed 2 --dry-run \
+        -- "--seed given twice ('1', then '2')"
+    usage_error "faults: sweep --set NAME twice is refused" sweep configs/ci.json --set dtype=fp16 --set dtype=bf16 --dry-run \
+        -- "--set dtype given twice" "--set dtype=fp16,bf16"
+    run rope --seq 2048 --seq 2048 --quiet --quiet --dry-run
+    expect_rc 0
+    done_test "faults: the same value twice is harmless and taken"
+    usage_error "faults: --set dtpye suggests dtype" sweep configs/ci.json --set dtpye=fp16 --dry-run \
+        -- "'dtpye'" "did you mean 'dtype'?"
+    usage_error "faults: --dtype FP16 suggests fp16" rope --dtype FP16 --dry-run -- "unknown value 'FP16' (did you mean fp16?"
+    usage_error "faults: --devices 999 is past the 64 GPUs kbench drives" rope --devices 999 --dry-run \
+        -- "GPU 999 is past the last kbench drives (indices 0 to 63)"
+    usage_error "faults: --out-dir '' is refused (it meant /)" rope --out-dir "" --dry-run -- "an empty path"
+    usage_error "faults: help rope extra is refused" help rope extra -- "one command at a time" "'extra'"
+    run
+    expect_rc 2
+    local n
+    n=$(nlines "$T/err")
+    [ "$n" -le 4 ] || bad "$n lines of usage on stderr, want a few"
+    expect_err_has "usage: kbench COMMAND" "kbench --help"
+    [ -s "$T/out" ] && bad "stdout not empty"
+    done_test "faults: kbench without a command: a short usage pointing at --help, exit 2"
+    if [ -r /proc/self/status ]; then
+        usage_error "faults: sweep /proc/self/status is read to its end (it said: empty file)" sweep /proc/self/status \
+            -- "/proc/self/status:1:1: JSON syntax error near 'Name:"
+    fi
+    printf '{"sweeps": [{"op": 5}]}\n' >"$T/op5.json"
+    usage_error "faults: \"op\": 5 says op is a string naming an op (it said: missing op)" sweep "$T/op5.json" \
+        -- "\"op\" must be a string naming an op (rope, layernorm" "got a number"
+}
+
+cli_more+=(cli_faults_timing_list cli_faults_small)

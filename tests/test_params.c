@@ -547,6 +547,9 @@ static void test_opts_set(void **state)
     assert_string_equal(o.impl, "naive,opt");
     assert_int_equal(kb_opts_set(&o, "out_dir", "a/b", err, sizeof err), 0);
     assert_string_equal(o.out_dir, "a/b");
+    expect_set_bad(&o, "out_dir", "", "an empty path"); /* it meant / */
+    expect_set_bad(&o, "timing", "events,graph", "takes one value"); /* it said: value too long */
+    expect_set_bad(&o, "timing", "Graph", "did you mean graph?");
     char longs[1100];
     memset(longs, 'x', sizeof longs);
     longs[1024] = 0; /* one more than csv holds with its terminator */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -100,6 +101,8 @@ double kb_case_float(const kb_case *c, const char *name)
     const kb_val *v = kb_case_val(c, name);
     return v ? v->num : 0.0;
 }
+
+#define KB_MAX_CHOICES 32 /* the most choices a did-you-mean weighs */
 
 int kb_choice_count(const kb_param *p)
 {
@@ -418,6 +421,26 @@ static int parse_intlist_axis(const kb_param *p, const char *text, kb_val **vals
     return n;
 }
 
+/* The choice of p that word (len bytes) means in other case ("FP16"), or is
+ * a near miss of ("bf61"), into near; "" for none. */
+static void nearest_choice(const kb_param *p, const char *word, size_t len, char *near, size_t n)
+{
+    char w[64], names[KB_MAX_CHOICES][64];
+    const char *cands[KB_MAX_CHOICES];
+    int k = kb_choice_count(p);
+    if (k > KB_MAX_CHOICES) k = KB_MAX_CHOICES;
+    near[0] = 0;
+    if (len >= sizeof w) return;
+    memcpy(w, word, len);
+    w[len] = 0;
+    for (int i = 0; i < k; i++) {
+        cands[i] = kb_choice(p, i, names[i], sizeof names[i]);
+        if (!strcasecmp(w, cands[i])) { snprintf(near, n, "%s", cands[i]); return; }
+    }
+    const char *c = kb_nearest(w, cands, k);
+    if (c) snprintf(near, n, "%s", c);
+}
+
 /* one word of an enum or number axis, s[0..len), appended */
 static int parse_word(const kb_param *p, const char *text, const char *s, size_t len, kb_val **vals, int *n, int *cap,
                       char *err, size_t errlen)
@@ -433,7 +456,10 @@ static int parse_word(const kb_param *p, const char *text, const char *s, size_t
             return -1;
         }
         if (idx < 0) {
-            kb_errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
+            char near[64];
+            nearest_choice(p, s, len, near, sizeof near);
+            kb_errf(err, errlen, "%s: unknown value '%.*s' (%s%s%schoose from %s, or all)", p->name, (int)len, s,
+                    near[0] ? "did you mean " : "", near, near[0] ? "? " : "", p->choices);
             return -1;
         }
         kb_val v = {.num = idx};

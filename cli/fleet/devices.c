@@ -79,8 +79,12 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 0 || v >= 1024 || (*end && *end != ',')) {
+        if (end == p || errno || v < 0 || (*end && *end != ',')) {
             kb_errf(err, errlen, "--devices: expected all or a list of GPU indices (0,2,3), got '%s'", s);
+            return -1;
+        }
+        if (v >= KB_MAX_DEVICES) { /* a dry run does not count the GPUs: the bound is kbench's own */
+            kb_errf(err, errlen, "--devices: GPU %ld is past the last kbench drives (indices 0 to %d)", v, KB_MAX_DEVICES - 1);
             return -1;
         }
         if (count == 0) { kb_errf(err, errlen, "--devices: no CUDA device (GPU %ld asked for)", v); return -1; }
