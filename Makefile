@@ -119,7 +119,7 @@ test-slurm:
 	tests/slurm.sh ./kbench; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
 test:
-	@scripts/deps.sh build test plot
+	@scripts/deps.sh build test --optional plot
 	$(MAKE) kbench $(TESTS) test-plugins examples
 	KB_BUILD=$(BUILD) KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
 
@@ -131,7 +131,7 @@ check: kbench
 # objects are built as usual (their device code is not instrumented).
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan:
-	@scripts/deps.sh build test plot
+	@scripts/deps.sh build test --optional plot
 	$(MAKE) BUILD=build-asan KBENCH_BIN=build-asan/kbench CFLAGS="$(ASAN_FLAGS)" \
 	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
 	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%) test-plugins examples
