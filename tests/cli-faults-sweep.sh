@@ -228,3 +228,22 @@ cli_faults_deps() {
 }
 
 cli_more+=(cli_faults_deps)
+
+# Item 15: without a GPU kbench said "no usable CUDA driver (not installed,
+# or older than ...)": now the cause by CUDA's codes, "no NVIDIA GPU or
+# driver found: ..." (tests/test_device.c holds each cause).
+cli_faults_no_gpu() {
+    run device
+    if [ "$rc" -eq 0 ]; then
+        t_skip "faults: kbench device without a GPU names the cause (a GPU is here)"
+        return
+    fi
+    expect_rc 3
+    expect_stderr_lines 1
+    expect_err_has "kbench: no NVIDIA GPU or driver found: "
+    done_test "faults: kbench device without a GPU: 'no NVIDIA GPU or driver found: ...', exit 3"
+    grep -qF "kbench: no NVIDIA GPU or driver found: " README.md || bad "README does not show the line"
+    done_test "faults: README's set-up says what make run prints without a GPU"
+}
+
+cli_more+=(cli_faults_no_gpu)
