@@ -69,7 +69,7 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 {
     if (!strcmp(s, "all")) {
         if (count < 0) { kb_errf(err, errlen, "--devices all: the GPUs could not be counted"); return -1; }
-        if (count == 0) { kb_errf(err, errlen, "--devices all: no NVIDIA GPU or driver found (no CUDA device)"); return -1; }
+        if (count == 0) { kb_errf(err, errlen, "--devices all: no CUDA device: no NVIDIA GPU or driver found"); return -1; }
         int n = count < KB_MAX_DEVICES ? count : KB_MAX_DEVICES;
         for (int i = 0; i < n; i++) ids[i] = i;
         return n;
@@ -87,7 +87,7 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
             kb_errf(err, errlen, "--devices: GPU %ld is past the last kbench drives (indices 0 to %d)", v, KB_MAX_DEVICES - 1);
             return -1;
         }
-        if (count == 0) { kb_errf(err, errlen, "--devices: no NVIDIA GPU or driver found: no CUDA device (GPU %ld asked for)", v); return -1; }
+        if (count == 0) { kb_errf(err, errlen, "--devices: no CUDA device (GPU %ld asked for): no NVIDIA GPU or driver found", v); return -1; }
         if (count > 0 && v >= count) {
             kb_errf(err, errlen, "--devices: GPU %ld is not there (%d visible: 0 to %d)", v, count, count - 1);
             return -1;
