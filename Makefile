@@ -119,7 +119,7 @@ test-slurm:
 	tests/slurm.sh ./kbench; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
 test:
-	@scripts/deps.sh build test plot
+	@scripts/deps.sh build test --optional plot
 	$(MAKE) kbench $(TESTS) test-plugins examples
 	KB_BUILD=$(BUILD) KB_TEST_PLUGINS=$(BUILD)/tests/plugins KB_EXAMPLES=$(BUILD)/examples tests/run.sh $(TESTS)
 
@@ -131,7 +131,7 @@ check: kbench
 # objects are built as usual (their device code is not instrumented).
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan:
-	@scripts/deps.sh build test plot
+	@scripts/deps.sh build test --optional plot
 	$(MAKE) BUILD=build-asan KBENCH_BIN=build-asan/kbench CFLAGS="$(ASAN_FLAGS)" \
 	    LINK="$(CC) $(ASAN_FLAGS)" LDLIBS="$(LDLIBS) -L$(CUDA)/lib64 -lcudart_static -lrt -lstdc++" \
 	    build-asan/kbench $(TESTS:$(BUILD)/%=build-asan/%) test-plugins examples
@@ -156,13 +156,15 @@ plot:
 # by byte); new inputs go to $(FUZZ_BUILD)/corpus-NAME, crashes to
 # $(FUZZ_BUILD)/crash-*. The fuzz build lowers KB_MAX_CASES so that the largest
 # sweep it allows expands in milliseconds (a million cases take seconds under
-# ASan and would only slow the fuzzing down).
+# ASan and would only slow the fuzzing down), and KB_MAX_PLAN_BYTES (16 MiB,
+# about 10000 cases) so that a plan refused for the memory it would take is
+# reached below it (tests/fuzz/seeds/sweep/huge-*.json).
 FUZZ_CC    ?= clang
 FUZZ_BUILD ?= build-fuzz
 SECONDS    ?= 60
 FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wno-unknown-pragmas -I$(CUDA)/include -Icli \
-              -DKB_MAX_CASES=20000
+              -DKB_MAX_CASES=20000 -DKB_MAX_PLAN_BYTES=16777216
 FUZZ_LIBS  := -lcjson -lcublas -lcublasLt -L$(CUDA)/lib64 -lcudart_static -ldl -lm -lpthread -lrt -lstdc++
 FUZZ_OBJ   := $(CLI_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZERS    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -206,6 +206,54 @@ typedef struct {
 
 enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SET = 901, OPT_SETTING = 1000, OPT_PARAM = 2000 };
 
+/* getopt_long's '?' or ':' for the word before optind: one line why (the
+ * exit code of kb_usage) */
+static int bad_flag(const char *cmd, int c, char **argv, const struct option *opts, int n)
+{
+    const char *cands[KB_MAX_PARAMS + 64];
+    for (int i = 0; i < n; i++) cands[i] = opts[i].name;
+    /* a short option that is not -h ("-x", or "-seq" read as -s -e -q): getopt
+     * stays inside the word and argv[optind - 1] is the word before it */
+    if (c == '?' && optopt != 0 && optopt != 'h' && optopt < OPT_DRY)
+        return kb_usage(cmd, "unknown option '-%c' (long options take two dashes; see: %s %s --help)", optopt, prog, cmd);
+    const char *bad = argv[optind - 1];
+    if (c == ':') return kb_usage(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
+    if (bad[0] != '-' || bad[1] != '-') return kb_usage(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
+    char word[128];
+    snprintf(word, sizeof word, "%s", bad + 2);
+    word[strcspn(word, "=")] = 0;
+    /* an exact name that getopt rejected is ambiguous or takes no value */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(word, cands[i])) return kb_usage(cmd, "option '--%s' takes no value", word);
+    /* a prefix of several names: ambiguous, said as such with the names */
+    char which[512] = "";
+    int nprefix = 0;
+    size_t wl = strlen(word), o = 0;
+    for (int i = 0; i < n && wl; i++)
+        if (!strncmp(cands[i], word, wl) && o < sizeof which) {
+            o += (size_t)snprintf(which + o, sizeof which - o, "%s--%s", nprefix ? ", " : "", cands[i]);
+            nprefix++;
+        }
+    if (nprefix > 1) return kb_usage(cmd, "option '--%s' is ambiguous: %s", word, which);
+    const char *near = kb_nearest(word, cands, n);
+    if (near) return kb_usage(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
+    return kb_usage(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);
+}
+
+/* A flag given twice with two values: one would be lost without a word
+ * (--seq 2048 --seq 4096 ran 4096). The same value twice is harmless. */
+static int given_twice(const char *cmd, const char *flag, const char **was, const char *now, char axis_sep)
+{
+    if (!*was || !strcmp(*was, now)) {
+        *was = now;
+        return 0;
+    }
+    if (axis_sep) /* an axis: both values in one (--seq 2048,4096; --set seq=2048,4096) */
+        return kb_usage(cmd, "--%s given twice ('%s', then '%s'): one flag takes the whole axis (--%s%c%s,%s)", flag, *was,
+                        now, flag, axis_sep, *was, now);
+    return kb_usage(cmd, "--%s given twice ('%s', then '%s'): give it once", flag, *was, now);
+}
+
 /* 0, -1 for --help (the caller prints its help), or the exit code of a
  * usage error (its line printed). */
 static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
@@ -229,46 +277,14 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
     if (!strcmp(cmd, "sweep")) opts[n++] = (struct option){"set", required_argument, NULL, OPT_SET};
     opts[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[n] = (struct option){0};
-    const char *cands[KB_MAX_PARAMS + 64];
-    for (int i = 0; i < n; i++) cands[i] = opts[i].name;
+    const char *given[KB_MAX_PARAMS + 64] = {0}; /* each flag's value so far: settings, then parameters */
 
     opterr = 0;
     optind = 0; /* 0, not 1: glibc reinitialises in full (getopt_reset) */
     char err[KB_ERRLEN];
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == '?' || c == ':') {
-            /* a short option that is not -h ("-x", or "-seq" read as -s -e -q): getopt
-             * stays inside the word and argv[optind - 1] is the word before it */
-            if (c == '?' && optopt != 0 && optopt != 'h' && optopt < OPT_DRY)
-                return kb_usage(cmd, "unknown option '-%c' (long options take two dashes; see: %s %s --help)",
-                                optopt, prog, cmd);
-            const char *bad = argv[optind - 1];
-            if (c == ':') return kb_usage(cmd, "option '%s' needs a value (see: %s %s --help)", bad, prog, cmd);
-            if (bad[0] == '-' && bad[1] == '-') {
-                char word[128];
-                snprintf(word, sizeof word, "%s", bad + 2);
-                word[strcspn(word, "=")] = 0;
-                /* an exact name that getopt rejected is ambiguous or takes no value */
-                for (int i = 0; i < n; i++)
-                    if (!strcmp(word, cands[i]))
-                        return kb_usage(cmd, "option '--%s' takes no value", word);
-                /* a prefix of several names: ambiguous, said as such with the names */
-                char which[512] = "";
-                int nprefix = 0;
-                size_t wl = strlen(word), o = 0;
-                for (int i = 0; i < n && wl; i++)
-                    if (!strncmp(cands[i], word, wl) && o < sizeof which) {
-                        o += (size_t)snprintf(which + o, sizeof which - o, "%s--%s", nprefix ? ", " : "", cands[i]);
-                        nprefix++;
-                    }
-                if (nprefix > 1) return kb_usage(cmd, "option '--%s' is ambiguous: %s", word, which);
-                const char *near = kb_nearest(word, cands, n);
-                if (near) return kb_usage(cmd, "unknown option '--%s' (did you mean --%s?)", word, near);
-                return kb_usage(cmd, "unknown option '--%s' (see: %s %s --help)", word, prog, cmd);
-            }
-            return kb_usage(cmd, "unknown option '%s' (see: %s %s --help)", bad, prog, cmd);
-        }
+        if (c == '?' || c == ':') return bad_flag(cmd, c, argv, opts, n);
         if (c == OPT_HELP) return -1; /* the caller prints its help and returns KB_EXIT_OK */
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
         if (c == OPT_SET) {
@@ -278,6 +294,18 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             if (!eq || eq == optarg || !eq[1])
                 return kb_usage(cmd, "--set takes NAME=VALUES, a parameter and its axis (--set dtype=fp16,bf16), not '%s'",
                                 optarg);
+            int k = 0; /* the same NAME again: given twice */
+            while (k < cli->naxes && (strncmp(cli->axis_name[k], optarg, (size_t)(eq - optarg)) ||
+                                      cli->axis_name[k][eq - optarg]))
+                k++;
+            if (k < cli->naxes) {
+                char flag[80];
+                snprintf(flag, sizeof flag, "set %s", cli->axis_name[k]);
+                const char *was = cli->axis_val[k];
+                int rc = given_twice(cmd, flag, &was, eq + 1, '=');
+                if (rc) return rc;
+                continue;
+            }
             if (cli->naxes == KB_MAX_SET_AXES) return kb_usage(cmd, "--set: at most %d axes", KB_MAX_SET_AXES);
             char *b = cli->axis_buf[cli->naxes];
             snprintf(b, sizeof cli->axis_buf[0], "%s", optarg);
@@ -287,12 +315,16 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
             continue;
         }
         if (c >= OPT_PARAM) {
+            int rc = given_twice(cmd, opts[kb_nsettings + c - OPT_PARAM].name, &given[64 + c - OPT_PARAM], optarg, ' ');
+            if (rc) return rc;
             if (kb_sweep_set(&cli->sweep, cli->op->params[c - OPT_PARAM].name, optarg, err, sizeof err))
                 return kb_usage(cmd, "%s", err);
             continue;
         }
         const kb_setting *s = &kb_settings[c - OPT_SETTING];
         const char *val = s->type == KB_S_BOOL ? "1" : optarg;
+        int rc = given_twice(cmd, opts[c - OPT_SETTING].name, &given[c - OPT_SETTING], val, 0);
+        if (rc) return rc;
         if (kb_opts_set(&cli->opts, s->name, val, err, sizeof err)) return kb_usage(cmd, "--%s", err);
         if (cli->nset == 64) return kb_usage(cmd, "more than 64 option flags (each setting once is enough)");
         cli->set_name[cli->nset] = s->name;
@@ -640,12 +672,21 @@ static int cmd_selftest(int argc, char **argv)
 
 static int run_command(int argc, char **argv)
 {
-    if (argc < 2) {
-        print_main_help(stderr);
+    if (argc < 2) { /* a few lines, not the whole help */
+        char ops[128] = "";
+        for (int i = 0, o = 0; i < kb_nops && o < (int)sizeof ops; i++)
+            o += snprintf(ops + o, sizeof ops - (size_t)o, "%s%s", i ? ", " : "", kb_ops[i]->name);
+        fprintf(stderr,
+                "usage: %s COMMAND [ARGS]\n"
+                "  COMMAND: an op (%s), sweep, list, check, device, selftest, plugin, compare, merge\n"
+                "see: %s --help (the commands, with examples), %s help COMMAND\n",
+                prog, ops, prog, prog);
         return KB_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        if (argc > 3 && strcmp(cmd, "help") == 0)
+            return kb_usage("help", "one command at a time (got '%s' and '%s')", argv[2], argv[3]);
         if (argc > 2 && strcmp(cmd, "help") == 0) {
             char help[] = "--help";
             char *sub[] = {argv[0], argv[2], help, NULL};

@@ -18,6 +18,8 @@
 #   f<i>         its data file: x value ceiling ('?' when missing)
 #   t<i>         its name; k<i> its legend entry ('' for none)
 #   c<i>         its colour (1-based index into colors below)
+#   h<i>         1 if its file has a ceiling (mode 'bar': its dashed mark;
+#                0 where the CSV lacks the column, an older kbench's); absent: 1
 #   nc           the number of size-matched ceiling lines (mode 'line'), then
 #   cf<i>, cl<i> its data file (x ceiling) and legend entry
 
@@ -37,6 +39,7 @@ pt(i) = int(word(ptypes, (i - 1) % words(ptypes) + 1))
 fi(i) = value(sprintf('f%d', i))
 ti(i) = value(sprintf('t%d', i))
 ki(i) = value(sprintf('k%d', i))
+hci(i) = exists(sprintf('h%d', i)) ? value(sprintf('h%d', i)) : 1
 cfi(i) = value(sprintf('cf%d', i))
 cli(i) = value(sprintf('cl%d', i))
 ccol(i) = (i == 1 ? 'black' : '#666666')
@@ -85,6 +88,14 @@ if (mode eq 'line') {
     c = "plot for [i=1:n] fi(i) using (i):2 with boxes lc rgb col(i) title ki(i)"
     c = c . ", for [i=1:n] fi(i) using (i):2:($2 >= 0.12 * ymax ? sprintf('%.3g', $2) : '') with labels offset 0,-0.9 tc rgb 'white' notitle"
     c = c . ", for [i=1:n] fi(i) using (i):2:($2 < 0.12 * ymax ? sprintf('%.3g', $2) : '') with labels offset 0,0.8 notitle"
-    c = c . ", for [i=1:n] fi(i) using (i - 0.42):3:(0.84):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' title (i == 1 ? clabel : '')"
+    # the size-matched ceiling's mark, for the series that have one (a file of
+    # '?' alone is "no valid points", a warning, and the chart is not drawn)
+    first = 1
+    do for [i=1:n] {
+        if (hci(i)) {
+            c = c . sprintf(", fi(%d) using (%d - 0.42):3:(0.84):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' title '%s'", i, i, first ? clabel : '')
+            first = 0
+        }
+    }
     eval c . flat
 }

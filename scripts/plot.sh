@@ -377,15 +377,16 @@ END {
                 px[s, b + 1] = tx; py[s, b + 1] = ty; pc[s, b + 1] = tc
             }
             file = tmp "/g" g "_s" i ".dat"
+            hc = 0 # the series has a size-matched ceiling (a CSV of an older kbench may lack its column)
             for (a = 1; a <= np[s]; a++) {
                 print fmt(px[s, a]), py[s, a], (pc[s, a] == "" ? "?" : pc[s, a]) > file
                 x = px[s, a]; cx = scg[s] SUBSEP x
                 if (!(x in seenx)) { xs[++nx] = x; seenx[x] = 1 }
-                if (pc[s, a] != "") { csum[cx] += pc[s, a]; ccnt[cx]++; if (pc[s, a] > ymax) ymax = pc[s, a] }
+                if (pc[s, a] != "") { csum[cx] += pc[s, a]; ccnt[cx]++; hc = 1; if (pc[s, a] > ymax) ymax = pc[s, a] }
                 if (py[s, a] > ymax) ymax = py[s, a]
             }
             close(file)
-            args = args sprintf("f%d=%s; t%d=%s; c%d=%d; ", i, q(file), i, q(slab[s]), i, mode == "line" ? i : simpl[s])
+            args = args sprintf("f%d=%s; t%d=%s; c%d=%d; h%d=%d; ", i, q(file), i, q(slab[s]), i, mode == "line" ? i : simpl[s], i, hc)
             # bars are coloured by impl: one legend entry per impl
             if (mode == "bar") {
                 if (!((g, simpl[s]) in keyed)) { keyed[g, simpl[s]] = 1; kt = sname[s] } else kt = ""

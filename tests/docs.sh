@@ -70,6 +70,13 @@ docs_command() {
         t_skip "$name (examples not built: make examples)"
         return
     fi
+    local need="" # what only some tests need (scripts/deps.sh): a command of it skipped without it
+    [[ $cmd == *plot.sh* || $cmd == *gnuplot* ]] && need=gnuplot
+    [[ $cmd == *python3* ]] && need=python3
+    if [ -n "$need" ] && ! command -v "$need" >/dev/null 2>&1; then
+        t_skip "$name ($need not installed)"
+        return
+    fi
     (cd "$dscratch" && PATH="$dscratch/bin:$PATH" timeout 60 bash -c "$cmd") </dev/null >"$T/docs.out" 2>"$T/docs.err"
     rc=$?
     if [ "$rc" -eq "$want" ]; then

@@ -273,7 +273,7 @@ static void test_structure_errors(void **state)
     BAD("{\"sweeps\": [1]}", "sweeps[0]", "must be an object");
     BAD("{\"sweeps\": [{\"op\": \"rope\"}, \"rope\"]}", "sweeps[1]", "must be an object");
     BAD("{\"sweeps\": [{\"seq\": 16}]}", "sweeps[0]", "missing \"op\"");
-    BAD("{\"sweeps\": [{\"op\": 3}]}", "missing \"op\"");
+    BAD("{\"sweeps\": [{\"op\": 3}]}", "\"op\" must be a string naming an op (rope, ", "got a number");
     BAD("{\"sweeps\": [{\"op\": \"ropes\"}]}", "sweeps[0]", "unknown op 'ropes'", "did you mean 'rope'");
     BAD("{\"sweeps\": [{\"op\": \"matmul\"}]}", "unknown op 'matmul'");
     BAD("{\"sweeps\": [{\"op\": \"rope\"}, {\"op\": \"rope\", \"sq\": 16}]}", "sweeps[1]", "no parameter 'sq'",

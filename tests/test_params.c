@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../cli/core/errors.h"
 #include "../cli/core/op.h"
@@ -167,11 +168,7 @@ static void test_axis_bad(void **state)
 }
 
 /* values of an int-list axis: their lists, then the array (n at most the count) */
-static void free_vals(kb_val *v, int n)
-{
-    for (int i = 0; i < n; i++) free(v[i].list);
-    free(v);
-}
+static void free_vals(kb_val *v, int n) { kb_vals_free(v, n); }
 
 static void test_axis_intlist(void **state)
 {
@@ -419,6 +416,70 @@ static void test_sweep_too_many(void **state)
     kb_sweep_free(&s);
 }
 
+/* The cases of an int-list axis share its list (a copy a case took 20 GB for a
+ * million cases of a 5000-long seqlens); the sweep can go first, the list
+ * stays until the last case lets go (ASan would see a use after free). */
+static void test_sweep_cases_share_lists(void **state)
+{
+    (void)state;
+    kb_sweep s;
+    kb_sweep_init(&s, rope());
+    char err[KB_ERRLEN] = "";
+    assert_int_equal(kb_sweep_set(&s, "layout", "thd", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "heads", "1:50:1", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "seqlens", "3,1,2/7", err, sizeof err), 0);
+    kb_case *cases = NULL;
+    int n = 0;
+    assert_int_equal(kb_sweep_expand(&s, &cases, &n, err, sizeof err), 0);
+    assert_int_equal(n, 100);
+    kb_sweep_free(&s);
+    const kb_val *a = kb_case_val(&cases[0], "seqlens"), *b = kb_case_val(&cases[2], "seqlens");
+    assert_ptr_equal(a->list, b->list); /* heads=1 and heads=2 of 3,1,2: one list */
+    assert_int_equal(a->list[2], 2);
+    assert_int_equal(kb_list_sum(a), 6);
+    assert_int_equal(kb_list_max(a), 3);
+    assert_int_equal(kb_list_sum(kb_case_val(&cases[1], "seqlens")), 7);
+    kb_case_free_lists(&cases[0]); /* one case lets go: the others keep it */
+    assert_int_equal(b->list[0], 3);
+    for (int i = 1; i < n; i++) kb_case_free_lists(&cases[i]);
+    free(cases);
+}
+
+/* A plan too large to hold is refused before a case is made, with its size. */
+static void test_sweep_too_large_to_hold(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    double max = kb_plan_bytes_max(&why);
+    assert_non_null(why);
+    assert_true(max > 0);
+    assert_true(kb_plan_bytes(1000) == 1000.0 * (double)(sizeof(kb_case) + KB_CASE_WORK_BYTES));
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_DATA, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)kb_plan_bytes(20000); /* half of it holds 10000 cases */
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < low.rlim_cur) skip();
+    kb_sweep s;
+    kb_sweep_init(&s, rope());
+    char err[KB_ERRLEN] = "";
+    assert_int_equal(kb_sweep_set(&s, "heads", "1:200:1", err, sizeof err), 0);
+    assert_int_equal(kb_sweep_set(&s, "dim", "2:200:2", err, sizeof err), 0); /* 20000 cases */
+    kb_case *cases = NULL;
+    int n = 0;
+    assert_int_equal(setrlimit(RLIMIT_DATA, &low), 0);
+    int rc = kb_sweep_expand(&s, &cases, &n, err, sizeof err);
+    assert_int_equal(setrlimit(RLIMIT_DATA, &old), 0);
+    assert_int_equal(rc, -1);
+    assert_int_equal(n, 0);
+    assert_null(cases); /* refused before it was built */
+    assert_non_null(strstr(err, "20000 cases need about"));
+    assert_non_null(strstr(err, "ulimit -d"));
+    assert_int_equal(kb_sweep_expand(&s, &cases, &n, err, sizeof err), 0); /* the limit back: held */
+    assert_int_equal(n, 20000);
+    kb_cases_free(cases, n);
+    kb_sweep_free(&s);
+}
+
 static void test_rope_validate(void **state)
 {
     (void)state;
@@ -486,6 +547,9 @@ static void test_opts_set(void **state)
     assert_string_equal(o.impl, "naive,opt");
     assert_int_equal(kb_opts_set(&o, "out_dir", "a/b", err, sizeof err), 0);
     assert_string_equal(o.out_dir, "a/b");
+    expect_set_bad(&o, "out_dir", "", "an empty path"); /* it meant / */
+    expect_set_bad(&o, "timing", "events,graph", "takes one value"); /* it said: value too long */
+    expect_set_bad(&o, "timing", "Graph", "did you mean graph?");
     char longs[sizeof o.csv + 8]; /* a path's room: PATH_MAX */
     assert_int_equal(sizeof o.csv, PATH_MAX);
     memset(longs, 'x', sizeof longs);
@@ -633,6 +697,8 @@ int main(void)
         cmocka_unit_test(test_sweep_expand_order),
         cmocka_unit_test(test_escape_controls),
         cmocka_unit_test(test_sweep_too_many),
+        cmocka_unit_test(test_sweep_cases_share_lists),
+        cmocka_unit_test(test_sweep_too_large_to_hold),
         cmocka_unit_test(test_rope_validate),
         cmocka_unit_test(test_opts_defaults),
         cmocka_unit_test(test_opts_set),

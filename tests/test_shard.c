@@ -200,6 +200,7 @@ static void test_devices_parse(void **state)
         {"", 4, "expected all or a list"},    {"0,", 4, "expected all or a list"},
         {"-1", 4, "expected all or a list"},  {"0;1", 4, "expected all or a list"},
         {"a", 4, "expected all or a list"},  {"0", 0, "no CUDA device (GPU 0 asked for)"},
+        {"999", -1, "GPU 999 is past the last kbench drives (indices 0 to 63)"}, {"64", 128, "past the last"},
     };
     for (int i = 0; i < KB_COUNT(bad); i++) {
         err[0] = 0;

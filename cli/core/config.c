@@ -65,6 +65,7 @@ static int sweep_axis_text(const kb_param *p, const cJSON *v, char **out, char *
     size_t cap = 1 << 16;
     char *buf = malloc(cap), item[1 << 14];
     size_t o = 0;
+    if (!buf) { kb_errf(err, errlen, "%s: out of memory", p->name); return -1; }
     buf[0] = 0;
     const char *sep = p->type == KB_P_INTLIST ? "/" : ",";
     if (p->type == KB_P_INTLIST && cJSON_IsArray(v)) {
@@ -218,7 +219,15 @@ static int config_sweep(const cJSON *sw, const char *where, int all_enums, const
     char e2[KB_ERRLEN];
     if (!cJSON_IsObject(sw)) { kb_errf(err, errlen, "%s: a sweep must be an object", where); return -1; }
     const cJSON *opj = cJSON_GetObjectItemCaseSensitive(sw, "op");
-    if (!cJSON_IsString(opj)) { kb_errf(err, errlen, "%s: missing \"op\" (one of the ops in: kbench list)", where); return -1; }
+    if (!opj) { kb_errf(err, errlen, "%s: missing \"op\" (one of the ops in: kbench list)", where); return -1; }
+    if (!cJSON_IsString(opj)) {
+        char names[256] = "";
+        for (int i = 0, o = 0; i < kb_nops && o < (int)sizeof names; i++)
+            o += snprintf(names + o, sizeof names - (size_t)o, "%s%s", i ? ", " : "", kb_ops[i]->name);
+        kb_errf(err, errlen, "%s: \"op\" must be a string naming an op (%s), got %s", where, names,
+                cJSON_IsNumber(opj) ? "a number" : cJSON_IsBool(opj) ? "a boolean" : json_type(opj));
+        return -1;
+    }
     const kb_op *op = kb_find_op(opj->valuestring);
     if (!op) {
         const char *names[32];
@@ -315,6 +324,27 @@ static int duplicate_keys(const char *text, const char *name, char *err, size_t 
     return rc;
 }
 
+/* --set NAME=... where no sweep's op has NAME and no setting is NAME: said,
+ * with the nearest name among the plan's ops' parameters and the settings */
+static void set_unknown(const kb_plan *plan, int i, const char *name, char *err, size_t errlen)
+{
+    const char *cands[KB_MAX_PARAMS * 8 + 64];
+    const kb_op *seen[8];
+    int n = 0, nseen = 0;
+    for (int c = 0; c < plan->ncases; c++) {
+        const kb_op *op = plan->cases[c].op;
+        int k = 0;
+        while (k < nseen && seen[k] != op) k++;
+        if (k < nseen || nseen == 8) continue;
+        seen[nseen++] = op;
+        for (int p = 0; p < op->nparams; p++) cands[n++] = op->params[p].name;
+    }
+    for (int k = 0; k < kb_nsettings && k < 64; k++) cands[n++] = kb_settings[k].name;
+    const char *near = kb_nearest(plan->set_name[i], cands, n);
+    kb_errf(err, errlen, "--set %s: no sweep of %s has an op with the parameter '%s'%s%s%s", plan->set_name[i], name,
+            plan->set_name[i], near ? " (did you mean '" : " (see: kbench list)", near ? near : "", near ? "'?)" : "");
+}
+
 int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err, size_t errlen)
 {
     const char *at;
@@ -392,8 +422,7 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
             }
             continue;
         }
-        kb_errf(err, errlen, "--set %s: no sweep of %s has an op with the parameter '%s' (see: kbench list)",
-                plan->set_name[i], name, plan->set_name[i]);
+        set_unknown(plan, i, name, err, errlen);
         goto out;
     }
     rc = 0;
@@ -427,13 +456,33 @@ int kb_read_text(const char *path, const char *kind, long max_bytes, char **text
     }
     FILE *f = fopen(path, "rb");
     if (!f) { kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
-    char *t = malloc((size_t)sb.st_size + 1);
-    size_t got = fread(t, 1, (size_t)sb.st_size, f);
-    int rerr = ferror(f) ? errno : 0;
+    /* read to the end, not to st_size: /proc's files say 0 and have text */
+    size_t cap = (size_t)sb.st_size + 1, got = 0;
+    char *t = malloc(cap < 4096 ? 4096 : cap);
+    cap = cap < 4096 ? 4096 : cap;
+    int rerr = 0;
+    while (t) {
+        got += fread(t + got, 1, cap - 1 - got, f);
+        int ch = ferror(f) || feof(f) ? EOF : fgetc(f); /* full: one more byte, or the end */
+        if (ferror(f)) { rerr = errno ? errno : EIO; break; }
+        if (ch == EOF) break;
+        if (got >= (size_t)max_bytes) { got++; break; } /* past the bound: refused below */
+        char *u = realloc(t, cap * 2);
+        if (!u) { free(t); t = NULL; break; }
+        t = u;
+        cap *= 2;
+        t[got++] = (char)ch;
+    }
     fclose(f);
-    t[got] = 0;
+    if (!t) { kb_errf(err, errlen, "%s: out of memory reading it", path); return -1; }
+    t[got < cap ? got : cap - 1] = 0;
     if (rerr) {
         kb_errf(err, errlen, "%s: cannot read: %s", path, strerror(rerr));
+        free(t);
+        return -1;
+    }
+    if (got > (size_t)max_bytes) {
+        kb_errf(err, errlen, "%s: not a %s (larger than %ld MiB)", path, kind, max_bytes >> 20);
         free(t);
         return -1;
     }

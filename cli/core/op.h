@@ -31,7 +31,7 @@ typedef struct {
 /* One value of one parameter in one case. */
 typedef struct {
     double num;   /* ints, floats, enum index */
-    int *list;    /* int lists: a sweep's axis owns its values', a case its own copy */
+    int *list;    /* int lists: shared by an axis's value and its cases, freed by the last (params.c) */
     int nlist;
 } kb_val;
 

@@ -8,9 +8,14 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 int kb_list_has(const char *list, const char *name)
 {
@@ -21,6 +26,55 @@ int kb_list_has(const char *list, const char *name)
         s += l + (s[l] == ',');
     }
     return 0;
+}
+
+/* An int list's values live in one block that counts its holders: an axis's
+ * value and every case expanded from it share the block (the cases of a
+ * sweep over a 5000-long seqlens held a copy each: a million cases, 20 GB).
+ * The last holder to let go frees it. */
+typedef struct {
+    long holders;
+    long sum; /* of the values, and their largest (0 for none): an op reads them a case */
+    int max, pad;
+    int v[];
+} list_block;
+
+static list_block *block_of(const int *l) { return (list_block *)(void *)((char *)(uintptr_t)l - offsetof(list_block, v)); }
+
+/* a new list of the n values v, one holder; NULL when out of memory */
+static int *list_new(const int *v, int n)
+{
+    list_block *b = malloc(sizeof *b + (size_t)n * sizeof *v);
+    if (!b) return NULL;
+    b->holders = 1;
+    b->sum = 0;
+    b->max = 0;
+    for (int i = 0; i < n; i++) {
+        b->v[i] = v[i];
+        b->sum += v[i];
+        if (v[i] > b->max) b->max = v[i];
+    }
+    return b->v;
+}
+
+long kb_list_sum(const kb_val *v) { return v->nlist ? block_of(v->list)->sum : 0; }
+
+int kb_list_max(const kb_val *v) { return v->nlist ? block_of(v->list)->max : 0; }
+
+static void list_hold(int *l)
+{
+    if (l) __atomic_add_fetch(&block_of(l)->holders, 1, __ATOMIC_RELAXED);
+}
+
+static void list_drop(int *l)
+{
+    if (l && __atomic_sub_fetch(&block_of(l)->holders, 1, __ATOMIC_ACQ_REL) == 0) free(block_of(l));
+}
+
+void kb_vals_free(kb_val *vals, int n)
+{
+    for (int k = 0; vals && k < n; k++) list_drop(vals[k].list);
+    free(vals);
 }
 
 int kb_param_index(const kb_op *op, const char *name)
@@ -47,6 +101,8 @@ double kb_case_float(const kb_case *c, const char *name)
     const kb_val *v = kb_case_val(c, name);
     return v ? v->num : 0.0;
 }
+
+#define KB_MAX_CHOICES 32 /* the most choices a did-you-mean weighs */
 
 int kb_choice_count(const kb_param *p)
 {
@@ -187,15 +243,24 @@ static int parse_num(const kb_param *p, const char *s, size_t len, double *out, 
     return 0;
 }
 
+/* 0, or -1 when out of memory (vals as it was) */
 static int push(kb_val **vals, int *n, int *cap, kb_val v)
 {
     if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 8;
-        *vals = realloc(*vals, (size_t)*cap * sizeof **vals);
-        if (!*vals) abort();
+        int c = *cap ? *cap * 2 : 8;
+        kb_val *t = realloc(*vals, (size_t)c * sizeof **vals);
+        if (!t) return -1;
+        *vals = t;
+        *cap = c;
     }
     (*vals)[(*n)++] = v;
     return 0;
+}
+
+static int out_of_memory(const kb_param *p, char *err, size_t errlen)
+{
+    kb_errf(err, errlen, "%s: out of memory for its values", p->name);
+    return -1;
 }
 
 /* "a:b:xK" (multiply) or "a:b:K" (add) or "a:b" (step 1) */
@@ -226,7 +291,7 @@ static int parse_range(const kb_param *p, const char *s, size_t len, kb_val **va
     for (double v = a; v <= b * (1 + 1e-12); v = mul ? v * step : v + step) {
         if (++count > 100000) { kb_errf(err, errlen, "%s: range '%.*s' has too many values", p->name, (int)len, s); return -1; }
         kb_val x = {.num = p->type == KB_P_FLOAT ? v : floor(v + 0.5)};
-        push(vals, n, cap, x);
+        if (push(vals, n, cap, x)) return out_of_memory(p, err, errlen);
     }
     return 0;
 }
@@ -236,8 +301,7 @@ static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *
 /* An axis given up half-made: its n values' lists, the array. */
 static void drop_axis(kb_val **vals, int n)
 {
-    for (int k = 0; k < n; k++) free((*vals)[k].list);
-    free(*vals);
+    kb_vals_free(*vals, n);
     *vals = NULL;
 }
 
@@ -266,14 +330,15 @@ static int cmp_val_ref(const void *pa, const void *pb)
     return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* The first value (in order) that equals an earlier one, or -1. Sorted, not
- * pairwise: a range makes up to 100000 values and a list of ranges more,
- * and comparing every pair took seconds (1:100000,100001:200000: 8 s). */
+/* The first value (in order) that equals an earlier one, -1 if none, -2
+ * when out of memory. Sorted, not pairwise: a range makes up to 100000
+ * values and a list of ranges more, and comparing every pair took seconds
+ * (1:100000,100001:200000: 8 s). */
 static int first_duplicate(const kb_param *p, const kb_val *vals, int n)
 {
     if (n < 2) return -1;
     val_ref *r = malloc((size_t)n * sizeof *r);
-    if (!r) abort();
+    if (!r) return -2;
     for (int i = 0; i < n; i++) r[i] = (val_ref){&vals[i], i, p->type == KB_P_INTLIST};
     qsort(r, (size_t)n, sizeof *r, cmp_val_ref);
     int first = -1;
@@ -287,7 +352,11 @@ static int first_duplicate(const kb_param *p, const kb_val *vals, int n)
 int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
 {
     int n = parse_axis(p, text, vals, err, errlen);
-    int i = first_duplicate(p, *vals, n);
+    int i = n < 0 ? -1 : first_duplicate(p, *vals, n);
+    if (i == -2) {
+        drop_axis(vals, n);
+        return out_of_memory(p, err, errlen);
+    }
     if (i >= 0) {
         char v[256];
         kb_format_value(p, &(*vals)[i], v, sizeof v);
@@ -299,104 +368,172 @@ int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err,
     return n;
 }
 
+/* One int-list value, s[0..len) ("5,7,9"; "" or "none": the empty list), into *v. */
+static int parse_intlist(const kb_param *p, const char *s, size_t len, kb_val *v, char *err, size_t errlen)
+{
+    *v = (kb_val){0};
+    if (len == 0 || (len == 4 && strncmp(s, "none", 4) == 0)) return 0;
+    int *tmp = NULL, lc = 0, cap = 0;
+    for (const char *e = s;;) {
+        size_t l = strcspn(e, ",/");
+        if (e + l > s + len) l = (size_t)(s + len - e);
+        double x;
+        if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); goto fail; }
+        if (parse_num(p, e, l, &x, err, errlen)) goto fail;
+        if (lc == cap) {
+            int *t = realloc(tmp, (size_t)(cap = cap ? cap * 2 : 16) * sizeof *tmp);
+            if (!t) { out_of_memory(p, err, errlen); goto fail; }
+            tmp = t;
+        }
+        tmp[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
+        e += l;
+        if (e >= s + len) break;
+        e++; /* the comma */
+    }
+    v->nlist = lc;
+    v->list = list_new(tmp, lc);
+    free(tmp);
+    if (!v->list) { v->nlist = 0; return out_of_memory(p, err, errlen); }
+    return 0;
+fail:
+    free(tmp);
+    return -1;
+}
+
+/* values separated by '/', each a comma list; "" or "none" = empty list */
+static int parse_intlist_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
+{
+    int n = 0, cap = 0;
+    for (const char *s = text;;) {
+        size_t len = strcspn(s, "/");
+        kb_val v;
+        if (len == 0 && text[0]) { /* "5/7/": an empty value that would add the default case */
+            kb_errf(err, errlen, "%s: an empty value in '%.200s' (write none for the default)", p->name, text);
+            drop_axis(vals, n);
+            return -1;
+        }
+        if (parse_intlist(p, s, len, &v, err, errlen)) { drop_axis(vals, n); return -1; }
+        if (kb_check_value(p, &v, err, errlen)) { list_drop(v.list); drop_axis(vals, n); return -1; }
+        if (push(vals, &n, &cap, v)) { list_drop(v.list); drop_axis(vals, n); return out_of_memory(p, err, errlen); }
+        if (s[len] == 0) break;
+        s += len + 1;
+    }
+    return n;
+}
+
+/* The choice of p that word (len bytes) means in other case ("FP16"), or is
+ * a near miss of ("bf61"), into near; "" for none. */
+static void nearest_choice(const kb_param *p, const char *word, size_t len, char *near, size_t n)
+{
+    char w[64], names[KB_MAX_CHOICES][64];
+    const char *cands[KB_MAX_CHOICES];
+    int k = kb_choice_count(p);
+    if (k > KB_MAX_CHOICES) k = KB_MAX_CHOICES;
+    near[0] = 0;
+    if (len >= sizeof w) return;
+    memcpy(w, word, len);
+    w[len] = 0;
+    for (int i = 0; i < k; i++) {
+        cands[i] = kb_choice(p, i, names[i], sizeof names[i]);
+        if (!strcasecmp(w, cands[i])) { snprintf(near, n, "%s", cands[i]); return; }
+    }
+    const char *c = kb_nearest(w, cands, k);
+    if (c) snprintf(near, n, "%s", c);
+}
+
+/* one word of an enum or number axis, s[0..len), appended */
+static int parse_word(const kb_param *p, const char *text, const char *s, size_t len, kb_val **vals, int *n, int *cap,
+                      char *err, size_t errlen)
+{
+    if (len == 0) {
+        kb_errf(err, errlen, "%s: empty value in '%s'", p->name, text);
+        return -1;
+    }
+    if (p->type == KB_P_ENUM) {
+        int idx = choice_index(p, s, len);
+        if (idx < 0 && len == 3 && !strncmp(s, "all", 3)) {
+            kb_errf(err, errlen, "%s: 'all' stands alone (every choice), not in a list: '%s'", p->name, text);
+            return -1;
+        }
+        if (idx < 0) {
+            char near[64];
+            nearest_choice(p, s, len, near, sizeof near);
+            kb_errf(err, errlen, "%s: unknown value '%.*s' (%s%s%schoose from %s, or all)", p->name, (int)len, s,
+                    near[0] ? "did you mean " : "", near, near[0] ? "? " : "", p->choices);
+            return -1;
+        }
+        kb_val v = {.num = idx};
+        return push(vals, n, cap, v) ? out_of_memory(p, err, errlen) : 0;
+    }
+    if (memchr(s, ':', len)) return parse_range(p, s, len, vals, n, cap, err, errlen);
+    double x;
+    if (parse_num(p, s, len, &x, err, errlen)) return -1;
+    kb_val v = {.num = x};
+    return push(vals, n, cap, v) ? out_of_memory(p, err, errlen) : 0;
+}
+
 static int parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen)
 {
     int n = 0, cap = 0;
     *vals = NULL;
-    if (p->type == KB_P_INTLIST) {
-        /* values separated by '/', each a comma list; "" or "none" = empty list */
-        const char *s = text;
-        for (;;) {
-            size_t len = strcspn(s, "/");
-            kb_val v = {0};
-            if (len == 0 && text[0]) { /* "5/7/": an empty value that would add the default case */
-                kb_errf(err, errlen, "%s: an empty value in '%.200s' (write none for the default)", p->name, text);
-                for (int k = 0; k < n; k++) free((*vals)[k].list);
-                free(*vals);
-                *vals = NULL;
-                return -1;
-            }
-            if (!(len == 0 || (len == 4 && strncmp(s, "none", 4) == 0))) {
-                int lc = 0;
-                const char *e = s;
-                for (;;) {
-                    size_t l = strcspn(e, ",/");
-                    if (e + l > s + len) l = (size_t)(s + len - e);
-                    double x;
-                    if (l == 0) { kb_errf(err, errlen, "%s: empty element in '%.*s'", p->name, (int)len, s); free(v.list); drop_axis(vals, n); return -1; }
-                    if (parse_num(p, e, l, &x, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
-                    v.list = realloc(v.list, (size_t)(lc + 1) * sizeof(int));
-                    v.list[lc++] = x < -2e9 ? -2000000000 : x > 2e9 ? 2000000000 : (int)x;
-                    e += l;
-                    if (e >= s + len) break;
-                    e++; /* the comma */
-                }
-                v.nlist = lc;
-            }
-            if (kb_check_value(p, &v, err, errlen)) { free(v.list); drop_axis(vals, n); return -1; }
-            push(vals, &n, &cap, v);
-            if (s[len] == 0) break;
-            s += len + 1;
-        }
-        return n;
-    }
+    if (p->type == KB_P_INTLIST) return parse_intlist_axis(p, text, vals, err, errlen);
     if (p->type == KB_P_ENUM && strcmp(text, "all") == 0) {
         int c = kb_choice_count(p);
-        for (int i = 0; i < c; i++) { kb_val v = {.num = i}; push(vals, &n, &cap, v); }
+        for (int i = 0; i < c; i++) {
+            kb_val v = {.num = i};
+            if (push(vals, &n, &cap, v)) { drop_axis(vals, n); return out_of_memory(p, err, errlen); }
+        }
         return n;
     }
-    const char *s = text;
-    for (;;) {
+    for (const char *s = text;;) {
         size_t len = strcspn(s, ",");
-        if (len == 0) {
-            kb_errf(err, errlen, "%s: empty value in '%s'", p->name, text);
-            free(*vals); *vals = NULL;
-            return -1;
-        }
-        if (p->type == KB_P_ENUM) {
-            int idx = choice_index(p, s, len);
-            if (idx < 0 && len == 3 && !strncmp(s, "all", 3)) {
-                kb_errf(err, errlen, "%s: 'all' stands alone (every choice), not in a list: '%s'", p->name, text);
-                free(*vals); *vals = NULL;
-                return -1;
-            }
-            if (idx < 0) {
-                kb_errf(err, errlen, "%s: unknown value '%.*s' (choose from %s, or all)", p->name, (int)len, s, p->choices);
-                free(*vals); *vals = NULL;
-                return -1;
-            }
-            kb_val v = {.num = idx};
-            push(vals, &n, &cap, v);
-        } else if (memchr(s, ':', len)) {
-            if (parse_range(p, s, len, vals, &n, &cap, err, errlen)) { free(*vals); *vals = NULL; return -1; }
-        } else {
-            double x;
-            if (parse_num(p, s, len, &x, err, errlen)) { free(*vals); *vals = NULL; return -1; }
-            kb_val v = {.num = x};
-            push(vals, &n, &cap, v);
-        }
+        if (parse_word(p, text, s, len, vals, &n, &cap, err, errlen)) { drop_axis(vals, n); return -1; }
         if (s[len] == 0) break;
         s += len + 1;
     }
     for (int i = 0; i < n; i++)
-        if (kb_check_value(p, &(*vals)[i], err, errlen)) { free(*vals); *vals = NULL; return -1; }
+        if (kb_check_value(p, &(*vals)[i], err, errlen)) { drop_axis(vals, n); return -1; }
     return n;
 }
 
-size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n)
+/* x in decimal at t (no NUL): its length. snprintf took 50 ns a number, and a
+ * label of a long list is formatted once a case. */
+static int put_int(char *t, int x)
+{
+    char d[12];
+    unsigned u = x < 0 ? 0u - (unsigned)x : (unsigned)x;
+    int k = 0, o = 0;
+    do d[k++] = (char)('0' + u % 10); while (u /= 10);
+    if (x < 0) t[o++] = '-';
+    while (k) t[o++] = d[--k];
+    return o;
+}
+
+/* the list joined by sep into buf (n bytes, NUL-terminated when n > 0);
+ * whole: the length it needs (as snprintf), else stop once it does not fit */
+static size_t format_list(const kb_val *v, char sep, char *buf, size_t n, int whole)
 {
     size_t o = 0;
     int fits = n > 0;
     if (n) buf[0] = 0;
     for (int i = 0; i < v->nlist; i++) {
         char t[16];
-        int k = i ? snprintf(t, sizeof t, "%c%d", sep, v->list[i]) : snprintf(t, sizeof t, "%d", v->list[i]);
-        if (fits && o + (size_t)k < n) memcpy(buf + o, t, (size_t)k + 1);
-        else fits = 0;
+        int k = 0;
+        if (i) t[k++] = sep;
+        k += put_int(t + k, v->list[i]);
+        if (fits && o + (size_t)k < n) {
+            memcpy(buf + o, t, (size_t)k);
+            buf[o + (size_t)k] = 0;
+        } else {
+            fits = 0;
+            if (!whole) return o + (size_t)k;
+        }
         o += (size_t)k;
     }
     return o;
 }
+
+size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n) { return format_list(v, sep, buf, n, 1); }
 
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
 {
@@ -405,7 +542,7 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
     case KB_P_FLOAT: snprintf(buf, n, "%.10g", v->num); break;
     case KB_P_ENUM: kb_choice(p, (int)v->num, buf, n); break;
     case KB_P_INTLIST: /* too long for buf: the values that fit, then "..." */
-        if (kb_format_list(v, '+', buf, n) >= n && n > 4) {
+        if (format_list(v, '+', buf, n, 0) >= n && n > 4) {
             size_t o = strlen(buf);
             memcpy(buf + (o < n - 4 ? o : n - 4), "...", 4);
         }
@@ -451,8 +588,7 @@ int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, si
     kb_val *vals;
     int n = kb_parse_axis(&s->op->params[i], text, &vals, err, errlen);
     if (n < 0) return -1;
-    for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
-    free(s->axis[i]);
+    kb_vals_free(s->axis[i], s->naxis[i]);
     s->axis[i] = vals;
     s->naxis[i] = n;
     return 0;
@@ -468,39 +604,97 @@ long kb_sweep_count(const kb_sweep *s)
     return n;
 }
 
-int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen)
+double kb_plan_bytes(long ncases) { return (double)ncases * (double)(sizeof(kb_case) + KB_CASE_WORK_BYTES); }
+
+/* lim, or half of the limit r where that is less (*why then says which) */
+static double halve_limit(double lim, rlim_t r, const char *what, const char **why)
 {
-    long total = kb_sweep_count(s);
-    if (total + *ncases > KB_MAX_CASES) {
+    if (r == RLIM_INFINITY || (double)r / 2 >= lim) return lim;
+    *why = what;
+    return (double)r / 2;
+}
+
+double kb_plan_bytes_max(const char **why)
+{
+    double lim = KB_MAX_PLAN_BYTES > 0 ? (double)KB_MAX_PLAN_BYTES : 1e300;
+    *why = "kbench's cap";
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0 && (double)pages * (double)psz / 2 < lim) {
+        lim = (double)pages * (double)psz / 2;
+        *why = "half this machine's memory";
+    }
+    struct rlimit r;
+    if (!getrlimit(RLIMIT_AS, &r)) lim = halve_limit(lim, r.rlim_cur, "half the address-space limit, ulimit -v", why);
+    if (!getrlimit(RLIMIT_DATA, &r)) lim = halve_limit(lim, r.rlim_cur, "half the data limit, ulimit -d", why);
+    return lim;
+}
+
+static void human_bytes(double b, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int i = 0;
+    while (b >= 1024 && i < 5) { b /= 1024; i++; }
+    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+}
+
+/* Too many cases, or more than memory holds: refused before any is made. */
+static int check_size(const kb_sweep *s, long total, int have, char *err, size_t errlen)
+{
+    if (total + have > KB_MAX_CASES) {
         double exact = 1; /* for the message: the product in floating point, which cannot overflow */
         for (int i = 0; i < s->op->nparams; i++) exact *= s->naxis[i];
         kb_errf(err, errlen, "%s: the sweep has %.4g cases%s; at most %d in one plan", s->op->name, exact,
-                *ncases ? " more" : "", KB_MAX_CASES);
+                have ? " more" : "", KB_MAX_CASES);
         return -1;
     }
-    *cases = realloc(*cases, (size_t)(*ncases + total) * sizeof **cases);
-    if (!*cases && total) abort();
+    const char *why;
+    double need = kb_plan_bytes(total + have), max = kb_plan_bytes_max(&why);
+    if (need > max) {
+        char a[32], b[32], c[32];
+        human_bytes(need, a, sizeof a);
+        human_bytes(max, b, sizeof b);
+        human_bytes(kb_plan_bytes(1), c, sizeof c);
+        kb_errf(err, errlen, "%s: the plan's %ld cases need about %s to hold (%s a case), more than the %s allowed (%s); "
+                "split the sweep", s->op->name, total + have, a, c, b, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* c from the axes' values at idx: its lists are the axes' own, held (not copied) */
+static void make_case(const kb_sweep *s, const int *idx, int index, kb_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->op = s->op;
+    c->index = index;
+    for (int i = 0; i < s->op->nparams; i++) {
+        c->v[i] = s->axis[i][idx[i]];
+        if (c->v[i].nlist) list_hold(c->v[i].list);
+        else c->v[i].list = NULL;
+    }
+}
+
+int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen)
+{
+    long total = kb_sweep_count(s);
+    if (check_size(s, total, *ncases, err, errlen)) return -1;
+    if (total) {
+        kb_case *t = realloc(*cases, (size_t)(*ncases + total) * sizeof **cases);
+        if (!t) {
+            kb_errf(err, errlen, "%s: out of memory for %ld cases", s->op->name, *ncases + total);
+            return -1;
+        }
+        *cases = t;
+    }
     int np = s->op->nparams;
     int idx[KB_MAX_PARAMS] = {0};
     for (long k = 0; k < total; k++) {
         kb_case *c = &(*cases)[*ncases];
-        memset(c, 0, sizeof *c);
-        c->op = s->op;
-        c->index = *ncases;
-        for (int i = 0; i < np; i++) {
-            c->v[i] = s->axis[i][idx[i]];
-            if (c->v[i].nlist) { /* the case owns its copy: the sweep can go (kb_sweep_free) */
-                c->v[i].list = malloc((size_t)c->v[i].nlist * sizeof *c->v[i].list);
-                if (!c->v[i].list) abort();
-                memcpy(c->v[i].list, s->axis[i][idx[i]].list, (size_t)c->v[i].nlist * sizeof *c->v[i].list);
-            } else {
-                c->v[i].list = NULL;
-            }
-        }
+        make_case(s, idx, *ncases, c);
         if (s->op->validate && s->op->validate(c, err, errlen)) {
-            kb_case_free_lists(c);
             char label[512], e2[KB_ERRLEN];
             kb_case_label(c, label, sizeof label);
+            kb_case_free_lists(c);
             snprintf(e2, sizeof e2, "%s", err);
             kb_errf(err, errlen, "%s %s: %s", s->op->name, label, e2);
             return -1;
@@ -518,7 +712,7 @@ int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, 
 void kb_case_free_lists(kb_case *c)
 {
     for (int i = 0; c->op && i < c->op->nparams; i++) {
-        free(c->v[i].list);
+        list_drop(c->v[i].list);
         c->v[i].list = NULL;
         c->v[i].nlist = 0;
     }
@@ -533,8 +727,7 @@ void kb_cases_free(kb_case *cases, int n)
 void kb_sweep_free(kb_sweep *s)
 {
     for (int i = 0; s->op && i < s->op->nparams; i++) {
-        for (int k = 0; k < s->naxis[i]; k++) free(s->axis[i][k].list);
-        free(s->axis[i]);
+        kb_vals_free(s->axis[i], s->naxis[i]);
         s->axis[i] = NULL;
         s->naxis[i] = 0;
     }

@@ -22,6 +22,10 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
 /* An int list's values joined by sep, whole: the length it needs (as
  * snprintf; buf holds it when that is under n, else what fitted). */
 size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n);
+/* An int list's sum and its largest element (0 for none), kept with the list
+ * (O(1)): v's list from kb_parse_axis, a sweep's axis or case, not built by hand. */
+long kb_list_sum(const kb_val *v);
+int kb_list_max(const kb_val *v);
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 /* the value of c's parameter name as a flag takes it ("" when c's op has none) */
 void kb_case_value_text(const kb_case *c, const char *name, char *buf, size_t n);
@@ -45,10 +49,24 @@ int kb_sweep_set(kb_sweep *s, const char *param, const char *text, char *err, si
 #define KB_MAX_CASES 1000000 /* cases in one plan: more is surely a mistake */
 #endif
 long kb_sweep_count(const kb_sweep *s); /* saturates at KB_MAX_CASES + 1 */
-void kb_sweep_free(kb_sweep *s); /* its axes; the cases expanded from it keep their own lists */
-void kb_case_free_lists(kb_case *c);
+/* The memory a plan of n cases takes: the cases, and what ordering them for
+ * --shard or --devices holds a case (fleet/shard.c: a cost and a label). An
+ * int list is not counted a case: the cases share their axis's (kb_val). */
+#define KB_CASE_WORK_BYTES 1280
+double kb_plan_bytes(long ncases);
+#ifndef KB_MAX_PLAN_BYTES /* the fuzz build lowers it: a sweep refused for its memory stays quick to reach */
+#define KB_MAX_PLAN_BYTES 0 /* none: half the machine's memory, or of ulimit -v / -d, whichever is least */
+#endif
+/* the most kb_plan_bytes a plan may take, *why naming the limit that decides */
+double kb_plan_bytes_max(const char **why);
+void kb_sweep_free(kb_sweep *s); /* its axes; the cases expanded from it still hold the lists they share */
+void kb_case_free_lists(kb_case *c); /* lets go of its lists (the last holder frees one) */
 void kb_cases_free(kb_case *cases, int n); /* every case's lists, then the array */
-/* Append the sweep's cases (validated) to *cases; -1 with err on the first bad one. */
+/* an axis's values (kb_parse_axis): their lists let go, then the array */
+void kb_vals_free(kb_val *vals, int n);
+/* Append the sweep's cases (validated) to *cases; -1 with err on the first bad
+ * one, or (before any is made) when there are more than KB_MAX_CASES or more
+ * than kb_plan_bytes_max allows. A case's int lists are its axis's, shared. */
 int kb_sweep_expand(const kb_sweep *s, kb_case **cases, int *ncases, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define F(field) offsetof(kb_opts, field), sizeof(((kb_opts *)0)->field)
 
@@ -46,6 +47,47 @@ const kb_setting kb_settings[] = {
 };
 const int kb_nsettings = (int)(sizeof kb_settings / sizeof kb_settings[0]);
 
+/* text is none of s's choices: -1 with err. A list of them ("events,graph")
+ * is said to be one: a setting is one value for the whole run (timing is no
+ * axis of the cases), so two runs and kbench compare set them side by side.
+ * A choice in other case, or a near miss, is named. */
+static int bad_choice(const kb_setting *s, const char *text, char *err, size_t errlen)
+{
+    char alts[160] = "", words[8][32];
+    const char *cands[8];
+    int n = 0, all = 1;
+    for (const char *q = s->choices; *q;) { /* "a,b,c": a, b or c */
+        size_t l = strcspn(q, ","), used = strlen(alts);
+        const char *next = q + l + (q[l] == ',');
+        snprintf(alts + used, sizeof alts - used, "%s%.*s", used ? (*next ? ", " : " or ") : "", (int)l, q);
+        if (n < 8) {
+            snprintf(words[n], sizeof words[n], "%.*s", (int)l, q);
+            cands[n] = words[n];
+            n++;
+        }
+        q = next;
+    }
+    for (const char *t = text; all && *t;) { /* each comma-separated word a choice */
+        size_t l = strcspn(t, ",");
+        char w[32];
+        snprintf(w, sizeof w, "%.*s", (int)(l < 31 ? l : 31), t);
+        all = l > 0 && l < 31 && kb_list_has(s->choices, w);
+        t += l + (t[l] == ',');
+    }
+    if (all && strchr(text, ',')) {
+        kb_errf(err, errlen, "%s takes one value, %s, not a list; for both, run twice (--%s %s, then --%s %s) and "
+                "kbench compare the two result files", s->name, alts, s->name, cands[0], s->name, n > 1 ? cands[1] : cands[0]);
+        return -1;
+    }
+    const char *near = NULL;
+    for (int i = 0; i < n && !near; i++)
+        if (!strcasecmp(text, cands[i])) near = cands[i];
+    if (!near) near = kb_nearest(text, cands, n);
+    kb_errf(err, errlen, "%s: expected %s, got '%s'%s%s%s", s->name, alts, text, near ? " (did you mean " : "",
+            near ? near : "", near ? "?)" : "");
+    return -1;
+}
+
 int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_t errlen)
 {
     for (int i = 0; i < kb_nsettings; i++) {
@@ -55,7 +97,15 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
         errno = 0;
         switch (s->type) {
         case KB_S_STR:
-            if (strlen(text) >= s->size) { snprintf(err, errlen, "%s: value too long", name); return -1; }
+            if (s->choices && !kb_list_has(s->choices, text)) return bad_choice(s, text, err, errlen);
+            if (strlen(text) >= s->size) {
+                kb_errf(err, errlen, "%s: too long (more than %zu characters)", name, s->size - 1);
+                return -1;
+            }
+            if (!text[0] && !strcmp(name, "out_dir")) { /* "" joined to NAME.csv is /NAME.csv */
+                kb_errf(err, errlen, "%s: an empty path (give a directory; . for this one)", name);
+                return -1;
+            }
             if (!strcmp(name, "impl")) /* names have none, and an unknown name is echoed later (run.c) */
                 for (const char *c = text; *c; c++)
                     if ((unsigned char)*c < 0x20 || *c == 0x7f) {
@@ -63,17 +113,6 @@ int kb_opts_set(kb_opts *o, const char *name, const char *text, char *err, size_
                                 name, text);
                         return -1;
                     }
-            if (s->choices && !kb_list_has(s->choices, text)) { /* "a,b,c": expected a, b or c */
-                char alts[160] = "";
-                for (const char *q = s->choices; *q;) {
-                    size_t l = strcspn(q, ","), used = strlen(alts);
-                    const char *next = q + l + (q[l] == ',');
-                    snprintf(alts + used, sizeof alts - used, "%s%.*s", used ? (*next ? ", " : " or ") : "", (int)l, q);
-                    q = next;
-                }
-                kb_errf(err, errlen, "%s: expected %s, got '%s'", name, alts, text);
-                return -1;
-            }
             strcpy(p, text);
             return 0;
         case KB_S_BOOL:

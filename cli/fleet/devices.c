@@ -72,7 +72,7 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
 {
     if (!strcmp(s, "all")) {
         if (count < 0) { kb_errf(err, errlen, "--devices all: the GPUs could not be counted"); return -1; }
-        if (count == 0) { kb_errf(err, errlen, "--devices all: no CUDA device"); return -1; }
+        if (count == 0) { kb_errf(err, errlen, "--devices all: no CUDA device: no NVIDIA GPU or driver found"); return -1; }
         int n = count < KB_MAX_DEVICES ? count : KB_MAX_DEVICES;
         for (int i = 0; i < n; i++) ids[i] = i;
         return n;
@@ -82,11 +82,15 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 0 || v >= 1024 || (*end && *end != ',')) {
+        if (end == p || errno || v < 0 || (*end && *end != ',')) {
             kb_errf(err, errlen, "--devices: expected all or a list of GPU indices (0,2,3), got '%s'", s);
             return -1;
         }
-        if (count == 0) { kb_errf(err, errlen, "--devices: no CUDA device (GPU %ld asked for)", v); return -1; }
+        if (v >= KB_MAX_DEVICES) { /* a dry run does not count the GPUs: the bound is kbench's own */
+            kb_errf(err, errlen, "--devices: GPU %ld is past the last kbench drives (indices 0 to %d)", v, KB_MAX_DEVICES - 1);
+            return -1;
+        }
+        if (count == 0) { kb_errf(err, errlen, "--devices: no CUDA device (GPU %ld asked for): no NVIDIA GPU or driver found", v); return -1; }
         if (count > 0 && v >= count) {
             kb_errf(err, errlen, "--devices: GPU %ld is not there (%d visible: 0 to %d)", v, count, count - 1);
             return -1;
@@ -798,13 +802,17 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (f.shown) fprintf(stderr, "\r\033[K");
     rc = workers_exit(&f);
-    if (dry) printf("%d cases on %d GPUs, longest first\n", f.next, f.started);
-    else rc = merge_parts(&f, rc);
+    if (!dry) rc = merge_parts(&f, rc);
+    else if (!kb_stop_signal) printf("%d cases on %d GPUs, longest first\n", f.next, f.started);
     fleet_free(&f);
     const int sig = kb_stop_signal;
     if ((sig == SIGINT || sig == SIGTERM) && (!rc || rc == KB_EXIT_VERIFY)) {
-        fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-                f.csv, f.json);
+        if (dry) /* a dry run writes no file: none is claimed */
+            fprintf(stderr, "kbench: stopped by %s after %d of %d cases (a dry run: nothing was written)\n",
+                    sig == SIGINT ? "SIGINT" : "SIGTERM", f.next, plan->ncases);
+        else
+            fprintf(stderr, "kbench: stopped by %s; the finished rows are in %s and %s\n",
+                    sig == SIGINT ? "SIGINT" : "SIGTERM", f.csv, f.json);
         return 128 + sig;
     }
     return rc;

@@ -261,7 +261,10 @@ int kb_plan_shard(kb_plan *plan, char *err, size_t errlen)
     int k, n;
     if (kb_shard_parse(plan->opts.shard, &k, &n, err, errlen)) return -1;
     int *of = malloc(sizeof *of * (size_t)(plan->ncases + 1));
-    if (!of) abort();
+    if (!of) {
+        kb_errf(err, errlen, "--shard %s: out of memory for the %d cases' shards", plan->opts.shard, plan->ncases);
+        return -1;
+    }
     kb_shard_assign(plan, n, of);
     int m = 0;
     for (int i = 0; i < plan->ncases; i++) {

@@ -6,27 +6,46 @@
 #include "../../include/kb_devattr.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <cuda_runtime_api.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+size_t kb_device_why(int err, int ndev, int driver, char *buf, size_t n)
+{
+    const int rt = CUDART_VERSION;
+    char dv[32];
+    snprintf(dv, sizeof dv, "%d.%d", driver / 1000, driver % 1000 / 10);
+    if (err == cudaErrorInsufficientDriver && driver == 0) /* the runtime found no libcuda.so.1 */
+        return (size_t)snprintf(buf, n, "no NVIDIA GPU or driver found: no NVIDIA driver is installed (libcuda.so.1 "
+                                        "not found); --dry-run, list, compare, merge and plugin info need none");
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorCallRequiresNewerDriver)
+        return (size_t)snprintf(buf, n, "no NVIDIA GPU or driver found: the NVIDIA driver (CUDA %s) is older than this "
+                                        "CUDA %d.%d runtime needs; update the driver", dv, rt / 1000, rt % 1000 / 10);
+    if (err == cudaErrorStubLibrary)
+        return (size_t)snprintf(buf, n, "no NVIDIA GPU or driver found: libcuda.so is the CUDA toolkit's stub, not a "
+                                        "driver (LD_LIBRARY_PATH names its stubs directory?)");
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && ndev == 0))
+        return (size_t)snprintf(buf, n, "no NVIDIA GPU or driver found: the NVIDIA driver (CUDA %s) sees no GPU%s", dv,
+                                getenv("CUDA_VISIBLE_DEVICES") ? " (CUDA_VISIBLE_DEVICES hides them?)" : "");
+    if (err == cudaErrorSystemDriverMismatch)
+        return (size_t)snprintf(buf, n, "cannot use the GPU: the NVIDIA kernel module and its user-space driver "
+                                        "differ in version (reload the module or reboot)");
+    return (size_t)snprintf(buf, n, "cannot use the GPU: %s (%s)", cudaGetErrorString((cudaError_t)err),
+                            cudaGetErrorName((cudaError_t)err));
+}
+
 int kb_device_open(kb_device *d)
 {
     memset(d, 0, sizeof *d);
-    int n = 0;
+    int n = 0, driver = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e == cudaErrorInsufficientDriver) {
-        fprintf(stderr, "kbench: no usable CUDA driver (not installed, or older than this CUDA %d.%d runtime needs)\n",
-                CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
-        return KB_EXIT_CUDA;
-    }
-    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
-        fprintf(stderr, "kbench: no CUDA device found\n");
-        return KB_EXIT_CUDA;
-    }
-    if (e != cudaSuccess) {
-        fprintf(stderr, "kbench: cannot use the GPU: %s (%s)\n", cudaGetErrorString(e), cudaGetErrorName(e));
+    if (e != cudaSuccess || n == 0) {
+        char why[512];
+        cudaDriverGetVersion(&driver); /* 0: no driver installed */
+        kb_device_why((int)e, n, driver, why, sizeof why);
+        fprintf(stderr, "kbench: %s\n", why);
         return KB_EXIT_CUDA;
     }
     struct cudaDeviceProp p;

@@ -1,6 +1,7 @@
 /* What can be refused before the GPU is touched, and --dry-run (run.h). */
 #include "hooks.h"
 #include "run.h"
+#include "watch.h"
 #include "../core/config.h"
 #include "../core/errors.h"
 #include "../core/op.h"
@@ -10,6 +11,7 @@
 #include "../report/files.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +108,12 @@ int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }
+    /* SIGINT or SIGTERM: the plan stops at a line's end, said so, exit 128 + the signal */
+    struct sigaction old[2];
+    kb_catch_stop(old);
     double total = 0;
-    for (int i = 0; i < plan->ncases && !ferror(out); i++) { /* a failed write ends it (kb_main says so) */
+    int i;
+    for (i = 0; i < plan->ncases && !kb_stop_signal && !ferror(out); i++) { /* a failed write ends it (kb_main says so) */
         const kb_case *c = &plan->cases[i];
         char label[1024], mem[32], mv[32];
         kb_case_label(c, label, sizeof label);
@@ -116,6 +122,14 @@ int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out)
         kb_human_bytes(c->op->bytes(c), mv, sizeof mv);
         if (db > total) total = db;
         fprintf(out, "%4d  %-6s %-70s device %10s  moves %10s\n", c->index + 1, c->op->name, label, mem, mv);
+    }
+    kb_uncatch_stop(old);
+    const int sig = kb_stop_signal;
+    if (sig) {
+        fflush(out);
+        fprintf(stderr, "kbench: stopped by %s after %d of %d cases (a dry run: nothing was written)\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM", i, plan->ncases);
+        return 128 + sig;
     }
     char mx[32];
     kb_human_bytes(total, mx, sizeof mx);

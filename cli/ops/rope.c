@@ -37,32 +37,39 @@ enum { P_PASS, P_DTYPE, P_LAYOUT, P_STYLE, P_SEQ, P_BATCH, P_HEADS, P_DIM, P_ROT
 
 static long rot_dim(const kb_case *c) { return I(c, P_ROT) ? I(c, P_ROT) : I(c, P_DIM); }
 
-/* thd sequence lengths: the given list, or `batch` lengths drawn from the case's seed. */
-static int *seqlens(const kb_case *c, long *nseq)
+/* thd sequence lengths: the given list (read in place: the cases of a sweep
+ * share it), or `batch` lengths drawn from the case's seed. Their count;
+ * *tokens their sum, *longest the largest, and out[i] each (out may be NULL). */
+static long seqlens(const kb_case *c, int *out, long *tokens, long *longest)
 {
     const kb_val *v = &c->v[P_SEQLENS];
-    if (v->nlist) {
-        *nseq = v->nlist;
-        int *l = malloc((size_t)v->nlist * sizeof *l);
-        memcpy(l, v->list, (size_t)v->nlist * sizeof *l);
-        return l;
+    long sum = 0;
+    int mx = 0;
+    if (v->nlist) { /* the sum and the largest kept with the list: a case of a long list costs no loop */
+        if (out) memcpy(out, v->list, (size_t)v->nlist * sizeof *v->list);
+        *tokens = kb_list_sum(v);
+        *longest = kb_list_max(v);
+        return v->nlist;
     }
-    *nseq = I(c, P_BATCH);
-    int *l = malloc((size_t)*nseq * sizeof *l);
     kb_rng r;
     kb_rng_seed(&r, c->seed ^ 0x5e9151ull);
-    for (long i = 0; i < *nseq; i++) l[i] = 1 + (int)(kb_rng_next(&r) % (uint64_t)I(c, P_SEQ));
-    return l;
+    for (long i = 0; i < I(c, P_BATCH); i++) {
+        int l = 1 + (int)(kb_rng_next(&r) % (uint64_t)I(c, P_SEQ));
+        sum += l;
+        mx = l > mx ? l : mx;
+        if (out) out[i] = l;
+    }
+    *tokens = sum;
+    *longest = mx;
+    return I(c, P_BATCH);
 }
 
 /* rows of `dim` elements, and the positions the angle table covers */
 static long rows(const kb_case *c, long *positions)
 {
     if (I(c, P_LAYOUT) == KB_ROPE_THD) {
-        long n, tokens = 0, mx = 0;
-        int *l = seqlens(c, &n);
-        for (long i = 0; i < n; i++) { tokens += l[i]; if (l[i] > mx) mx = l[i]; }
-        free(l);
+        long tokens, mx;
+        seqlens(c, NULL, &tokens, &mx);
         if (positions) *positions = mx;
         return tokens * I(c, P_HEADS);
     }
@@ -77,13 +84,15 @@ static int validate(const kb_case *c, char *err, size_t n)
     if (rot % 2) { snprintf(err, n, "rotary_dim %ld must be even (dims rotate in pairs)%s", rot, I(c, P_ROT) ? "" : "; dim is odd, so give --rotary-dim"); return -1; }
     const kb_val *sl = &c->v[P_SEQLENS];
     if (sl->nlist && I(c, P_LAYOUT) != KB_ROPE_THD) { snprintf(err, n, "seqlens applies to layout thd only"); return -1; }
-    for (int i = 0; i < sl->nlist; i++)
+    long tokens = 0, longest = 0;
+    if (sl->nlist) seqlens(c, NULL, &tokens, &longest);
+    for (int i = 0; longest > I(c, P_SEQ) && i < sl->nlist; i++)
         if (sl->list[i] > I(c, P_SEQ)) {
             snprintf(err, n, "seqlens[%d] = %d exceeds seq %ld (the angle table's length); raise --seq", i, sl->list[i], I(c, P_SEQ));
             return -1;
         }
     long worst = I(c, P_LAYOUT) == KB_ROPE_THD && !sl->nlist ? I(c, P_SEQ) * I(c, P_BATCH) * I(c, P_HEADS) : 0;
-    long nrows = worst ? worst : rows(c, NULL);
+    long nrows = worst ? worst : sl->nlist ? tokens * I(c, P_HEADS) : rows(c, NULL);
     if ((double)nrows * (double)dim > 2147483647.0) {
         snprintf(err, n, "%.0f elements per tensor; kbench rope supports up to 2^31-1", (double)nrows * dim);
         return -1;
@@ -151,11 +160,13 @@ static int setup(const kb_case *c, kb_state *st)
     *a = (kb_rope_args){x->dev, y->dev, ang->dev, NULL, (int)dt, (int)I(c, P_LAYOUT), (int)I(c, P_STYLE), bwd,
                         (int)I(c, P_SEQ), (int)I(c, P_BATCH), (int)I(c, P_HEADS), (int)dim, (int)rot, 0};
     if (a->layout == KB_ROPE_THD) {
-        int *l = seqlens(c, &p->nseq);
+        long tokens, mx;
+        p->nseq = c->v[P_SEQLENS].nlist ? c->v[P_SEQLENS].nlist : I(c, P_BATCH);
         p->cu_host = malloc((size_t)(p->nseq + 1) * sizeof(int));
+        if (!p->cu_host) KB_CK(cudaErrorMemoryAllocation); /* host memory: said as CUDA's out of memory */
         p->cu_host[0] = 0;
-        for (long i = 0; i < p->nseq; i++) p->cu_host[i + 1] = p->cu_host[i] + l[i];
-        free(l);
+        seqlens(c, p->cu_host + 1, &tokens, &mx); /* the lengths, then summed in place */
+        for (long i = 0; i < p->nseq; i++) p->cu_host[i + 1] += p->cu_host[i];
         a->batch = (int)p->nseq;
         a->tokens = p->cu_host[p->nseq];
         KB_CK(cudaMalloc((void **)&p->cu_dev, (size_t)(p->nseq + 1) * sizeof(int)));

@@ -69,7 +69,7 @@ int __wrap_kb_device_open(kb_device *d);
 int __wrap_kb_device_open(kb_device *d)
 {
     memset(d, 0, sizeof *d);
-    fprintf(stderr, "kbench: no CUDA device found\n");
+    fprintf(stderr, "kbench: no NVIDIA GPU or driver found: the fuzzer stubs the GPU out\n");
     return KB_EXIT_CUDA;
 }
 

@@ -1,6 +1,8 @@
 /* libFuzzer harness: the JSON sweep parser (kb_config_parse) and the
  * dry-run expansion of what it accepts, as `kbench sweep FILE --dry-run`
- * does. No GPU call is reached. Seeds: configs/, tests/fuzz/seeds/sweep. */
+ * does. No GPU call is reached. Seeds: configs/, tests/fuzz/seeds/sweep (huge-*:
+ * expansions refused for their count or their memory, a long list shared by
+ * many cases). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kb_opts_default(&plan.opts);
     char err[KB_ERRLEN] = "";
     if (kb_config_parse(text, "fuzz.json", &plan, err, sizeof err) == 0) {
+        const char *why;
+        if (plan.ncases > KB_MAX_CASES || kb_plan_bytes(plan.ncases) > kb_plan_bytes_max(&why))
+            abort(); /* a plan past the limits is refused before it is built */
         kb_plan_seed(&plan);
         static FILE *devnull;
         if (!devnull) devnull = fopen("/dev/null", "w");
