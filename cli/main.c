@@ -420,23 +420,26 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     return run_and_free(&plan, full_argc, full_argv, name, 0, cli.dry_run);
 }
 
-/* check's --shapes FILE (or --shapes=FILE), taken out of argv: the sweep
- * file whose cases check runs instead of its own shapes. 0, or the exit code. */
-static int take_shapes(int *argc, char **argv, const char **shapes)
+/* check's --shapes FILE (or --shapes=FILE): the sweep file whose cases check
+ * runs instead of its own shapes; the other arguments into rest (*nrest of
+ * them; argv itself untouched: the JSON's command line is the whole). 0, or
+ * the exit code. */
+static int take_shapes(int argc, char **argv, char **rest, int *nrest, const char **shapes)
 {
     *shapes = NULL;
     int o = 0;
-    for (int i = 0; i < *argc; i++) {
+    for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--shapes") || !strncmp(argv[i], "--shapes=", 9)) {
-            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < *argc ? argv[++i] : NULL);
+            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v || !v[0]) return kb_usage("check", "--shapes wants a sweep file (--shapes FILE.json)");
             if (*shapes) return kb_usage("check", "--shapes given twice");
             *shapes = v;
             continue;
         }
-        argv[o++] = argv[i];
+        rest[o++] = argv[i];
     }
-    *argc = o;
+    rest[o] = NULL;
+    *nrest = o;
     return 0;
 }
 
@@ -487,7 +490,12 @@ static int shapes_cases(const kb_cli *cli, const char *file, kb_plan *plan)
         fp.cases[plan->ncases++] = fp.cases[i];
     }
     plan->cases = fp.cases;
-    if (fp.opts.plugin[0] && !plan->opts.plugin[0]) snprintf(plan->opts.plugin, sizeof plan->opts.plugin, "%s", fp.opts.plugin);
+    if (fp.opts.plugin[0]) { /* the file's plugins beside --plugin's */
+        char both[sizeof plan->opts.plugin];
+        const int w = snprintf(both, sizeof both, "%s%s%s", plan->opts.plugin, plan->opts.plugin[0] ? "," : "", fp.opts.plugin);
+        if (w < 0 || (size_t)w >= sizeof both) return kb_usage("check", "--shapes %s: its plugins and --plugin's: too long", file);
+        memcpy(plan->opts.plugin, both, (size_t)w + 1);
+    }
     if (plan->ncases == 0) return kb_usage("check", "--shapes %s: no case of the ops named", file);
     return 0;
 }
@@ -498,9 +506,9 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     memset(&cli, 0, sizeof cli);
     kb_opts_default(&cli.opts);
     const char *shapes;
-    int rc = take_shapes(&argc, argv, &shapes);
-    if (rc) return rc;
-    rc = parse_flags("check", argc, argv, &cli);
+    char *rest[argc + 1]; /* argv less --shapes (cli.pos points into it: it lives as long as this call) */
+    int nrest = 0, rc = take_shapes(argc, argv, rest, &nrest, &shapes);
+    if (!rc) rc = parse_flags("check", nrest, rest, &cli);
     if (rc < 0) {
         printf("usage: %s check [OP...] [--impl LIST] [--shapes SWEEP.json] [--seed N] [--dry-run]\n\n"
                "Verifies every implementation of every op (or the named ones) against the CPU\n"

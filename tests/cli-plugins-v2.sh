@@ -28,6 +28,9 @@ cli_plugin_naming() {
     run layernorm --rows 7 --impl mine.fastest,mine="$P/two.so" --dry-run
     expect_rc 2
     expect_err_has "no implementation 'mine.fastest'" "did you mean 'mine.fast'"
+    run layernorm --rows 7 --impl naive="$P/two.so" --dry-run # NAME would select the built-in naive too
+    expect_rc 2
+    expect_err_has "'naive' is a built-in implementation"
     done_test "plugin: --impl NAME=LIB selects all of LIB's implementations; --impl LIB names them after the file"
 }
 
@@ -38,7 +41,7 @@ cli_plugin_coverage() {
     P=$(plugins_v2_dir) || { t_skip "cli: plugin coverage (no two.so)"; return; }
     run plugin info "$P/two.so" --cases configs/ci.json
     expect_rc 0
-    expect_out_has "coverage of configs/ci.json" "two.fast" "two.safe" "takes 72 of 72 cases" "takes 8 of 8 cases"
+    expect_out_has "coverage of configs/ci.json" "layernorm  fast" "layernorm  safe" "takes 72 of 72 cases" "takes 8 of 8 cases"
     if [ -f "$E/libkb_rope_gptj.so" ]; then
         run plugin info "$E/libkb_rope_gptj.so" --cases configs/ci.json
         expect_rc 0

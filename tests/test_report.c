@@ -679,6 +679,21 @@ static void test_json_append(void **state)
         cJSON_Delete(j);
         free(c);
     }
+    /* a row's write cut after its first byte (",", over the tail's "\n"): every row before it */
+    char *one = strdup(text);
+    char *tail = strstr(one, "\n]}\n");
+    assert_non_null(tail);
+    tail[0] = ','; /* the rest of the old tail, "]}\n", is still there */
+    {
+        int was_cut = 0, line, col;
+        const char *at;
+        j = kb_json_read(one, &was_cut, &at, &line, &col);
+        if (!j) fail_msg("a file cut one byte into a row's write: not read");
+        assert_int_equal(was_cut, 1);
+        assert_int_equal(results_len(j), 20004);
+        cJSON_Delete(j);
+    }
+    free(one);
     int was_cut = 1, line, col;
     const char *at;
     j = kb_json_read(text, &was_cut, &at, &line, &col);

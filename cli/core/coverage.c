@@ -54,10 +54,7 @@ int kb_plugin_coverage(const char *lib, const char *sweep, FILE *f, char *err, s
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     if (kb_config_load(sweep, &plan, err, n)) return -1;
-    char spec[1200], alias[64];
-    kb_plugin_file_alias(lib, alias, sizeof alias);
-    snprintf(spec, sizeof spec, "%s=%s", alias, lib);
-    int rc = kb_plugin_load_spec(spec, err, n);
+    int rc = kb_plugin_load(NULL, lib, err, n); /* its own names (plugin info has checked them) */
     if (!rc) {
         char name[1100];
         kb_escape_controls(sweep, name, sizeof name);

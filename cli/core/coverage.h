@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* kbench plugin info LIB --cases SWEEP: LIB loaded (named after its file),
+/* kbench plugin info LIB --cases SWEEP: LIB loaded (its own names),
  * SWEEP's cases expanded, and for each implementation of LIB the cases of
  * its op it takes, and the ones it refuses grouped by its supports()'s
  * reason, with an example case each. No GPU. 0, or -1 with err. */

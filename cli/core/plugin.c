@@ -333,6 +333,13 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;
     }
+    for (int o = 0; alias && o < kb_nops; o++) /* --impl NAME selects all of the library's: no built-in may be NAME */
+        for (int k = 0; k < kb_ops[o]->nimpls; k++)
+            if (!strcmp(kb_ops[o]->impls[k].name, alias)) {
+                npimpls = first;
+                dlclose(dl);
+                return builtin_clash(path, alias, kb_ops[o], err, n);
+            }
     nlibs++;
     return 0;
 }
@@ -370,7 +377,8 @@ void kb_plugin_file_alias(const char *path, char *alias, size_t n)
     b = b ? b + 1 : path;
     if (!strncmp(b, "lib", 3) && b[3] && b[3] != '.') b += 3;
     size_t k = strcspn(b, ".");
-    snprintf(alias, n, "%.*s", (int)(k < n - 1 ? k : n - 1), b);
+    if (k >= n) k = 0; /* too long for a name: none (the caller asks for NAME=PATH) */
+    snprintf(alias, n, "%.*s", (int)k, b);
 }
 
 static int path_alias(const char *tok, char *alias, size_t n)
@@ -389,7 +397,7 @@ static int take_token(const char *tok, char *out, size_t size, char *err, size_t
     char alias[64], spec[1200];
     const char *eq = strchr(tok, '=');
     if (!eq && path_alias(tok, alias, sizeof alias)) {
-        if (!kb_plugin_name_ok(alias))
+        if (!alias[0] || !kb_plugin_name_ok(alias))
             return kb_errf(err, n, "--impl %s: name it, NAME=%s (its file's name is not one: letters, digits, '_', '-', '.')",
                            tok, tok), -1;
         snprintf(spec, sizeof spec, "%s=%s", alias, tok);

@@ -238,6 +238,7 @@ int drain_head(inflight **head, int block, row_sink *s)
 void rows_case_done(row_sink *s)
 {
     const kb_run_hooks *h = s->info->hooks;
+    if (kb_report_error(s->rep)) *s->lost = 1; /* a skip's mark not written: nothing said, the run stops */
     if (h && h->case_done && !*s->lost) h->case_done(h->ctx); /* its rows are on disk (kb_report_row) */
 }
 
