@@ -41,6 +41,7 @@
 #include "count.h"
 #include "devices.h"
 #include "ladder_queue.h"
+#include "worker.h"
 #include "merge.h"
 #include "shard.h"
 #include "../core/config.h"
@@ -103,94 +104,6 @@ int kb_devices_parse(const char *s, int count, int *ids, char *err, size_t errle
         p = end + 1;
     }
     return n;
-}
-
-typedef struct {
-    int to, from;  /* the worker's pipes: cases to it, requests from it */
-    int alone;     /* its ladders no longer shared (an exchange failed) */
-} worker_io;
-
-/* a worker's side: "done" to the parent when every row of its oldest
- * unfinished case is written (its rows may wait for the case's reference
- * after the next case was asked for) */
-static void worker_done(void *ctx)
-{
-    const worker_io *io = ctx;
-    if (write(io->from, "done\n", 5) != 5) {} /* the parent gone: nothing to tell */
-}
-
-/* a worker's side: what it asks (len bytes), the parent's one-line answer
- * (its newline dropped) into line; 0, or -1: the parent gone. A signal does
- * not cut the wait: the parent still answers. */
-static int worker_ask(const worker_io *io, const char *ask, size_t len, char *line, size_t n)
-{
-    if (write(io->from, ask, len) != (ssize_t)len) return -1;
-    for (size_t got = 0; got < n - 1;) {
-        ssize_t k = read(io->to, line + got, 1);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        if (line[got] == '\n') {
-            line[got] = 0;
-            return 0;
-        }
-        got++;
-    }
-    return -1; /* no line that long is the protocol */
-}
-
-/* a worker's side: "next" to the parent, the index back (-1: none left) */
-static int worker_next(void *ctx)
-{
-    char line[32];
-    return worker_ask(ctx, "next\n", 5, line, sizeof line) ? -1 : atoi(line);
-}
-
-/* a worker's side of the GEMM ladders' shared search (kb_ladder_share.fn):
- * the rung it timed and its rate to the parent, its next rung back (1), or
- * the search's end (0: *gpus took part); -1: not shared (the parent gone, a
- * reply it cannot read), nor ever again */
-static int worker_ladder(void *ctx, const kb_rung_msg *done, kb_rung_msg *next, int *gpus)
-{
-    worker_io *io = ctx;
-    char ask[128], line[128];
-    if (io->alone) return -1;
-    int len = done ? kb_rung_format(ask, sizeof ask, done) : -1, m = -1; /* no done: it leaves */
-    if (len > 0 && !worker_ask(io, ask, (size_t)len, line, sizeof line)) m = kb_rung_reply_parse(line, next, gpus);
-    if (m < 0) { /* this worker's ladders alone from now on: its rung goes back to the group */
-        io->alone = 1;
-        if (write(io->from, "alone\n", 6) != 6) {} /* the parent gone: nobody waits */
-    }
-    return m;
-}
-
-/* A dry run's stand-in for a GEMM rung: a rate that peaks at 4096^3 TN,
- * nothing timed */
-static int dry_rung(void *ctx, int key, int n, int layout, double *tf)
-{
-    (void)ctx;
-    (void)key;
-    *tf = 1000.0 - (n > 4096 ? n / 4096.0 : 4096.0 / n) * 10 - layout;
-    return 0;
-}
-
-/* A dry run's workers go through the GEMM ladders' search of the keys the
- * plan needs, at their first case that needs one, shared as on GPUs of one
- * model (with those that need it), and say what each timed
- * ("ladder bf16 gpu 0: 4 of 13 rungs, the search shared by 4 GPUs") */
-static void dry_ladders(const kb_plan *plan, int gpu, worker_io *io)
-{
-    kb_ladder_share sh = {worker_ladder, io};
-    kb_gemm_key keys[KB_NGEMM];
-    const int n = kb_plan_gemm_keys(plan, keys);
-    kb_ladder_result r[KB_NGEMM], all[KB_NGEMM];
-    kb_ladder_search(keys, n, dry_rung, NULL, NULL, all);
-    kb_ladder_search(keys, n, dry_rung, NULL, &sh, r);
-    for (int j = 0; j < n; j++) {
-        printf("ladder %s gpu %d: %d of %d rungs, ", kb_gemm_key_name(keys[j]), gpu, r[j].rungs, all[j].rungs);
-        if (r[j].shared > 1) printf("the search shared by %d GPUs\n", r[j].shared);
-        else printf("searched alone\n");
-    }
-    fflush(stdout);
 }
 
 /* The CUDA index of worker i's GPU: the i-th of this process's
@@ -471,13 +384,13 @@ static void make_queue(fleet *f)
 
 /* A dry run's worker w: the ladders' shared search and the queue
  * exercised, no GPU */
-static void dry_worker(const fleet *f, int w, worker_io *io)
+static void dry_worker(const fleet *f, int w, kb_worker_io *io)
 {
     const kb_plan *plan = f->plan;
     int due = f->L.size[w] > 1; /* the search at its first case that compares with a GEMM ceiling */
-    for (int ci; (ci = worker_next(io)) >= 0; worker_done(io))
+    for (int ci; (ci = kb_worker_next(io)) >= 0; kb_worker_done(io))
         if (due && ci < plan->ncases && kb_case_gemm_key(&plan->cases[ci]) >= 0) {
-            dry_ladders(plan, f->ids[w], io);
+            kb_worker_dry_ladders(plan, f->ids[w], io);
             due = 0;
         }
 }
@@ -490,7 +403,7 @@ static void run_worker(fleet *f, int w, int in, int out)
     kb_plan *plan = f->plan;
     kb_opts *o = &plan->opts;
     for (int v = 0; v < w; v++) { close(f->to[v]); close(f->from[v]); }
-    worker_io io = {in, out, 0};
+    kb_worker_io io = {in, out, 0};
     if (f->dry) {
         dry_worker(f, w, &io);
         _exit(0);
@@ -504,11 +417,11 @@ static void run_worker(fleet *f, int w, int in, int out)
     snprintf(tag, sizeof tag, "gpu%d", f->ids[w]);
     kb_sibling_path(f->json, tag, "csv", o->csv, sizeof o->csv);
     o->quiet = 1;
-    kb_ladder_share sh = {worker_ladder, &io};
+    kb_ladder_share sh = {kb_worker_ladder, &io};
     const kb_run_hooks hooks = {
         .ctx = &io,
-        .next_case = worker_next,
-        .case_done = worker_done,
+        .next_case = kb_worker_next,
+        .case_done = kb_worker_done,
         .ladder = f->L.size[w] > 1 ? &sh : NULL,
         .worker = f->ids[w],
         .workers = f->n,
