@@ -2,10 +2,8 @@
 #include "compare.h"
 #include "compare_int.h"
 #include "core/errors.h"
-#include "report/csv.h"
 #include "report/files.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -387,7 +385,6 @@ int kb_compare_main(int argc, char **argv)
     if ((rc = check_outputs(&a)) >= 0) return rc;
 
     char err[KB_ERRLEN], script[4200];
-    if (a.csv && kb_output_check(a.csv, "--csv", err, sizeof err)) return kb_usage("compare", "%s", err);
     if (a.plot && find_plot_script(script, sizeof script, err, sizeof err)) return kb_usage("compare", "%s", err);
     kb_cmp_file base, cur;
     if (kb_cmp_load(a.bpath, &base, err, sizeof err)) return kb_usage("compare", "%s", err);

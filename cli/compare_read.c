@@ -212,22 +212,11 @@ int kb_cmp_parse(const char *text, const char *name, kb_cmp_file *f, char *err, 
     f->version = f->git = f->device = f->started = "";
     size_t skip = strspn(text, " \t\r\n");
     if (!text[skip]) { kb_errf(err, errlen, "%s: not JSON (the file is empty)", name); return -1; }
-    const char *at;
-    int line, col;
     int cut = 0;
-    cJSON *root = kb_json_read(text, &cut, &at, &line, &col);
-    if (!root) {
-        kb_errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
-        return -1;
-    }
+    cJSON *root = kb_json_result(text, name, &cut, err, errlen);
+    if (!root) return -1;
     f->root = root;
     f->cut = cut;
-    char where[256];
-    const char *dup = kb_json_duplicate_key(root, where, sizeof where);
-    if (dup) { /* as a sweep file's: refused, not read by its first */
-        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", name, dup, where[0] ? where : "the top level");
-        goto fail;
-    }
     const char *what = NULL;
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(root, "kbench");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");

@@ -202,9 +202,10 @@ typedef struct {
     int naxes;
     char **pos;
     int npos;
+    const char *shapes; /* check --shapes FILE: the sweep file check runs instead of its own shapes */
 } kb_cli;
 
-enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SET = 901, OPT_SETTING = 1000, OPT_PARAM = 2000 };
+enum { OPT_HELP = 'h', OPT_DRY = 900, OPT_SET = 901, OPT_SHAPES = 902, OPT_SETTING = 1000, OPT_PARAM = 2000 };
 
 /* getopt_long's '?' or ':' for the word before optind: one line why (the
  * exit code of kb_usage) */
@@ -275,6 +276,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
         }
     opts[n++] = (struct option){"dry-run", no_argument, NULL, OPT_DRY};
     if (!strcmp(cmd, "sweep")) opts[n++] = (struct option){"set", required_argument, NULL, OPT_SET};
+    if (!strcmp(cmd, "check")) opts[n++] = (struct option){"shapes", required_argument, NULL, OPT_SHAPES};
     opts[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[n] = (struct option){0};
     const char *given[KB_MAX_PARAMS + 64] = {0}; /* each flag's value so far: settings, then parameters */
@@ -287,6 +289,12 @@ static int parse_flags(const char *cmd, int argc, char **argv, kb_cli *cli)
         if (c == '?' || c == ':') return bad_flag(cmd, c, argv, opts, n);
         if (c == OPT_HELP) return -1; /* the caller prints its help and returns KB_EXIT_OK */
         if (c == OPT_DRY) { cli->dry_run = 1; continue; }
+        if (c == OPT_SHAPES) {
+            if (!optarg[0]) return kb_usage(cmd, "--shapes wants a sweep file (--shapes FILE.json)");
+            if (cli->shapes) return kb_usage(cmd, "--shapes given twice");
+            cli->shapes = optarg;
+            continue;
+        }
         if (c == OPT_SET) {
             const char *eq = strchr(optarg, '=');
             if (strlen(optarg) >= sizeof cli->axis_buf[0])
@@ -420,29 +428,6 @@ static int cmd_sweep(int argc, char **argv, int full_argc, char **full_argv)
     return run_and_free(&plan, full_argc, full_argv, name, 0, cli.dry_run);
 }
 
-/* check's --shapes FILE (or --shapes=FILE): the sweep file whose cases check
- * runs instead of its own shapes; the other arguments into rest (*nrest of
- * them; argv itself untouched: the JSON's command line is the whole). 0, or
- * the exit code. */
-static int take_shapes(int argc, char **argv, char **rest, int *nrest, const char **shapes)
-{
-    *shapes = NULL;
-    int o = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--shapes") || !strncmp(argv[i], "--shapes=", 9)) {
-            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || !v[0]) return kb_usage("check", "--shapes wants a sweep file (--shapes FILE.json)");
-            if (*shapes) return kb_usage("check", "--shapes given twice");
-            *shapes = v;
-            continue;
-        }
-        rest[o++] = argv[i];
-    }
-    rest[o] = NULL;
-    *nrest = o;
-    return 0;
-}
-
 /* check's cases: the ops' own check sweeps (the ones named, or all). 0, or
  * the exit code (said). */
 static int check_cases(const kb_cli *cli, kb_plan *plan)
@@ -505,10 +490,7 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     kb_cli cli;
     memset(&cli, 0, sizeof cli);
     kb_opts_default(&cli.opts);
-    const char *shapes;
-    char *rest[argc + 1]; /* argv less --shapes (cli.pos points into it: it lives as long as this call) */
-    int nrest = 0, rc = take_shapes(argc, argv, rest, &nrest, &shapes);
-    if (!rc) rc = parse_flags("check", nrest, rest, &cli);
+    int rc = parse_flags("check", argc, argv, &cli);
     if (rc < 0) {
         printf("usage: %s check [OP...] [--impl LIST] [--shapes SWEEP.json] [--seed N] [--dry-run]\n\n"
                "Verifies every implementation of every op (or the named ones) against the CPU\n"
@@ -527,7 +509,7 @@ static int cmd_check(int argc, char **argv, int full_argc, char **full_argv)
     kb_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.opts = cli.opts;
-    rc = shapes ? shapes_cases(&cli, shapes, &plan) : check_cases(&cli, &plan);
+    rc = cli.shapes ? shapes_cases(&cli, cli.shapes, &plan) : check_cases(&cli, &plan);
     if (rc) {
         kb_cases_free(plan.cases, plan.ncases);
         return rc;
@@ -642,15 +624,13 @@ static int cmd_plugin(int argc, char **argv)
     if (argc != 2 && !cases)
         return kb_usage("plugin", "plugin info takes one library path, and --cases SWEEP.json (see: %s plugin --help)", prog);
     char err[KB_ERRLEN];
-    if (cases) { /* the sweep first: a bad one refused before the library's table is printed */
-        kb_plan plan;
-        memset(&plan, 0, sizeof plan);
-        const int bad = kb_config_load(argv[3], &plan, err, sizeof err);
-        kb_cases_free(plan.cases, plan.ncases);
-        if (bad) return fprintf(stderr, "kbench: %s\n", err), KB_EXIT_USAGE;
-    }
-    if (kb_plugin_info(argv[1], stdout, err, sizeof err) ||
-        (cases && kb_plugin_coverage(argv[1], argv[3], stdout, err, sizeof err))) {
+    kb_plan plan; /* --cases: the sweep first, a bad one refused before the library's table is printed */
+    memset(&plan, 0, sizeof plan);
+    int rc = cases && kb_config_load(argv[3], &plan, err, sizeof err);
+    if (!rc) rc = kb_plugin_info(argv[1], stdout, err, sizeof err) ||
+                  (cases && kb_plugin_coverage(argv[1], argv[3], &plan, stdout, err, sizeof err));
+    kb_cases_free(plan.cases, plan.ncases);
+    if (rc) {
         fprintf(stderr, "kbench: %s\n", err);
         return KB_EXIT_USAGE;
     }

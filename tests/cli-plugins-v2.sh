@@ -69,7 +69,7 @@ cli_check_shapes() {
     expect_rc 0
     expect_out_has "72 cases"
     usage_error "check --shapes: a missing file" check --shapes "$T/none.json" --dry-run -- "--shapes:" "not found"
-    usage_error "check --shapes: no file" check --shapes -- "--shapes wants a sweep file"
+    usage_error "check --shapes: no file" check --shapes -- "option '--shapes' needs a value"
     printf '{"sweeps": [{"op": "rope", "seq": 5}]}\n' >"$T/rope-only.json"
     usage_error "check --shapes: none of the ops named" check mlp --shapes "$T/rope-only.json" --dry-run -- "no case of the ops named"
     local P

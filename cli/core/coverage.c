@@ -49,28 +49,24 @@ static void cover_impl(FILE *f, const kb_impl *impl, const kb_op *op, const kb_p
     if (other) fprintf(f, "    %5d  for other reasons\n", other);
 }
 
-int kb_plugin_coverage(const char *lib, const char *sweep, FILE *f, char *err, size_t n)
+int kb_plugin_coverage(const char *lib, const char *sweep, const kb_plan *plan, FILE *f, char *err, size_t n)
 {
-    kb_plan plan;
-    memset(&plan, 0, sizeof plan);
-    if (kb_config_load(sweep, &plan, err, n)) return -1;
     int rc = kb_plugin_load(NULL, lib, err, n); /* its own names (plugin info has checked them) */
     if (!rc) {
         char name[1100];
         kb_escape_controls(sweep, name, sizeof name);
-        fprintf(f, "\ncoverage of %s (%d case%s), by supports():\n", name, plan.ncases, plan.ncases == 1 ? "" : "s");
+        fprintf(f, "\ncoverage of %s (%d case%s), by supports():\n", name, plan->ncases, plan->ncases == 1 ? "" : "s");
         int any = 0;
         for (int o = 0; o < kb_nops; o++) {
             const kb_op *op = kb_ops[o];
             for (int i = op->nimpls; i < kb_op_nimpls(op); i++) {
                 const kb_impl *impl = kb_op_impl(op, i);
                 if (strcmp(kb_plugin_path(impl), lib)) continue;
-                cover_impl(f, impl, op, &plan);
+                cover_impl(f, impl, op, plan);
                 any = 1;
             }
         }
         if (!any) fprintf(f, "  (no implementation of the library's ops)\n");
     }
-    kb_cases_free(plan.cases, plan.ncases);
     return rc;
 }

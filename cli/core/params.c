@@ -629,7 +629,7 @@ double kb_plan_bytes_max(const char **why)
     return lim;
 }
 
-static void human_bytes(double b, char *buf, size_t n)
+void kb_human_bytes(double b, char *buf, size_t n)
 {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int i = 0;
@@ -651,9 +651,9 @@ static int check_size(const kb_sweep *s, long total, int have, char *err, size_t
     double need = kb_plan_bytes(total + have), max = kb_plan_bytes_max(&why);
     if (need > max) {
         char a[32], b[32], c[32];
-        human_bytes(need, a, sizeof a);
-        human_bytes(max, b, sizeof b);
-        human_bytes(kb_plan_bytes(1), c, sizeof c);
+        kb_human_bytes(need, a, sizeof a);
+        kb_human_bytes(max, b, sizeof b);
+        kb_human_bytes(kb_plan_bytes(1), c, sizeof c);
         kb_errf(err, errlen, "%s: the plan's %ld cases need about %s to hold (%s a case), more than the %s allowed (%s); "
                 "split the sweep", s->op->name, total + have, a, c, b, why);
         return -1;

@@ -29,6 +29,8 @@ int kb_list_max(const kb_val *v);
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);
 /* the value of c's parameter name as a flag takes it ("" when c's op has none) */
 void kb_case_value_text(const kb_case *c, const char *name, char *buf, size_t n);
+/* b bytes for people ("1.5 GiB") */
+void kb_human_bytes(double b, char *buf, size_t n);
 /* "seq=2048 batch=16 ..." (all parameters) */
 void kb_case_label(const kb_case *c, char *buf, size_t n);
 /* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */

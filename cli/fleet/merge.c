@@ -70,17 +70,10 @@ static int load(part *p, char *err, size_t errlen)
 {
     char *text = NULL;
     if (kb_read_text(p->path, "result file", MAX_FILE_BYTES, &text, err, errlen)) return -1;
-    const char *at;
-    int cut = 0, line, col;
-    p->root = kb_json_read(text, &cut, &at, &line, &col);
+    int cut = 0;
+    p->root = kb_json_result(text, p->path, &cut, err, errlen);
     free(text);
-    if (!p->root) { kb_errf(err, errlen, "%s: not JSON", p->path); return -1; }
-    char where[256];
-    const char *dup = kb_json_duplicate_key(p->root, where, sizeof where);
-    if (dup) { /* as a sweep file's: refused, not read by its first */
-        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", p->path, dup, where[0] ? where : "the top level");
-        return -1;
-    }
+    if (!p->root) return -1;
     if (cut) /* a worker killed while it wrote a row: the rows before it */
         note("%s: its last row was cut (killed while writing it): the rows before it are merged", p->path);
     const cJSON *kb = cJSON_GetObjectItemCaseSensitive(p->root, "kbench");

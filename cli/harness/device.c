@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <cuda_runtime_api.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 size_t kb_device_why(int err, int ndev, int driver, char *buf, size_t n)
 {

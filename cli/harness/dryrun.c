@@ -15,15 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-void kb_human_bytes(double b, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (b >= 1024 && i < 4) { b /= 1024; i++; }
-    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
-}
-
-
 static int check_impl_filter(const kb_plan *plan, char *err, size_t errlen)
 {
     const char *f = plan->opts.impl;

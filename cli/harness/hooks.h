@@ -32,8 +32,5 @@ typedef struct {
     int check_mode;   /* kbench check: small cases, no timing */
     const kb_run_hooks *hooks; /* NULL: alone */
 } kb_run_info;
-/* cases at most whose rows wait for their references while the GPU goes on
- * (rows.h: inflight) */
-#define KB_MAX_INFLIGHT 8
 
 #endif

@@ -147,8 +147,6 @@ void ref_main(void *arg)
         nanosleep(&ts, NULL);
     }
     t->queued_s = kb_now_s() - q;
-    const int own = omp_get_max_threads(); /* its thread's team (kb_bg_start): the worker's share */
-    t->team = own;
     t->op->reference(t->c, t->st);
     __atomic_store_n(t->done_seq, t->seq, __ATOMIC_RELEASE);
 }
@@ -238,7 +236,6 @@ int drain_head(inflight **head, int block, row_sink *s)
 void rows_case_done(row_sink *s)
 {
     const kb_run_hooks *h = s->info->hooks;
-    if (kb_report_error(s->rep)) *s->lost = 1; /* a skip's mark not written: nothing said, the run stops */
     if (h && h->case_done && !*s->lost) h->case_done(h->ctx); /* its rows are on disk (kb_report_row) */
 }
 

@@ -25,7 +25,6 @@ typedef struct {
     kb_state *st;
     long seq, *done_seq;
     double queued_s; /* waiting for the reference before it */
-    int team;         /* the OpenMP threads it ran on */
 } ref_task;
 void ref_main(void *arg); /* the reference, after the one before it (kb_bg_start's fn) */
 
@@ -55,6 +54,9 @@ void free_pending(pending *p);
  * h (repeat: a second run, whose differing bits go in nondet). */
 int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream, int repeat,
                void **h, int *ran, char *nondet, size_t nlen);
+
+/* cases at most whose rows wait for their references while the GPU goes on */
+#define KB_MAX_INFLIGHT 8
 
 /* Cases whose rows wait for their reference. The references run one after
  * another on threads of their own while the GPU goes on to the next cases:

@@ -140,7 +140,7 @@ typedef struct {
     double base_ms; /* the baseline's median, for speedups */
 } case_state;
 
-/* The plan checked, the device opened (the hooks' turn around it), and no
+/* The plan checked, the device opened, and no
  * case larger than its free memory. 0, or the exit code (said). */
 static int open_device(run_state *R)
 {
@@ -251,7 +251,7 @@ static void start_reference(run_state *R, inflight *f, int want_ref)
     const kb_case *c = f->c;
     const kb_op *op = c->op;
     double *wall = f->wall;
-    f->rt = (ref_task){op, c, &f->st, 0, &R->ref_done, 0, 0};
+    f->rt = (ref_task){op, c, &f->st, 0, &R->ref_done, 0};
     const int bg_ref = want_ref && !R->info->check_mode;
     if (bg_ref) {
         f->rt.seq = ++R->ref_seq;
@@ -476,8 +476,7 @@ static int run_impl(run_state *R, case_state *K, int ii)
     if (impl->release) impl->release(c, &f->st, &run);
     progress_done(R->o->quiet);
     if (kb_stop_signal) { /* this row is unfinished: it is not written */
-        free(row->samples);
-        free_all(p->h, KB_MAX_OUTPUTS);
+        free_pending(p);
         return 1;
     }
     f->npend++;
@@ -495,7 +494,7 @@ static void run_case(run_state *R, int ci)
     for (int ii = 0; ii < kb_op_nimpls(op) && !any; ii++) any = kb_impl_named(R->o->impl, kb_op_impl(op, ii));
     if (!any) { /* said done in its turn: the cases before it written first */
         while (R->head) drain_head(&R->head, 1, &R->sink);
-        kb_report_skip(R->rep, c->index);
+        if (kb_report_skip(R->rep, c->index)) R->lost = 1; /* its mark not on disk: not said done, the run stops */
         rows_case_done(&R->sink);
         return;
     }

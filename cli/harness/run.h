@@ -18,8 +18,6 @@ int kb_run_plan(kb_plan *plan, const kb_run_info *info);
 /* What can be refused before the GPU is touched: the plugins loaded, the
  * --impl names, the output paths. 0, or -1 with err. */
 int kb_plan_check(kb_plan *plan, const kb_run_info *info, char *err, size_t errlen);
-/* b bytes for people ("1.5 GiB") */
-void kb_human_bytes(double b, char *buf, size_t n);
 /* Expand and validate (the implementations named, the output paths) without a GPU. */
 int kb_dry_run(kb_plan *plan, const kb_run_info *info, FILE *out);
 /* kbench device: copy rates at 64 MiB .. 1 GiB, GEMM ceilings (inventory.c) */

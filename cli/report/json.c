@@ -322,3 +322,22 @@ const char *kb_json_duplicate_key(const cJSON *root, char *path, size_t n)
     path[0] = 0;
     return dup_walk(root, path, n, 0);
 }
+
+cJSON *kb_json_result(const char *text, const char *name, int *cut, char *err, size_t errlen)
+{
+    const char *at;
+    int line, col;
+    cJSON *root = kb_json_read(text, cut, &at, &line, &col);
+    if (!root) {
+        kb_errf(err, errlen, "%s: not JSON (syntax error at line %d, column %d)", name, line, col);
+        return NULL;
+    }
+    char where[256];
+    const char *dup = kb_json_duplicate_key(root, where, sizeof where);
+    if (dup) { /* as a sweep file's: refused, not read by its first */
+        kb_errf(err, errlen, "%s: duplicate key '%.64s' in %s", name, dup, where[0] ? where : "the top level");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}

@@ -45,4 +45,9 @@ struct cJSON *kb_json_read(const char *text, int *cut, const char **at, int *lin
  * at; n log n in its keys. */
 const char *kb_json_duplicate_key(const struct cJSON *root, char *path, size_t n);
 
+/* A result file's text as compare and merge read it: kb_json_read, and a
+ * key twice in one object refused. NULL with err ("NAME: not JSON (syntax
+ * error at line L, column C)", "NAME: duplicate key 'K' in WHERE"). */
+struct cJSON *kb_json_result(const char *text, const char *name, int *cut, char *err, size_t errlen);
+
 #endif

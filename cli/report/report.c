@@ -342,14 +342,14 @@ void kb_report_start(kb_report *r, double seconds, const double parts[KB_START_N
     head_write(r);
 }
 
-void kb_report_skip(kb_report *r, int case_index)
+int kb_report_skip(kb_report *r, int case_index)
 {
     cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
-    if (!k) return;
+    if (!k) return 0;
     cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "skipped_cases");
     if (!a) a = cJSON_AddArrayToObject(k, "skipped_cases");
     cJSON_AddItemToArray(a, cJSON_CreateNumber(case_index));
-    head_write(r); /* on disk before a --devices worker says it done */
+    return head_write(r); /* on disk before a --devices worker says it done */
 }
 
 int kb_report_close(kb_report *r, char *err, size_t errlen)

@@ -23,7 +23,7 @@ const char *kb_report_error(const kb_report *r); /* NULL while every write succe
 void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker);
 /* A case the run had no implementation to run for (--impl): its index into
  * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
-void kb_report_skip(kb_report *r, int case_index);
+int kb_report_skip(kb_report *r, int case_index); /* 0, or -1 (kb_report_error says why) */
 /* kbench.start_s: the seconds before the first case is timed (the device
  * opened, its copy ceiling measured, the first case set up and, where it
  * compares with a GEMM ceiling, the sweep's GEMM ladders measured while its
