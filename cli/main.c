@@ -521,11 +521,20 @@ static int cmd_list(int argc, char **argv)
 {
     for (int k = 0; k < argc; k++)
         if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-            printf("usage: %s list [OP...]\n\nPrints each op (all, or those named): its parameters with their defaults and\n"
+            printf("usage: %s list [OP...] [--plugin NAME=LIB.so]...\n\nPrints each op (all, or those named): its parameters with their defaults and\n"
                    "bounds (tunables marked), and its implementations with what each does and the\n"
-                   "tunables it takes.\n", prog);
+                   "tunables it takes. With --plugin (or --impl NAME=LIB.so), the library's\n"
+                   "implementations and its own tunables (parameters, flags and sweep keys) too.\n", prog);
             return KB_EXIT_OK;
         }
+    int nops = 0; /* the op names, --plugin and --impl (preloaded) taken out */
+    for (int k = 0; k < argc; k++) {
+        if ((!strcmp(argv[k], "--plugin") || !strcmp(argv[k], "--impl")) && k + 1 < argc) { k++; continue; }
+        if (!strncmp(argv[k], "--plugin=", 9) || !strncmp(argv[k], "--impl=", 7)) continue;
+        if (argv[k][0] == '-') return kb_usage("list", "unknown option '%s' (list takes op names, --plugin and --impl)", argv[k]);
+        argv[nops++] = argv[k];
+    }
+    argc = nops;
     int shown = 0;
     for (int i = 0; i < kb_nops; i++) {
         const kb_op *op = kb_ops[i];
@@ -624,9 +633,10 @@ static int cmd_plugin(int argc, char **argv)
     if (argc != 2 && !cases)
         return kb_usage("plugin", "plugin info takes one library path, and --cases SWEEP.json (see: %s plugin --help)", prog);
     char err[KB_ERRLEN];
-    kb_plan plan; /* --cases: the sweep first, a bad one refused before the library's table is printed */
+    kb_plan plan; /* --cases: the library loaded (its tunables are the sweep's keys), then the sweep, a bad
+                   * one refused before the library's table is printed */
     memset(&plan, 0, sizeof plan);
-    int rc = cases && kb_config_load(argv[3], &plan, err, sizeof err);
+    int rc = cases && (kb_plugin_load(NULL, argv[1], err, sizeof err) || kb_config_load(argv[3], &plan, err, sizeof err));
     if (!rc) rc = kb_plugin_info(argv[1], stdout, err, sizeof err) ||
                   (cases && kb_plugin_coverage(argv[1], argv[3], &plan, stdout, err, sizeof err));
     kb_cases_free(plan.cases, plan.ncases);
@@ -658,6 +668,30 @@ static int cmd_selftest(int argc, char **argv)
     return kb_selftest(&o);
 }
 
+/* The libraries that --plugin, --impl NAME=PATH (or PATH) and --set
+ * plugin=/impl= name, loaded before the flags are parsed: a plugin's
+ * tunables are parameters of its op (flags, `list`), and the run's later
+ * load of the same is a no-op. 0, or exit 2 said. */
+static int preload_plugins(int argc, char **argv)
+{
+    char err[KB_ERRLEN];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int impl = 0;
+        if (!strcmp(a, "--")) break;
+        if ((!strcmp(a, "--plugin") || !strcmp(a, "--impl")) && i + 1 < argc) impl = a[2] == 'i', v = argv[++i];
+        else if (!strncmp(a, "--plugin=", 9) || !strncmp(a, "--impl=", 7)) impl = a[2] == 'i', v = strchr(a, '=') + 1;
+        else if (!strcmp(a, "--set") && i + 1 < argc && (!strncmp(argv[i + 1], "plugin=", 7) || !strncmp(argv[i + 1], "impl=", 5)))
+            impl = argv[i + 1][0] == 'i', v = strchr(argv[++i], '=') + 1;
+        if (!v) continue;
+        char copy[sizeof((kb_opts *)0)->impl];
+        snprintf(copy, sizeof copy, "%s", v);
+        if (impl ? kb_plugin_take_impls(copy, sizeof copy, err, sizeof err) : kb_plugin_load_list(v, err, sizeof err))
+            return kb_usage(NULL, "%s", err); /* as the run's own load would say it */
+    }
+    return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
     if (argc < 2) { /* a few lines, not the whole help */
@@ -687,6 +721,8 @@ static int run_command(int argc, char **argv)
         printf("kbench %s\n", KB_VERSION);
         return KB_EXIT_OK;
     }
+    int prc = preload_plugins(argc, argv); /* their tunables are flags and keys: loaded before parsing */
+    if (prc) return prc;
     const kb_op *op = kb_find_op(cmd);
     if (op) return cmd_op(op, argc - 1, argv + 1, argc, argv);
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1, argc, argv);

@@ -34,11 +34,16 @@
  *   otherwise); kbench prints the error's name with the plugin, the
  *   implementation and the case. A library status (cuBLAS) maps to a
  *   cudaError_t of your choice.
- * - prepare returns 0, an error (with why), or KBP_NA: the case cannot run
- *   after all (what only prepare learns: memory, alignment), and the row is
- *   n/a with why. It has no stream: work it queues must be finished
- *   (synchronised) when it returns. The tensors it sees are the ones every
- *   launch of the case gets (descriptors built on them stay valid).
+ * - prepare(c, &state, stream, ...) is untimed and called once per case,
+ *   before any launch, on the case's device (c->device, current) with the
+ *   case's stream: the inputs are filled by then, so it may build what the
+ *   kernel reads from them (a cos/sin cache in the case's dtype, positions
+ *   per token), compile, autotune, warm up. kbench synchronises the stream
+ *   after it returns. It returns 0, an error (with why), or KBP_NA: the case
+ *   cannot run after all (what only prepare learns: memory, alignment), and
+ *   the row is n/a with why. The tensors it sees are the ones every launch
+ *   of the case gets (descriptors built on them stay valid). It must not
+ *   change the inputs.
  * - release is called once after every prepare, whatever prepare returned,
  *   with the state as prepare left it (NULL if it set none).
  * - supports must refuse what the implementation does not handle: a dtype,
@@ -52,10 +57,36 @@
  *   op, NAME.its_name where it has several; without NAME= the names stay.
  *   A name that a built-in implementation of the op has is refused.
  *
- * Versions: kbench refuses a table whose abi is not KBP_ABI_VERSION of a
- * version it knows, with a message saying both versions. Additions that keep
- * old plugins working (new ops, new optional fields at the end of kbp_impl)
- * do not change the version; anything else does.
+ * - In place: an implementation that writes an output over an input (an
+ *   inference server's RoPE) says so in inplace, "OUT=IN" (comma list):
+ *   kbench hands it IN's buffer as OUT (the same data pointer), restores IN
+ *   untimed before every launch it times or verifies, and verifies what the
+ *   launch left there. OUT and IN have the same dtype and shape.
+ * - Accumulating outputs: one that adds into an output (a training
+ *   backward's dx += ..., dgamma += ...) names it in accumulates (comma
+ *   list): kbench zeroes it untimed before every launch instead of filling
+ *   it with NaN, and the row's bytes count the kernel's read of it.
+ * - Tunables: an implementation's own parameters (a block size, rows per
+ *   block) in tunables[ntunables], each with a name, its values and a
+ *   default. Each becomes a parameter of the op while the plugin is loaded: a
+ *   flag (--NAME 128,256), a sweep file's key, a column of `kbench list OP`,
+ *   part of the case that `compare` matches. Its value is "auto" unless a
+ *   sweep fixes it; the plugin sees the default then (kbp_param(c, NAME)),
+ *   and the row's kernel column names the value that ran. A case that
+ *   fixes it is n/a for every other implementation, and kbench's own
+ *   tunables (vec, stages, bn, ...) fixed are n/a for the plugin. Two
+ *   plugins may share a tunable of the same name and values.
+ * - RoPE's thd layout: the sequence count and offsets are data: the input
+ *   cu_seqlens ([nseqs + 1] int32, device) carries a host copy in its
+ *   `host` field (kbp_seqlens below), for prepare's planning.
+ *
+ * Versions: kbench refuses a table whose abi is not KBP_ABI_VERSION, with
+ * one line saying both versions and what changed. Additions that keep old
+ * plugins working (new ops, new optional fields at the end of kbp_impl) do
+ * not change the version; anything else does. From ABI 1 to 2: prepare
+ * takes the stream (its third argument), and kbp_impl, kbp_case and
+ * kbp_tensor have fields at their ends; a plugin rebuilt with prepare's
+ * stream added loads as before.
  */
 #ifndef KBENCH_PLUGIN_H
 #define KBENCH_PLUGIN_H
@@ -69,7 +100,7 @@
 extern "C" {
 #endif
 
-#define KBP_ABI_VERSION 1
+#define KBP_ABI_VERSION 2
 
 /* element types, as kbench names them (--dtype); KBP_INT32 only for index
  * tensors (RoPE's cu_seqlens) */
@@ -93,6 +124,9 @@ typedef struct {
     int ndim;
     int64_t shape[KBP_MAX_DIMS];
     int64_t stride[KBP_MAX_DIMS];
+    /* index tensors (RoPE thd's cu_seqlens): a host copy of the values, the
+     * same as data holds, for prepare's planning; NULL otherwise */
+    const void *host;
 } kbp_tensor;
 
 /* One case: the op, its parameters by the names `kbench list OP` shows (the
@@ -107,6 +141,7 @@ typedef struct {
     const char *const *values;
     int ninputs, noutputs;
     const kbp_tensor *inputs, *outputs;
+    int device; /* the CUDA device the case runs on (current in prepare and launch); -1 in supports */
 } kbp_case;
 
 /* A parameter's value as text, or NULL when the op has no such parameter. */
@@ -134,6 +169,18 @@ static inline int kbp_param_is(const kbp_case *c, const char *name, const char *
     const char *v = kbp_param(c, name);
     return v && !strcmp(v, value);
 }
+/* RoPE thd: the sequences' offsets (cu_seqlens on the host, *nseqs + 1 of
+ * them, the first 0), or NULL when the case has none (other layouts, supports). */
+static inline const int32_t *kbp_seqlens(const kbp_case *c, int *nseqs)
+{
+    for (int i = 0; i < c->ninputs; i++)
+        if (!strcmp(c->inputs[i].name, "cu_seqlens") && c->inputs[i].host) {
+            *nseqs = (int)c->inputs[i].shape[0] - 1;
+            return (const int32_t *)c->inputs[i].host;
+        }
+    *nseqs = 0;
+    return NULL;
+}
 /* Elements of a tensor. */
 static inline int64_t kbp_numel(const kbp_tensor *t)
 {
@@ -158,6 +205,16 @@ static inline const kbp_tensor *kbp_output(const kbp_case *c, const char *name)
 #define KBP_NONDETERMINISTIC 1 /* kbp_impl.flags: outputs may differ run to run */
 #define KBP_NA (-1)            /* prepare: this case cannot run after all (the row is n/a) */
 
+/* A parameter of the implementation's own, swept like the op's (see above). */
+typedef struct {
+    const char *name;   /* letters, digits, '_'; not a parameter the op has */
+    const char *values; /* its values, a comma list: "128,256,512" */
+    const char *def;    /* one of values: what "auto" passes */
+    const char *help;   /* one line for kbench list */
+} kbp_tunable;
+
+#define KBP_MAX_TUNABLES 4 /* of one implementation */
+
 typedef struct {
     const char *op;   /* "rope", "layernorm", "rmsnorm" or "mlp" */
     const char *name; /* its name on the command line: letters, digits, '_', '-', '.'; not a built-in's */
@@ -166,16 +223,22 @@ typedef struct {
      * (the row is n/a, not an error). Host code only: no tensors yet. NULL:
      * every case. */
     int (*supports)(const kbp_case *c, char *why, size_t n);
-    /* Untimed, once per case, with the tensors: plan, allocate workspace into
-     * *state, and optionally name what will run in kernel (n bytes; the row's
+    /* Untimed, once per case, with the tensors (the inputs filled) and the
+     * case's stream (a cudaStream_t; kbench synchronises it afterwards):
+     * plan, allocate workspace into *state, build caches from the inputs,
+     * and optionally name what will run in kernel (n bytes; the row's
      * "kernel" column, e.g. "mine v=4 blocks=264"). 0, KBP_NA or an error
      * (a reason in why either way). NULL: nothing to prepare. */
-    int (*prepare)(const kbp_case *c, void **state, char *kernel, size_t n, char *why, size_t wn);
+    int (*prepare)(const kbp_case *c, void **state, void *stream, char *kernel, size_t n, char *why, size_t wn);
     /* Timed: launch on stream (a cudaStream_t). 0 or an error. Required. */
     int (*launch)(const kbp_case *c, void *state, void *stream);
     /* Frees what prepare allocated. NULL: nothing. */
     void (*release)(const kbp_case *c, void *state);
     unsigned flags; /* KBP_NONDETERMINISTIC */
+    const char *inplace;     /* "OUT=IN,...": outputs written over inputs; NULL: none */
+    const char *accumulates; /* "dx,dgamma,...": outputs it adds into (zeroed first); NULL: none */
+    const kbp_tunable *tunables; /* its own parameters, ntunables (at most KBP_MAX_TUNABLES) */
+    int ntunables;
 } kbp_impl;
 
 typedef struct {

@@ -82,3 +82,52 @@ cli_check_shapes() {
 }
 
 cli_more+=(cli_check_shapes)
+
+# ABI 2: a plugin's own tunable (tests/plugins/tunable.c: layernorm "tiled",
+# rows_per_block 1,2,4, default 2) is a parameter of its op while loaded: a
+# flag, a sweep key, a --set axis, a line of list; its supports() sees the
+# default at auto; kbench's own tunables fixed are n/a for it; another
+# plugin may not declare it with other values
+cli_plugin_tunables() {
+    local P
+    P=$(plugins_v2_dir) || { t_skip "cli: plugin tunables (no tunable.so)"; return; }
+    run list layernorm --plugin t="$P/tunable.so"
+    expect_rc 0
+    expect_out_has "rows_per_block {auto,1,2,4}" "(tunable) t's tunable" "[tunables: rows_per_block]"
+    run list layernorm
+    grep -q rows_per_block "$T/out" && bad "list shows a plugin's tunable with no plugin loaded"
+    run layernorm --rows 1,4 --cols 64 --impl opt,t="$P/tunable.so" --rows-per-block auto,1,4 --dry-run
+    expect_rc 0
+    expect_out_has "6 cases" "rows_per_block=4"
+    usage_error "a plugin's tunable: a value it lacks" layernorm --impl t="$P/tunable.so" --rows-per-block 3 --dry-run \
+        -- "rows_per_block"
+    usage_error "no plugin, no tunable flag" layernorm --rows-per-block 2 --dry-run -- "unknown option '--rows-per-block'"
+    printf '{"settings": {"plugins": {"t": "%s"}}, "sweeps": [{"op": "layernorm", "rows": [1, 4], "cols": 64, "rows_per_block": ["auto", 1, 4], "vec": ["auto", 2]}]}\n' \
+        "$(realpath "$P/tunable.so")" >"$T/tun.json"
+    run sweep "$T/tun.json" --dry-run
+    expect_rc 0
+    expect_out_has "12 cases"
+    run sweep configs/layernorm.json --plugin t="$P/tunable.so" --set rows_per_block=1,2 --dry-run
+    expect_rc 0
+    run plugin info "$P/tunable.so" --cases "$T/tun.json"
+    expect_rc 0
+    expect_out_has "tunable rows_per_block: --rows-per-block 1,2,4 (auto: 2)" "takes 4 of 12 cases; refuses:" \
+        "rows_per_block 2 > rows 1" "rows_per_block 4 > rows 1" "tiled takes no vec (vec=2; auto for it)"
+    run layernorm --impl a="$P/tunable.so",b="$P/tunable_other.so" --dry-run
+    expect_rc 2
+    expect_stderr_lines 1
+    expect_err_has "tunable 'rows_per_block' of layernorm has values 1,8; a plugin loaded before declares it with 1,2,4"
+    done_test "plugin: its own tunables are flags, sweep keys and list lines; supports() sees the default at auto"
+}
+
+# ABI 2's declarations: plugin info shows them
+cli_plugin_declarations() {
+    local P
+    P=$(plugins_v2_dir) || { t_skip "cli: plugin declarations (no inplace.so)"; return; }
+    run plugin info "$P/inplace.so"
+    expect_rc 0
+    expect_out_has "rot_inplace" "in place: out=t" "bwd_accum" "accumulates into: dx,dgamma,dbeta"
+    done_test "plugin info: in place and accumulating outputs"
+}
+
+cli_more+=(cli_plugin_tunables cli_plugin_declarations)

@@ -718,7 +718,10 @@ cli_plugins() {
     fi
     local spec
     for spec in "not_a_library|cannot load it as a shared library" "no_entry|no entry point kbench_plugin()" \
-        "null_table|kbench_plugin() returned NULL" "bad_abi|plugin ABI version 2; this kbench takes version 1" \
+        "null_table|kbench_plugin() returned NULL" "bad_abi|plugin ABI version 3; this kbench takes version 2" \
+        "abi_one|plugin ABI version 1; this kbench takes version 2: give prepare the stream" \
+        "bad_tunable|tunable 'block': default '512' is not among its values (128,256)" \
+        "bad_inplace|inplace names 'q', not an input of rope" \
         "unknown_op|unknown op 'softmax'" "name_clash|'opt' is a built-in implementation of layernorm" \
         "null_launch|has no launch" "dup_name|two implementations of layernorm named 'twice'" \
         "bad_name_space|bad name 'my ln'" "bad_name_eq|bad name 'a=b'"; do
@@ -726,7 +729,7 @@ cli_plugins() {
         usage_error "plugin info refuses $lib.so" plugin info "$P/$lib.so" -- "$P/$lib.so" "$msg"
     done
     usage_error "--impl NAME=PATH refuses a broken plugin before the GPU" layernorm --impl mine="$P/bad_abi.so" \
-        -- "plugin ABI version 2"
+        -- "plugin ABI version 3"
     usage_error "a plugin named like a built-in is refused" layernorm --impl opt="$P/noop.so" --dry-run \
         -- "'opt' is a built-in implementation of layernorm"
     usage_error "a missing plugin library" layernorm --impl mine="$T/nope.so" --dry-run -- "$T/nope.so: no such file"
@@ -737,7 +740,7 @@ cli_plugins() {
 
     run plugin info "$P/noop.so"
     expect_rc 0
-    expect_out_has "kbench plugin ABI 1, 1 implementation" "layernorm" "noop" "the tensors of layernorm" "gamma" "dgamma"
+    expect_out_has "kbench plugin ABI 2, 1 implementation" "layernorm" "noop" "the tensors of layernorm" "gamma" "dgamma"
     done_test "plugin info lists a plugin and its op's tensors"
 
     run layernorm --rows 7 --cols 300 --impl naive,mine="$P/noop.so" --dry-run
@@ -779,7 +782,7 @@ cli_plugins() {
         for ex in layernorm_plain rope_gptj mlp_cublas; do
             run plugin info "$E/libkb_$ex.so"
             expect_rc 0
-            expect_out_has "kbench plugin ABI 1"
+            expect_out_has "kbench plugin ABI 2"
             done_test "plugin info on the example $ex"
         done
         run layernorm --rows 7 --cols 300 --impl opt,example="$E/libkb_layernorm_plain.so" --pass fwd,bwd --dry-run

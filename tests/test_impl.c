@@ -9,10 +9,15 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../cli/core/op.h"
+#include "../cli/core/params.h"
 #include "../cli/core/plugin.h"
+#include "../cli/core/registry.h"
+#include "../cli/harness/presample.h"
 #include "../include/kb_devattr.h"
 #include "../kernels/kernels.h"
 #include "../kernels/rope/plan.h"
@@ -155,11 +160,93 @@ static void test_rope_plan(void **state)
     assert_int_equal(kb_rope_plan_make(&a, &p), -1);
 }
 
+/* ---- ABI 2's declarations, through a host-only path -------------------- */
+static kb_case *one_case(const char *opname, const char *const *kv)
+{
+    const kb_op *op = kb_find_op(opname);
+    kb_sweep s;
+    kb_sweep_init(&s, op);
+    char err[512];
+    for (int i = 0; kv[i]; i += 2)
+        if (kb_sweep_set(&s, kv[i], kv[i + 1], err, sizeof err)) fail_msg("%s=%s: %s", kv[i], kv[i + 1], err);
+    kb_case *cases = NULL;
+    int n = 0;
+    if (kb_sweep_expand(&s, &cases, &n, err, sizeof err) || n != 1) fail_msg("%s: %s", opname, err);
+    kb_sweep_free(&s);
+    return cases;
+}
+
+static const kb_impl *impl_named(const kb_op *op, const char *name)
+{
+    for (int k = 0; k < kb_op_nimpls(op); k++)
+        if (!strcmp(kb_op_impl(op, k)->name, name)) return kb_op_impl(op, k);
+    fail_msg("no implementation %s of %s", name, op->name);
+    return NULL;
+}
+
+/* tests/plugins/inplace.c prepared on a state of fake device pointers (its
+ * prepare is NULL, its launch never runs): the harness is told to restore t
+ * under rope's out, and to zero layernorm's dx, dgamma and dbeta, whose
+ * reads the byte model adds */
+static void test_plugin_declarations(void **unused)
+{
+    (void)unused;
+    const char *dir = getenv("KB_TEST_PLUGINS");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/inplace.so", dir && dir[0] ? dir : "build/tests/plugins");
+    if (access(path, R_OK)) skip();
+    assert_int_equal(kb_plugin_load("d", path, err, sizeof err), 0);
+
+    static const char *const ln[] = {"pass", "bwd", "dtype", "bf16", "rows", "3", "cols", "5", NULL};
+    kb_case *c = one_case("layernorm", ln);
+    kb_state st = {.nin = 5, .nout = 3};
+    static const char *const in_names[] = {"x", "gamma", "dy", "mean", "rstd"};
+    const size_t in_n[] = {15, 5, 15, 3, 3};
+    const kb_dtype in_t[] = {KB_BF16, KB_BF16, KB_BF16, KB_FP32, KB_FP32};
+    for (int i = 0; i < 5; i++) st.in[i] = (kb_buf){in_names[i], in_t[i], in_n[i], (void *)(uintptr_t)(0x10000u * (i + 1))};
+    st.out[0] = (kb_buf){"dx", KB_BF16, 15, (void *)(uintptr_t)0x100000};
+    st.out[1] = (kb_buf){"dgamma", KB_FP32, 5, (void *)(uintptr_t)0x200000};
+    st.out[2] = (kb_buf){"dbeta", KB_FP32, 5, (void *)(uintptr_t)0x300000};
+    const kb_impl *im = impl_named(c->op, "d");
+    kb_impl_run r = {.impl = im};
+    assert_int_equal(im->prepare(c, &st, NULL, &r), 0);
+    assert_int_equal(r.accumulate, 7u);
+    assert_int_equal(r.ninplace, 0);
+    assert_true(kb_presample_any(&r));
+    assert_true(kb_presample_read_bytes(&st, &r) == 15 * 2 + 5 * 4 + 5 * 4);
+    im->release(c, &st, &r);
+    kb_cases_free(c, 1);
+
+    static const char *const ro[] = {"pass", "fwd", "dtype", "fp16", "seq", "3", "batch", "1", "heads", "2", "dim", "8", NULL};
+    c = one_case("rope", ro);
+    kb_state rs = {.nin = 2, .nout = 1};
+    rs.in[0] = (kb_buf){"t", KB_FP16, 48, (void *)(uintptr_t)0x10000};
+    rs.in[1] = (kb_buf){"angles", KB_FP32, 12, (void *)(uintptr_t)0x20000};
+    rs.out[0] = (kb_buf){"out", KB_FP16, 48, (void *)(uintptr_t)0x30000};
+    im = impl_named(c->op, "d");
+    kb_impl_run q = {.impl = im};
+    assert_int_equal(im->prepare(c, &rs, NULL, &q), 0);
+    assert_int_equal(q.ninplace, 1);
+    assert_int_equal(q.inplace[0].out, 0);
+    assert_ptr_equal(q.inplace[0].in, rs.in[0].dev);
+    assert_int_equal(q.inplace[0].bytes, 48 * 2);
+    assert_int_equal(q.accumulate, 0u);
+    assert_true(kb_presample_read_bytes(&rs, &q) == 0);
+    im->release(c, &rs, &q);
+    kb_cases_free(c, 1);
+
+    /* a built-in declares nothing: the harness does nothing before its launches */
+    kb_impl_run none = {0};
+    assert_false(kb_presample_any(&none));
+    kb_plugins_unload();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supports),
         cmocka_unit_test(test_rope_plan),
+        cmocka_unit_test(test_plugin_declarations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

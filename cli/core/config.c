@@ -399,6 +399,8 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
     }
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "settings");
     if (st && parse_settings(st, &plan->opts, name, err, errlen)) goto out;
+    /* the file's plugins before its sweeps: their tunables are keys of the sweeps */
+    if (plan->opts.plugin[0] && kb_plugin_load_list(plan->opts.plugin, err, errlen)) goto out;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
     if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0) {
         kb_errf(err, errlen, "%s: \"sweeps\" must be a non-empty array of sweep objects", name);

@@ -101,6 +101,20 @@ typedef struct {
     void *priv;                 /* the implementation's own (plan, workspace); release frees it */
     char kernel[KB_KERNEL_LEN]; /* what runs, variant and tunables ("warp_row v=2 stages=3") */
     char why[KB_KERNEL_LEN];    /* prepare's reason when it returns KB_NA */
+    void *stream;               /* the case's (set by the run loop; synchronised after prepare) */
+    int device;                 /* the CUDA device it runs on, current (set by the run loop) */
+    /* What the harness does, untimed, before each launch it verifies or times
+     * (harness/presample.c); prepare sets it. out[out] is written in place
+     * over an input (bytes at in): the input is restored before each launch,
+     * and the result verified from there. */
+    struct {
+        int out;
+        void *in;
+        size_t bytes;
+        void *pristine; /* the harness's copy of the input */
+    } inplace[KB_MAX_OUTPUTS];
+    int ninplace;
+    unsigned accumulate; /* bit i: out[i] is added into: zeroed before each launch, its read counted in bytes */
 } kb_impl_run;
 
 /* prepare's answer when the case cannot run after all (the row is n/a) */

@@ -11,6 +11,7 @@
 #include "settings.h"
 #include "tensors.h"
 #include "../../include/kb_devattr.h"
+#include "../../include/kb_dtype.h"
 #include "../../include/kbench_plugin.h"
 
 #include <ctype.h>
@@ -34,7 +35,14 @@ typedef struct {
     const kbp_impl *p;
     const plib *lib;
     char name[96], help[320];
+    char tunables[KBP_MAX_TUNABLES * 33]; /* impl.tunables: its own, a comma list */
 } pimpl;
+
+/* the plugins' tunables as parameters of their ops: their choices and help */
+static struct {
+    char choices[256], help[320];
+} tun_text[MAX_PIMPLS * KBP_MAX_TUNABLES];
+static int ntun_text;
 
 static plib libs[MAX_LIBS];
 static int nlibs;
@@ -112,6 +120,15 @@ static pcase *new_case(const kb_case *c)
 
 static const pimpl *of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }
 
+/* The plugin's own tunables left at auto: the plugin sees their defaults. */
+static void tunable_defaults(const pimpl *pi, const kb_case *c, pcase *pc)
+{
+    for (int i = 0; i < pi->p->ntunables; i++) {
+        const int k = kb_param_index(c->op, pi->p->tunables[i].name);
+        if (k >= 0 && k < pc->kc.nparams && c->v[k].num == 0) pc->values[k] = pi->p->tunables[i].def;
+    }
+}
+
 int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n)
 {
     const pimpl *pi = of(impl);
@@ -121,6 +138,8 @@ int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t 
     }
     if (!pi->p->supports) return 0;
     pcase *pc = new_case(c);
+    tunable_defaults(pi, c, pc);
+    pc->kc.device = -1;
     why[0] = 0;
     int r = pi->p->supports(&pc->kc, why, n);
     free(pc);
@@ -128,11 +147,96 @@ int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t 
     return r;
 }
 
+/* Each "A=B" (pairs) or "A" of a comma list: fn(A, B or NULL, arg); the first
+ * non-zero it returns, else 0. */
+static int each_name(const char *list, int pairs, int (*fn)(const char *a, const char *b, void *arg), void *arg)
+{
+    for (const char *s = list ? list : ""; *s;) {
+        size_t l = strcspn(s, ",");
+        char tok[128];
+        snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
+        char *eq = pairs ? strchr(tok, '=') : NULL;
+        if (eq) *eq++ = 0;
+        int r = fn(tok, eq, arg);
+        if (r) return r;
+        s += l + (s[l] == ',');
+    }
+    return 0;
+}
+
+static int find_tensor(const kbp_tensor *t, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].name, name)) return i;
+    return -1;
+}
+
+typedef struct {
+    const pimpl *pi;
+    pcase *pc;
+    kb_impl_run *r;
+} presample_arg;
+
+/* "OUT=IN": OUT is handed IN's buffer; the harness restores IN before each launch */
+static int one_inplace(const char *o, const char *i, void *arg)
+{
+    presample_arg *a = arg;
+    pcase *pc = a->pc;
+    const int k = find_tensor(pc->out, pc->kc.noutputs, o), j = i ? find_tensor(pc->in, pc->kc.ninputs, i) : -1;
+    if (k < 0 || j < 0) return 0; /* not in this case (load checked the names) */
+    kbp_tensor *out = &pc->out[k];
+    const kbp_tensor *in = &pc->in[j];
+    if (out->dtype != in->dtype || kbp_numel(out) != kbp_numel(in) || out->ndim != in->ndim ||
+        memcmp(out->shape, in->shape, sizeof out->shape)) {
+        kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s): inplace %s=%s, but they differ in dtype or shape",
+                a->r->impl->name, a->pi->lib->path, o, i);
+        return -1;
+    }
+    kb_impl_run *r = a->r;
+    r->inplace[r->ninplace].out = k;
+    r->inplace[r->ninplace].in = in->data;
+    r->inplace[r->ninplace].bytes = (size_t)kbp_numel(in) * (in->is_int32 ? 4 : kb_dtype_size((kb_dtype)in->dtype));
+    r->ninplace++;
+    out->data = in->data;
+    return 0;
+}
+
+static int one_accumulate(const char *o, const char *unused, void *arg)
+{
+    (void)unused;
+    presample_arg *a = arg;
+    const int k = find_tensor(a->pc->out, a->pc->kc.noutputs, o);
+    if (k >= 0) a->r->accumulate |= 1u << k;
+    return 0;
+}
+
+/* The implementation's inplace and accumulates, for this case's tensors, into r (presample.h). */
+static int declare_presample(const pimpl *pi, pcase *pc, kb_impl_run *r)
+{
+    presample_arg a = {pi, pc, r};
+    return each_name(pi->p->inplace, 1, one_inplace, &a) || each_name(pi->p->accumulates, 0, one_accumulate, &a);
+}
+
+/* The row's kernel column: FILE:NAME, the plugin tunables' values that ran,
+ * then what prepare named. */
+static void kernel_column(const pimpl *pi, const pcase *pc, const char *kernel, char *out, size_t n)
+{
+    const char *base = strrchr(pi->lib->path, '/');
+    base = base ? base + 1 : pi->lib->path;
+    int w = snprintf(out, n, "%.60s:%.40s", base, pi->p->name);
+    for (int i = 0; i < pi->p->ntunables && w > 0 && (size_t)w < n; i++) {
+        const char *v = kbp_param(&pc->kc, pi->p->tunables[i].name);
+        w += snprintf(out + w, n - (size_t)w, " %s=%s", pi->p->tunables[i].name, v ? v : "?");
+    }
+    if (kernel[0] && w > 0 && (size_t)w < n) snprintf(out + w, n - (size_t)w, " %.50s", kernel);
+}
+
 static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
 {
     (void)d;
     const pimpl *pi = of(r->impl);
     pcase *pc = new_case(c);
+    tunable_defaults(pi, c, pc);
     r->priv = pc;
     int nin = 0, nout = 0;
     kb_last_error[0] = 0;
@@ -144,11 +248,11 @@ static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, k
     pc->kc.ninputs = nin;
     pc->kc.outputs = pc->out;
     pc->kc.noutputs = nout;
+    pc->kc.device = r->device;
+    if (declare_presample(pi, pc, r)) return (int)KB_INVALID_VALUE;
     char kernel[KB_KERNEL_LEN] = "", why[KB_KERNEL_LEN] = "";
-    int rc = pi->p->prepare ? pi->p->prepare(&pc->kc, &pc->state, kernel, sizeof kernel, why, sizeof why) : 0;
-    const char *base = strrchr(pi->lib->path, '/');
-    base = base ? base + 1 : pi->lib->path;
-    snprintf(r->kernel, sizeof r->kernel, "%.60s:%.40s%s%.50s", base, pi->p->name, kernel[0] ? " " : "", kernel);
+    int rc = pi->p->prepare ? pi->p->prepare(&pc->kc, &pc->state, r->stream, kernel, sizeof kernel, why, sizeof why) : 0;
+    kernel_column(pi, pc, kernel, r->kernel, sizeof r->kernel);
     if (rc == KBP_NA) { /* the row is n/a: what only prepare could learn */
         snprintf(r->why, sizeof r->why, "%s", why[0] ? why : "its prepare() says it cannot take this case");
         return KB_NA;
@@ -204,11 +308,89 @@ static int builtin_clash(const char *path, const char *name, const kb_op *op, ch
     return -1;
 }
 
+/* whether op has a tensor of that name in that direction, in some case */
+static int op_has_tensor(const kb_op *op, const char *name, int output)
+{
+    for (int i = 0; i < op->ntensors; i++)
+        if (op->tensors[i].output == output && !strcmp(op->tensors[i].name, name)) return 1;
+    return 0;
+}
+
+typedef struct {
+    const char *path;
+    const kbp_impl *p;
+    const kb_op *op;
+    const char *what;
+    char *err;
+    size_t n;
+} decl_arg;
+
+static int one_declared(const char *a, const char *b, void *arg)
+{
+    decl_arg *d = arg;
+    const int pair = !strcmp(d->what, "inplace");
+    if (pair && !b)
+        return kb_errf(d->err, d->n, "%s: implementation '%s': inplace '%s': want OUT=IN, an output and the input it "
+                                     "is written over", d->path, d->p->name, a), -1;
+    if (!op_has_tensor(d->op, a, 1))
+        return kb_errf(d->err, d->n, "%s: implementation '%s': %s names '%s', not an output of %s (kbench list %s)",
+                       d->path, d->p->name, d->what, a, d->op->name, d->op->name), -1;
+    if (pair && !op_has_tensor(d->op, b, 0))
+        return kb_errf(d->err, d->n, "%s: implementation '%s': inplace names '%s', not an input of %s (kbench list %s)",
+                       d->path, d->p->name, b, d->op->name, d->op->name), -1;
+    return 0;
+}
+
+/* inplace's and accumulates' names are the op's outputs (and inputs) */
+static int check_declared(const char *path, const kbp_impl *p, const kb_op *op, char *err, size_t n)
+{
+    decl_arg d = {path, p, op, "inplace", err, n};
+    if (each_name(p->inplace, 1, one_declared, &d)) return -1;
+    d.what = "accumulates";
+    return each_name(p->accumulates, 0, one_declared, &d);
+}
+
+/* Each tunable: a parameter name the op lacks, values that are names, a
+ * default among them. */
+static int check_tunables(const char *path, const kbp_impl *p, const kb_op *op, char *err, size_t n)
+{
+    if (p->ntunables < 0 || p->ntunables > KBP_MAX_TUNABLES || (p->ntunables && !p->tunables))
+        return kb_errf(err, n, "%s: implementation '%s': %d tunables (0 to %d, in tunables)", path, p->name, p->ntunables,
+                       KBP_MAX_TUNABLES), -1;
+    for (int i = 0; i < p->ntunables; i++) {
+        const kbp_tunable *t = &p->tunables[i];
+        const char *nm = t->name ? t->name : "(null)";
+        int ok = t->name && t->name[0] && strlen(t->name) < 32 && islower((unsigned char)t->name[0]);
+        for (const char *q = t->name; ok && *q; q++) ok = islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_';
+        if (!ok) return kb_errf(err, n, "%s: implementation '%s': tunable '%s': a name of a-z, 0-9, '_' (a flag and a JSON key)", path, p->name, nm), -1;
+        for (int k = 0; k < kb_op_base_nparams(op); k++)
+            if (!strcmp(op->params[k].name, t->name))
+                return kb_errf(err, n, "%s: implementation '%s': tunable '%s' is a parameter of %s already", path, p->name, nm, op->name), -1;
+        ok = t->values && t->values[0] && strlen(t->values) < 200 && t->values[strlen(t->values) - 1] != ',' &&
+             !strstr(t->values, ",,") && t->values[0] != ',';
+        for (const char *q = t->values; ok && *q; q++)
+            ok = isalnum((unsigned char)*q) || *q == ',' || *q == '_' || *q == '-' || *q == '.';
+        if (!ok || kb_list_has(t->values, "auto"))
+            return kb_errf(err, n, "%s: implementation '%s': tunable '%s': values '%s': a comma list of names or numbers, "
+                                   "not auto", path, p->name, nm, t->values ? t->values : "(null)"), -1;
+        if (!t->def || !kb_list_has(t->values, t->def))
+            return kb_errf(err, n, "%s: implementation '%s': tunable '%s': default '%s' is not among its values (%s)", path,
+                           p->name, nm, t->def ? t->def : "(null)", t->values), -1;
+    }
+    return 0;
+}
+
 /* Checks a library's table against kbench without registering anything:
  * 0, or -1 with one line in err. */
 static int check_table(const char *path, const kbp_table *t, int builtin_names, char *err, size_t n)
 {
     if (!t) return kb_errf(err, n, "%s: kbench_plugin() returned NULL", path), -1;
+    if (t->abi == 1 && KBP_ABI_VERSION == 2)
+        return kb_errf(err, n, "%s: plugin ABI version 1; this kbench takes version 2: give prepare the stream, "
+                               "prepare(c, &state, stream, kernel, n, why, wn), and rebuild it against this kbench's "
+                               "include/kbench_plugin.h (nothing else changes for it)",
+                       path),
+               -1;
     if (t->abi != KBP_ABI_VERSION)
         return kb_errf(err, n, "%s: plugin ABI version %d; this kbench takes version %d (rebuild it against this "
                                "kbench's include/kbench_plugin.h)",
@@ -231,6 +413,7 @@ static int check_table(const char *path, const kbp_table *t, int builtin_names, 
                    -1;
         }
         if (!p->launch) return kb_errf(err, n, "%s: implementation '%s' (%s) has no launch", path, nm, p->op), -1;
+        if (check_declared(path, p, op, err, n) || check_tunables(path, p, op, err, n)) return -1;
         for (int j = 0; j < i; j++)
             if (!strcmp(t->impls[j].name, p->name) && !strcmp(t->impls[j].op, p->op))
                 return kb_errf(err, n, "%s: two implementations of %s named '%s'", path, p->op, nm), -1;
@@ -279,6 +462,54 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
         return NULL;
     }
     return dl;
+}
+
+/* One tunable of pimpls[i] as a parameter of its op (shared with another
+ * plugin's of the same name and values). 0 or -1 with err. */
+static int add_tunable(const char *path, pimpl *pi, const kbp_tunable *t, char *err, size_t n)
+{
+    const kb_op *op = kb_find_op(pi->p->op);
+    const int k = kb_param_index(op, t->name);
+    if (k >= 0) {
+        const char *had = op->params[k].choices ? op->params[k].choices + 5 : ""; /* past "auto," */
+        if (strcmp(had, t->values))
+            return kb_errf(err, n, "%s: implementation '%s': tunable '%s' of %s has values %s; a plugin loaded before "
+                                   "declares it with %s", path, pi->p->name, t->name, op->name, t->values, had), -1;
+        return 0;
+    }
+    if (ntun_text == KB_COUNT(tun_text)) return kb_errf(err, n, "more than %d plugin tunables", KB_COUNT(tun_text)), -1;
+    char help[320];
+    snprintf(help, sizeof help, "%s's tunable (plugin %s): %s; auto: %s", pi->name, path, t->help ? t->help : "", t->def);
+    kb_escape_controls(help, tun_text[ntun_text].help, sizeof tun_text[ntun_text].help);
+    snprintf(tun_text[ntun_text].choices, sizeof tun_text[ntun_text].choices, "auto,%s", t->values);
+    const kb_param p = {t->name, KB_P_ENUM, "auto", 0, 0, tun_text[ntun_text].choices, tun_text[ntun_text].help, .tunable = 1};
+    if (!kb_op_add_param(op, &p, err, n)) return -1;
+    ntun_text++;
+    return 0;
+}
+
+/* The library's tunables (its implementations from pimpls[first]) become
+ * parameters of their ops; every implementation then points at its op's
+ * descriptor as it now is. 0, or -1 with err and the ops as they were. */
+static int add_tunables(const char *path, int first, char *err, size_t n)
+{
+    int had[16], had_text = ntun_text;
+    for (int o = 0; o < kb_nops && o < 16; o++) had[o] = kb_ops[o]->nparams;
+    for (int i = first; i < npimpls; i++) {
+        pimpl *pi = &pimpls[i];
+        for (int k = 0; k < pi->p->ntunables; k++) {
+            if (add_tunable(path, pi, &pi->p->tunables[k], err, n)) {
+                for (int o = 0; o < kb_nops && o < 16; o++) kb_op_truncate(kb_ops[o], had[o]);
+                ntun_text = had_text;
+                return -1;
+            }
+            size_t l = strlen(pi->tunables);
+            snprintf(pi->tunables + l, sizeof pi->tunables - l, "%s%s", l ? "," : "", pi->p->tunables[k].name);
+        }
+        pi->impl.tunables = pi->tunables[0] ? pi->tunables : NULL;
+    }
+    for (int i = 0; i < npimpls; i++) pimpls[i].op = kb_find_op(pimpls[i].op->name);
+    return 0;
 }
 
 int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
@@ -340,6 +571,11 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
                 dlclose(dl);
                 return builtin_clash(path, alias, kb_ops[o], err, n);
             }
+    if (add_tunables(path, first, err, n)) {
+        npimpls = first;
+        dlclose(dl);
+        return -1;
+    }
     nlibs++;
     return 0;
 }
@@ -434,8 +670,9 @@ int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n)
 
 void kb_plugins_unload(void)
 {
+    kb_ops_reset();
     for (int i = 0; i < nlibs; i++) dlclose(libs[i].dl);
-    nlibs = npimpls = 0;
+    nlibs = npimpls = ntun_text = 0;
 }
 
 int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
@@ -450,6 +687,19 @@ int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
         kb_escape_controls(p->help ? p->help : "", help, sizeof help);
         fprintf(f, "  %-10s %-16s %s%s%s%s\n", p->op, p->name, help, p->prepare ? "" : " [no prepare]",
                 p->supports ? "" : " [takes every case]", p->flags & KBP_NONDETERMINISTIC ? " [nondeterministic]" : "");
+        char a[200], b[200];
+        kb_escape_controls(p->inplace ? p->inplace : "", a, sizeof a);
+        kb_escape_controls(p->accumulates ? p->accumulates : "", b, sizeof b);
+        if (a[0]) fprintf(f, "  %-10s %-16s   in place: %s (the input restored before each launch)\n", "", "", a);
+        if (b[0]) fprintf(f, "  %-10s %-16s   accumulates into: %s (zeroed before each launch, read counted)\n", "", "", b);
+        for (int k = 0; k < p->ntunables; k++) {
+            kb_escape_controls(p->tunables[k].help ? p->tunables[k].help : "", help, sizeof help);
+            char flag[40];
+            snprintf(flag, sizeof flag, "%s", p->tunables[k].name);
+            for (char *q = flag; *q; q++) *q = *q == '_' ? '-' : *q;
+            fprintf(f, "  %-10s %-16s   tunable %s: --%s %s (auto: %s): %s\n", "", "", p->tunables[k].name, flag,
+                    p->tunables[k].values, p->tunables[k].def, help);
+        }
     }
     const char *seen[MAX_PIMPLS];
     int ns = 0;

@@ -3,6 +3,7 @@
 #include "bg.h"
 #include "device.h"
 #include "hooks.h"
+#include "presample.h"
 #include "rows.h"
 #include "verify.h"
 #include "watch.h"
@@ -30,6 +31,12 @@ int launch_fn(void *ctx, void *stream)
     return rc;
 }
 
+int presample_fn(void *ctx, void *stream)
+{
+    launch_ctx *l = ctx;
+    return kb_presample(l->st, l->run, stream);
+}
+
 /* Poison the outputs and the intermediates, and run once. */
 static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run *run, void *stream)
 {
@@ -37,9 +44,11 @@ static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_
         KB_CK(cudaMemsetAsync(st->out[i].dev, 0xff, st->out[i].n * kb_dtype_size(st->out[i].dtype), (cudaStream_t)stream));
     for (int i = 0; i < KB_MAX_SCRATCH; i++)
         if (st->scratch[i].dev) KB_CK(cudaMemsetAsync(st->scratch[i].dev, 0xff, st->scratch[i].bytes, (cudaStream_t)stream));
-    launch_ctx l = {impl, c, st, run};
-    int rc = launch_fn(&l, stream);
+    int rc = kb_presample(st, run, stream); /* in-place inputs restored, accumulating outputs zeroed */
     if (rc) return rc;
+    launch_ctx l = {impl, c, st, run};
+    if ((rc = launch_fn(&l, stream))) return rc;
+    if ((rc = kb_presample_collect(st, run, stream))) return rc;
     KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
     KB_CK(cudaGetLastError());
     kb_watch_kick();

@@ -16,6 +16,7 @@ typedef struct {
     kb_impl_run *run;
 } launch_ctx;
 int launch_fn(void *ctx, void *stream); /* kb_time's launch: l->impl on its case */
+int presample_fn(void *ctx, void *stream); /* kb_time's untimed step before each launch (presample.h) */
 
 /* a case's reference, run beside the timing (kb_bg); references run one
  * after another, in case order: seq waits for *done_seq to reach seq - 1 */

@@ -6,6 +6,7 @@
 #include "device.h"
 #include "gemm.h"
 #include "hooks.h"
+#include "presample.h"
 #include "rows.h"
 #include "run.h"
 #include "stats.h"
@@ -353,6 +354,8 @@ static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, 
     const kb_case *c = K->c;
     memset(run, 0, sizeof *run);
     run->impl = impl;
+    run->stream = R->stream;
+    if (cudaGetDevice(&run->device)) run->device = 0;
     kb_last_error[0] = 0;
     *e = 0;
     int na = kb_impl_supports(impl, c, &R->dev.attr, row->reason, sizeof row->reason);
@@ -365,6 +368,9 @@ static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, 
         }
     }
     if (na) return 1;
+    if (!*e && impl->prepare) *e = cudaStreamSynchronize((cudaStream_t)R->stream); /* what prepare queued */
+    if (!*e && kb_presample_any(run)) *e = kb_presample_begin(run);
+    row->bytes += kb_presample_read_bytes(&K->f->st, run); /* an accumulating output's read */
     if (!run->kernel[0]) snprintf(run->kernel, sizeof run->kernel, "%s", impl->name);
     snprintf(row->kernel, sizeof row->kernel, "%s", run->kernel);
     if (*e && !kb_last_error[0])
@@ -375,13 +381,13 @@ static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, 
 /* A measured row's rates and shares of the ceilings. */
 static void row_rates(run_state *R, case_state *K, kb_row *row, int baseline)
 {
-    row->gbps = K->bytes / (row->st.median * 1e-3) / 1e9;
+    row->gbps = row->bytes / (row->st.median * 1e-3) / 1e9;
     row->tflops = K->flops / (row->st.median * 1e-3) / 1e12;
     if (K->copy > 0) row->pct_of_copy = 100.0 * row->gbps / K->copy;
     if (K->gemm > 0) row->pct_of_gemm = 100.0 * row->tflops / K->gemm;
     if (K->shape_tf > 0) row->pct_of_cublas_shape = 100.0 * row->tflops / K->shape_tf;
     snprintf(row->note, sizeof row->note, "%s",
-             kb_row_note(row->pct_of_copy, row->pct_of_gemm, K->bytes, R->dev.l2_bytes, R->o->hot));
+             kb_row_note(row->pct_of_copy, row->pct_of_gemm, row->bytes, R->dev.l2_bytes, R->o->hot));
     if (baseline) K->base_ms = row->st.median;
     if (K->base_ms > 0) row->speedup = K->base_ms / row->st.median;
 }
@@ -413,7 +419,7 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     }
     if (!e && !R->info->check_mode) {
         launch_ctx l = {impl, c, st, run};
-        kb_time_extra x = {.keep = o->save_samples};
+        kb_time_extra x = {.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL};
         tw = kb_now_s();
         e = kb_time(R->timer, launch_fn, &l, o, nv, &row->st, &x);
         row->wall[KB_WALL_TIME] = kb_now_s() - tw;
@@ -473,6 +479,12 @@ static int run_impl(run_state *R, case_state *K, int ii)
         p->e = e;
     }
     kb_watch_disarm();
+    if (kb_presample_any(&run) && !R->fatal && kb_presample_end(&run, R->stream) && !p->e) { /* the next one reads the inputs */
+        snprintf(row->error, sizeof row->error, "%s", kb_last_error);
+        R->fatal = 1; /* the case's inputs are not what the reference read */
+        R->exit_code = KB_EXIT_CUDA;
+        p->e = 1;
+    }
     if (impl->release) impl->release(c, &f->st, &run);
     progress_done(R->o->quiet);
     if (kb_stop_signal) { /* this row is unfinished: it is not written */

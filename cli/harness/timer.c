@@ -62,7 +62,8 @@ size_t kb_timer_scratch_bytes(const kb_timer *t) { return t->scratch_bytes; }
  * replayed: the flushes and the event records are nodes of the graph, so
  * every sample still starts on a flushed L2, and no CPU launch overhead falls
  * between a sample's two events. */
-static int enqueue_batch(kb_timer *t, kb_sample_fn fn, void *ctx, int batch, int hot, int graph, cudaGraphExec_t *exec)
+static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void *ctx, int batch, int hot, int graph,
+                         cudaGraphExec_t *exec)
 {
     int rc = 0;
     if (graph && *exec) {
@@ -75,6 +76,7 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn fn, void *ctx, int batch, int
     }
     unsigned rec = graph ? cudaEventRecordExternal : cudaEventRecordDefault;
     for (int k = 0; k < batch && !rc; k++) {
+        if (before && (rc = before(ctx, t->stream))) break;
         if (!hot) {
             t->flushes++;
             if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->sm_count, t->stream))) {
@@ -114,8 +116,9 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         x->samples = NULL;
         memset(&x->cond, 0, sizeof x->cond);
     }
+    kb_sample_fn before = x ? x->before : NULL;
     for (int i = 0; i < o->warmup; i++)
-        if ((rc = fn(ctx, t->stream)) != 0) goto out;
+        if ((before && (rc = before(ctx, t->stream))) || (rc = fn(ctx, t->stream)) != 0) goto out;
     if (o->warmup && ((rc = cudaGetLastError()) || (rc = cudaStreamSynchronize(t->stream)))) {
         kb_cuda_fail(rc, "warm-up launches", __FILE__, __LINE__);
         goto out;
@@ -130,7 +133,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         if (kb_stop_signal) break; /* the caller drops this row */
         int slot = 0;
         while ((1 << slot) < batch) slot++;
-        if ((rc = enqueue_batch(t, fn, ctx, batch, o->hot, graph, &execs[slot]))) goto done;
+        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, &execs[slot]))) goto done;
         if (x) kb_cond_poll(&t->cond); /* while the batch runs */
         if ((rc = cudaEventSynchronize(t->stop[batch - 1])) != 0) {
             kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);

@@ -27,6 +27,7 @@ size_t kb_timer_scratch_bytes(const kb_timer *t);
  * the order measured, when keep is set (malloc'd; the caller frees), and the
  * conditions NVML saw while they ran (one poll per batch). */
 typedef struct {
+    kb_sample_fn before; /* untimed, before each launch and its flush (presample.h); NULL: nothing */
     int keep;
     double *samples;
     kb_cond cond;

@@ -324,7 +324,10 @@ int kb_rope_plugin_tensors(const kb_case *c, const kb_state *st, const int *cu_s
 static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, int *nin, kbp_tensor *out, int *nout)
 {
     const rope_priv *p = st->priv;
-    return kb_rope_plugin_tensors(c, st, p ? p->cu_dev : NULL, in, nin, out, nout);
+    if (kb_rope_plugin_tensors(c, st, p ? p->cu_dev : NULL, in, nin, out, nout)) return -1;
+    for (int i = 0; i < *nin; i++) /* thd: the offsets as data on the host too (kbp_seqlens) */
+        if (!strcmp(in[i].name, "cu_seqlens")) in[i].host = p ? p->cu_host : NULL;
+    return 0;
 }
 
 /* small and odd shapes: not multiples of the vector width or the block */

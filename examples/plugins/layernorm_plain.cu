@@ -136,8 +136,9 @@ static int supports(const kbp_case *c, char *why, size_t n)
 }
 
 // Untimed, once per case: the backward's partial sums (the state launch gets).
-static int prepare(const kbp_case *c, void **state, char *kernel, size_t n, char *why, size_t wn)
+static int prepare(const kbp_case *c, void **state, void *stream, char *kernel, size_t n, char *why, size_t wn)
 {
+    (void)stream; // nothing queued: allocations only
     *state = NULL;
     snprintf(kernel, n, "example block/row t=%d%s", THREADS, needs_sums(c) ? " + dgamma/dbeta partials" : "");
     if (!needs_sums(c)) return 0;
@@ -194,7 +195,8 @@ extern "C" const kbp_table *kbench_plugin(void)
 {
     static const kbp_impl impls[] = {{"layernorm", "example", // op, name (--impl example=...)
         "plain LayerNorm: a block of 256 threads a row, fp32 sums; backward dgamma/dbeta by 64-row partial sums",
-        supports, prepare, launch, release, 0 /* flags: deterministic, no KBP_NONDETERMINISTIC */}};
+        supports, prepare, launch, release, 0 /* flags: deterministic, no KBP_NONDETERMINISTIC */,
+        NULL /* inplace */, NULL /* accumulates */, NULL, 0 /* tunables */}};
     static const kbp_table table = {KBP_ABI_VERSION, 1, impls};
     return &table;
 }

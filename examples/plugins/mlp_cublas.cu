@@ -69,8 +69,9 @@ static int supports(const kbp_case *c, char *why, size_t n)
 }
 
 // Untimed, once per case: everything launch needs, allocated here.
-static int prepare(const kbp_case *c, void **state, char *kernel, size_t n, char *why, size_t wn)
+static int prepare(const kbp_case *c, void **state, void *stream, char *kernel, size_t n, char *why, size_t wn)
 {
+    (void)stream; // nothing queued: allocations only
     const size_t tokens = kbp_param_int(c, "tokens", 0), inter = kbp_param_int(c, "inter", 0);
     const size_t bytes = tokens * inter * (c->dtype == KBP_FP32 ? 4 : 2); // g or u: [tokens, inter]
     Plan *p = (Plan *)calloc(1, sizeof *p);
@@ -142,7 +143,8 @@ extern "C" const kbp_table *kbench_plugin(void)
 {
     static const kbp_impl impls[] = {{"mlp", "example_cublas", // op, name (--impl example_cublas=...)
         "SwiGLU MLP: cuBLAS GEMMs for g = x G^T and u = x U^T, a SwiGLU kernel (h over g), cuBLAS for y = h D^T",
-        supports, prepare, launch, release, 0 /* flags: deterministic */}};
+        supports, prepare, launch, release, 0 /* flags: deterministic */,
+        NULL /* inplace */, NULL /* accumulates */, NULL, 0 /* tunables */}};
     static const kbp_table table = {KBP_ABI_VERSION, 1, impls};
     return &table;
 }

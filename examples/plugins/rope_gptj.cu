@@ -151,7 +151,8 @@ extern "C" const kbp_table *kbench_plugin(void)
 {
     static const kbp_impl impls[] = {{"rope", "example_gptj", // op, name (--impl example_gptj=...)
         "GPT-J RoPE (adjacent pairs), one thread a pair, sincosf per pair; sbhd, bshd, thd; partial rotary",
-        supports, NULL /* prepare */, launch, NULL /* release */, 0 /* flags: deterministic */}};
+        supports, NULL /* prepare */, launch, NULL /* release */, 0 /* flags: deterministic */,
+        NULL /* inplace */, NULL /* accumulates */, NULL, 0 /* tunables */}};
     static const kbp_table table = {KBP_ABI_VERSION, 1, impls};
     return &table;
 }

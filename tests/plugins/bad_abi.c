@@ -8,7 +8,7 @@ static int launch(const kbp_case *c, void *state, void *stream)
 }
 
 static const kbp_impl impls[] = {
-    {"layernorm", "future", "built against a newer header", NULL, NULL, launch, NULL, 0},
+    {"layernorm", "future", "built against a newer header", NULL, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
 };
 static const kbp_table table = {KBP_ABI_VERSION + 1, 1, impls};
 

@@ -20,7 +20,7 @@ static int launch(const kbp_case *c, void *state, void *stream)
 }
 
 static const kbp_impl impls[] = {
-    {"layernorm", "picky", "takes rows that are multiples of 4096 only", supports, NULL, launch, NULL, 0},
+    {"layernorm", "picky", "takes rows that are multiples of 4096 only", supports, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
 };
 static const kbp_table table = {KBP_ABI_VERSION, 1, impls};
 

@@ -11,9 +11,9 @@ static int launch(const kbp_case *c, void *state, void *stream)
 }
 
 static const kbp_impl impls[] = {
-    {"layernorm", "fast", "the first of two", NULL, NULL, launch, NULL, 0},
-    {"layernorm", "safe", "the second of two", NULL, NULL, launch, NULL, 0},
-    {"rmsnorm", "rms", "the only one of its op", NULL, NULL, launch, NULL, 0},
+    {"layernorm", "fast", "the first of two", NULL, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
+    {"layernorm", "safe", "the second of two", NULL, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
+    {"rmsnorm", "rms", "the only one of its op", NULL, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
 };
 static const kbp_table table = {KBP_ABI_VERSION, 3, impls};
 

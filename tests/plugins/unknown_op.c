@@ -8,7 +8,7 @@ static int launch(const kbp_case *c, void *state, void *stream)
 }
 
 static const kbp_impl impls[] = {
-    {"softmax", "mine", "an op kbench does not have", NULL, NULL, launch, NULL, 0},
+    {"softmax", "mine", "an op kbench does not have", NULL, NULL, launch, NULL, 0, NULL, NULL, NULL, 0},
 };
 static const kbp_table table = {KBP_ABI_VERSION, 1, impls};
 

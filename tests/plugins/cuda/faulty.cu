@@ -63,8 +63,9 @@ static int hang(const kbp_case *c, void *state, void *stream)
     spin_forever<<<1, 1, 0, (cudaStream_t)stream>>>((int *)state);
     return (int)cudaGetLastError();
 }
-static int hang_prepare(const kbp_case *c, void **state, char *kernel, size_t kn, char *why, size_t wn)
+static int hang_prepare(const kbp_case *c, void **state, void *stream, char *kernel, size_t kn, char *why, size_t wn)
 {
+    (void)stream; // nothing queued: allocations only
     (void)c, (void)kernel, (void)kn, (void)why, (void)wn;
     if (cudaMalloc(state, sizeof(int)) != cudaSuccess) return (int)cudaGetLastError();
     return (int)cudaMemset(*state, 0, sizeof(int));
@@ -72,9 +73,9 @@ static int hang_prepare(const kbp_case *c, void **state, char *kernel, size_t kn
 static void hang_release(const kbp_case *c, void *state) { (void)c; cudaFree(state); }
 
 static const kbp_impl impls[] = {
-    {"layernorm", "off_by_one", "leaves each row's last column unwritten", supports, nullptr, off_by_one, nullptr, 0},
-    {"layernorm", "oob", "writes 1 GiB past its output", supports, nullptr, oob, nullptr, 0},
-    {"layernorm", "hang", "never finishes", supports, hang_prepare, hang, hang_release, 0},
+    {"layernorm", "off_by_one", "leaves each row's last column unwritten", supports, nullptr, off_by_one, nullptr, 0, nullptr, nullptr, nullptr, 0},
+    {"layernorm", "oob", "writes 1 GiB past its output", supports, nullptr, oob, nullptr, 0, nullptr, nullptr, nullptr, 0},
+    {"layernorm", "hang", "never finishes", supports, hang_prepare, hang, hang_release, 0, nullptr, nullptr, nullptr, 0},
 };
 static const kbp_table table = {KBP_ABI_VERSION, 3, impls};
 extern "C" const kbp_table *kbench_plugin(void) { return &table; }
