@@ -779,7 +779,7 @@ cli_plugins() {
 
     if [ -n "$E" ] && [ -f "$E/libkb_layernorm_plain.so" ]; then
         local ex
-        for ex in layernorm_plain rope_gptj mlp_cublas; do
+        for ex in layernorm_plain rope_gptj mlp_cublas rope_inplace layernorm_accum; do
             run plugin info "$E/libkb_$ex.so"
             expect_rc 0
             expect_out_has "kbench plugin ABI 2"
