@@ -10,6 +10,7 @@
 #include "core/op.h"
 #include "core/params.h"
 #include "core/plugin.h"
+#include "harness/isolate.h"
 #include "core/registry.h"
 #include "core/settings.h"
 #include "core/tensors.h"
@@ -622,9 +623,12 @@ static int cmd_plugin(int argc, char **argv)
                 "tensors of their ops. A refusal is one line and exit 2. With --cases SWEEP.json\n"
                 "it also expands the sweep and calls each implementation's supports() on every\n"
                 "case of its op: what it takes, and the reasons it refuses the rest (still no GPU).\n\n"
-                "A plugin kernel that faults poisons the GPU context: the sweep stops there\n"
-                "(exit 3) with the plugin, implementation and case named, and the rows before it\n"
-                "stay in the CSV and JSON.\n",
+                "Plugin implementations run in a helper process (--isolate auto, the default):\n"
+                "a kernel that faults or hangs costs its own rows (errors naming the plugin, the\n"
+                "implementation and the case), the rest of the sweep goes on, and the exit is 3.\n"
+                "--isolate off runs them in kbench's process (a fault then ends the sweep).\n"
+                "ABI 2 (include/kbench_plugin.h): prepare gets the stream; inplace, accumulates\n"
+                "and tunables (flags and sweep keys while loaded: kbench list OP --plugin LIB).\n",
                 prog, prog, prog, prog);
         return KB_EXIT_OK;
     }
@@ -721,6 +725,7 @@ static int run_command(int argc, char **argv)
         printf("kbench %s\n", KB_VERSION);
         return KB_EXIT_OK;
     }
+    if (!strcmp(cmd, "__helper")) return kb_helper_main(argc, argv); /* a plugin row's process (harness/isolate.h) */
     int prc = preload_plugins(argc, argv); /* their tunables are flags and keys: loaded before parsing */
     if (prc) return prc;
     const kb_op *op = kb_find_op(cmd);
@@ -784,6 +789,7 @@ int main(int argc, char **argv)
 {
     hold_closed_std_fds();
     kb_host_recycle();
+    kb_isolate_exe("/proc/self/exe"); /* plugin rows in a helper: this executable again (harness/isolate.h) */
     return kb_main(argc, argv);
 }
 #endif

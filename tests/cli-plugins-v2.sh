@@ -131,3 +131,28 @@ cli_plugin_declarations() {
 }
 
 cli_more+=(cli_plugin_tunables cli_plugin_declarations)
+
+# On a GPU only: isolation (--isolate auto, the default). The faulty
+# plugin's oob loses its helper's context: its rows are errors naming it,
+# every other row is there, the exit is 3. (The hang takes the helper's
+# watchdog, 2 x --timeout + 60 s: scripts/gpu-plugins.sh isolated.)
+cli_plugin_isolation() {
+    local P=${KB_TEST_PLUGINS:-build/tests/plugins}
+    if ! nvidia-smi -L >/dev/null 2>&1 || [ ! -f "$P/libfaulty.so" ]; then
+        t_skip "cli: plugin isolation (no GPU, or no libfaulty.so)"
+        return
+    fi
+    run layernorm --rows 7,300 --cols 200 --dtype fp32 --affine none --pass fwd --impl naive,oob,off_by_one,opt \
+        --plugin "$P/libfaulty.so" --csv "$T/iso.csv" --json "$T/iso.json"
+    expect_rc 3
+    [ "$(grep -c '^' "$T/iso.csv")" -eq 9 ] || bad "want 8 rows and a header in the CSV, got $(grep -c '^' "$T/iso.csv") lines"
+    [ "$(grep -c 'plugin oob (' "$T/iso.csv")" -eq 2 ] || bad "the two oob rows do not name the plugin"
+    [ "$(grep -c ',pass,' "$T/iso.csv")" -ge 4 ] || bad "naive and opt did not pass on both cases"
+    run layernorm --rows 7,300 --cols 200 --dtype fp32 --affine none --pass fwd --impl naive,oob,opt --isolate off \
+        --plugin "$P/libfaulty.so" --csv "$T/off.csv" --json "$T/off.json"
+    expect_rc 3
+    expect_err_has "the GPU context is lost"
+    done_test "plugin isolation: a faulting plugin costs its rows; --isolate off stops the sweep"
+}
+
+cli_more+=(cli_plugin_isolation)

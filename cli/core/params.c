@@ -71,6 +71,20 @@ static void list_drop(int *l)
     if (l && __atomic_sub_fetch(&block_of(l)->holders, 1, __ATOMIC_ACQ_REL) == 0) free(block_of(l));
 }
 
+int kb_val_list(kb_val *v, const int *vals, int n)
+{
+    v->list = n > 0 ? list_new(vals, n) : NULL;
+    v->nlist = v->list ? n : 0;
+    return n > 0 && !v->list ? -1 : 0;
+}
+
+void kb_val_list_drop(kb_val *v)
+{
+    list_drop(v->list);
+    v->list = NULL;
+    v->nlist = 0;
+}
+
 void kb_vals_free(kb_val *vals, int n)
 {
     for (int k = 0; vals && k < n; k++) list_drop(vals[k].list);

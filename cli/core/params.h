@@ -24,6 +24,10 @@ int kb_check_value(const kb_param *p, const kb_val *v, char *err, size_t errlen)
 size_t kb_format_list(const kb_val *v, char sep, char *buf, size_t n);
 /* An int list's sum and its largest element (0 for none), kept with the list
  * (O(1)): v's list from kb_parse_axis, a sweep's axis or case, not built by hand. */
+/* v's int list made from n values (a block of its own, one holder: the
+ * sum and maximum kept, as the parser makes them); 0, or -1 out of memory */
+int kb_val_list(kb_val *v, const int *vals, int n);
+void kb_val_list_drop(kb_val *v); /* v's hold on its list let go */
 long kb_list_sum(const kb_val *v);
 int kb_list_max(const kb_val *v);
 void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n);

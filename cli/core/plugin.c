@@ -668,6 +668,18 @@ int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n)
     return 0;
 }
 
+int kb_plugins_spec(char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < nlibs; i++) {
+        int w = snprintf(buf + o, n - o, "%s%s%s%s", i ? "," : "", libs[i].alias, libs[i].alias[0] ? "=" : "", libs[i].path);
+        if (w < 0 || (size_t)w >= n - o) return -1;
+        o += (size_t)w;
+    }
+    return 0;
+}
+
 void kb_plugins_unload(void)
 {
     kb_ops_reset();

@@ -32,6 +32,10 @@ int kb_impl_named(const char *filter, const kb_impl *impl);
  * stem (./build/libmine.so -> mine) */
 void kb_plugin_file_alias(const char *path, char *alias, size_t n);
 void kb_plugins_unload(void);
+/* The loaded libraries as --plugin takes them, in load order ("NAME=PATH" or
+ * "PATH", comma-separated): loaded again in that order elsewhere (a helper
+ * process), they give the same names and parameters. 0, or -1 if too long. */
+int kb_plugins_spec(char *buf, size_t n);
 /* kbench plugin info: the checks of kb_plugin_load, then the table and the
  * tensors of its ops. 0, or -1 with err. */
 int kb_plugin_info(const char *path, FILE *f, char *err, size_t n);

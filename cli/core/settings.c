@@ -30,6 +30,10 @@ const kb_setting kb_settings[] = {
     {"warmup", KB_S_INT, F(warmup), "3", 0, 1000, "untimed launches before sampling"},
     {"no_verify", KB_S_BOOL, F(no_verify), "0", 0, 1, "skip the check against the CPU reference"},
     {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
+    {"isolate", KB_S_STR, F(isolate), "auto", 0, 0,
+     "auto: a plugin's implementations run in a helper process, so a fault or a hang costs their rows only "
+     "(timing equal to in-process: docs/plugins.md); off: in kbench's own process (a fault ends the sweep)",
+     "auto,off"},
     {"timing", KB_S_STR, F(timing), "events", 0, 0,
      "events: CUDA events around each launch; graph: the launches replayed from a CUDA graph "
      "(no CPU launch overhead inside a sample; the L2 flush is a node before each)",

@@ -21,6 +21,7 @@ typedef struct {
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
     char shard[32];            /* "K/N": only shard K of N of the cases (shard.c); "" all */
     char devices[256];         /* "all" or "0,2,3": a worker process per GPU (devices.c); "" device 0 */
+    char isolate[8];           /* "auto": plugin implementations in a helper process (harness/isolate.c); "off": in kbench's */
 } kb_opts;
 
 typedef enum { KB_S_STR, KB_S_INT, KB_S_U64, KB_S_FLOAT, KB_S_BOOL } kb_stype;

@@ -6,6 +6,7 @@
 #include "device.h"
 #include "gemm.h"
 #include "hooks.h"
+#include "isolate.h"
 #include "presample.h"
 #include "rows.h"
 #include "run.h"
@@ -308,6 +309,10 @@ static void prepare_case(run_state *R, case_state *K)
     wall[KB_WALL_CEILINGS] = kb_now_s() - tw - lad_s; /* the ladders added below, but at the first case */
     tw = kb_now_s();
     K->setup_rc = op->setup(c, st);
+    /* cudaMemcpy from pageable memory may return before its DMA lands, and the
+     * timer's stream does not wait for the legacy one: the inputs are whole
+     * before any implementation (its prepare) reads them */
+    if (!K->setup_rc && (K->setup_rc = cudaDeviceSynchronize())) kb_cuda_fail(K->setup_rc, "setup's uploads", __FILE__, __LINE__);
     wall[KB_WALL_SETUP] = kb_now_s() - tw;
     if (K->setup_rc) snprintf(K->setup_err, sizeof K->setup_err, "setup: %s", kb_last_error);
     start_reference(R, f, !K->setup_rc && !R->o->no_verify && !R->fatal);
@@ -430,6 +435,55 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     return e;
 }
 
+/* A plugin implementation's row from the helper process (isolate.h): its
+ * supports() here, its prepare, verify run and timing there; a fault or a
+ * hang there costs this row (an error naming the plugin), not the sweep. */
+static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
+{
+    const kb_case *c = K->c;
+    const kb_impl *impl = p->impl;
+    kb_row *row = &p->row;
+    if (kb_impl_supports(impl, c, &R->dev.attr, row->reason, sizeof row->reason)) {
+        row->verified = KB_V_NA;
+        p->na = 1;
+        return;
+    }
+    kb_iso_result r;
+    kb_isolate_run(c, impl, R->o, R->info->check_mode, &r);
+    if (r.rep.na) {
+        snprintf(row->reason, sizeof row->reason, "%s", r.rep.reason);
+        row->verified = KB_V_NA;
+        p->na = 1;
+        free(r.samples);
+        free_all(r.h, KB_MAX_OUTPUTS);
+        return;
+    }
+    snprintf(row->kernel, sizeof row->kernel, "%s", r.rep.kernel[0] ? r.rep.kernel : impl->name);
+    row->bytes += r.rep.extra_bytes;
+    row->wall[KB_WALL_VERIFY] = r.rep.wall_verify;
+    row->wall[KB_WALL_TIME] = r.rep.wall_time;
+    memcpy(p->h, r.h, sizeof p->h);
+    p->ran = r.rep.ran;
+    snprintf(p->nondet, sizeof p->nondet, "%s", r.rep.nondet);
+    if (r.rep.e) {
+        const char *path = kb_plugin_path(impl);
+        if (strstr(r.error, path)) kb_errf(row->error, sizeof row->error, "%s", r.error);
+        else kb_errf(row->error, sizeof row->error, "plugin %s (%s): %s", impl->name, path, r.error);
+        p->e = r.rep.e;
+        R->exit_code = KB_EXIT_CUDA; /* said; kbench's own context is untouched: the sweep goes on */
+        free(r.samples);
+        return;
+    }
+    if (R->info->check_mode) {
+        free(r.samples);
+        return;
+    }
+    row->st = r.rep.st;
+    row->cond = r.rep.cond;
+    row->samples = r.samples;
+    if (row->st.median > 0) row_rates(R, K, row, ii == 0);
+}
+
 /* Implementation ii's row of the case, pending until the reference is
  * done. 1: the sweep was stopped in it (the row is not written). */
 static int run_impl(run_state *R, case_state *K, int ii)
@@ -440,7 +494,8 @@ static int run_impl(run_state *R, case_state *K, int ii)
     const kb_impl *impl = kb_op_impl(op, ii);
     if (!kb_impl_named(R->o->impl, impl)) return 0;
     const char *pl = kb_plugin_path(impl);
-    if (pl) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
+    const int iso = kb_isolated(R->o, impl);
+    if (pl && !iso) /* a plugin may crash or hang the process (supports, prepare, launch): the rows before it written first */
         while (R->head && drain_head(&R->head, 1, &R->sink)) {}
     pending *p = &f->pend[f->npend];
     memset(p, 0, sizeof *p);
@@ -453,6 +508,17 @@ static int run_impl(run_state *R, case_state *K, int ii)
         R->exit_code = R->exit_code ? R->exit_code : KB_EXIT_CUDA;
         p->e = K->setup_rc;
         f->npend++;
+        return 0;
+    }
+    if (iso) {
+        run_isolated(R, K, ii, p);
+        progress_done(R->o->quiet);
+        if (kb_stop_signal) {
+            free_pending(p);
+            return 1;
+        }
+        f->npend++;
+        while (R->head && drain_head(&R->head, 0, &R->sink)) {}
         return 0;
     }
     kb_impl_run run;
@@ -558,6 +624,7 @@ static int finish(run_state *R, const struct sigaction old_sig[2])
         drain_head(&R->head, 1, &R->sink);
     }
     progress_done(R->o->quiet);
+    kb_isolate_stop();
     kb_uncatch_stop(old_sig);
     char werr[KB_ERRLEN] = "";
     const int write_failed = kb_report_close(R->rep, werr, sizeof werr) != 0;
