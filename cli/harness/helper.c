@@ -5,6 +5,7 @@
  * process, and everything a row needs sent back. */
 #include "device.h"
 #include "isolate.h"
+#include "pipeio.h"
 #include "presample.h"
 #include "rows.h"
 #include "timer.h"
@@ -25,32 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t k = read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* The case of a request, its int lists read after it; -1: a broken request. */
 static int read_case(const kb_iso_req *q, kb_case *c, const kb_impl **impl)
 {
@@ -63,7 +38,7 @@ static int read_case(const kb_iso_req *q, kb_case *c, const kb_impl **impl)
         c->v[i].num = q->num[i];
         if (q->nlist[i] <= 0) continue;
         int *l = malloc((size_t)q->nlist[i] * sizeof(int));
-        int bad = !l || read_all(KB_ISO_REQ_FD, l, (size_t)q->nlist[i] * sizeof(int)) ||
+        int bad = !l || kb_read_all(KB_ISO_REQ_FD, l, (size_t)q->nlist[i] * sizeof(int), 0, NULL) ||
                   kb_val_list(&c->v[i], l, q->nlist[i]); /* with the sum and maximum ops read (params.h) */
         free(l);
         if (bad) return -1;
@@ -130,7 +105,7 @@ static int measure(const kb_iso_req *q, const kb_case *c, const kb_impl *impl, k
 static int serve(kb_timer *t, const kb_device *dev)
 {
     kb_iso_req q;
-    if (read_all(KB_ISO_REQ_FD, &q, sizeof q) || q.magic != KB_ISO_MAGIC) return -1;
+    if (kb_read_all(KB_ISO_REQ_FD, &q, sizeof q, 0, NULL) || q.magic != KB_ISO_MAGIC) return -1;
     kb_case c;
     const kb_impl *impl = NULL;
     if (read_case(&q, &c, &impl)) return -1;
@@ -152,9 +127,9 @@ static int serve(kb_timer *t, const kb_device *dev)
     a.nout = st.nout;
     for (int i = 0; i < st.nout && i < KB_MAX_OUTPUTS; i++) a.out_bytes[i] = st.out[i].n * kb_dtype_size(st.out[i].dtype);
     if (!a.ran) a.nout = 0;
-    int bad = write_all(KB_ISO_REP_FD, &a, sizeof a) ||
-              (a.nsamples && write_all(KB_ISO_REP_FD, samples, (size_t)a.nsamples * sizeof *samples));
-    for (int i = 0; i < a.nout && !bad; i++) bad = write_all(KB_ISO_REP_FD, h[i], a.out_bytes[i]);
+    int bad = kb_write_all(KB_ISO_REP_FD, &a, sizeof a) ||
+              (a.nsamples && kb_write_all(KB_ISO_REP_FD, samples, (size_t)a.nsamples * sizeof *samples));
+    for (int i = 0; i < a.nout && !bad; i++) bad = kb_write_all(KB_ISO_REP_FD, h[i], a.out_bytes[i]);
     for (int i = 0; i < KB_MAX_OUTPUTS; i++) free(h[i]);
     free(samples);
     if (a.sticky) return 1; /* nothing more to do in this context */

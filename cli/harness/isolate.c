@@ -2,6 +2,7 @@
  * (isolate.h): started on the first plugin row, asked one row at a time,
  * killed and started again when it dies or hangs. */
 #include "isolate.h"
+#include "pipeio.h"
 #include "../core/errors.h"
 #include "../core/plugin.h"
 
@@ -29,13 +30,6 @@ void kb_isolate_exe(const char *path) { helper_exe = path; }
 int kb_isolated(const kb_opts *o, const kb_impl *impl)
 {
     return impl->plugin != NULL && helper_exe && strcmp(o->isolate, "off") != 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* How the helper ended, in words ("died of SIGSEGV", "exit 3"); it is reaped. */
@@ -101,39 +95,6 @@ static int start(char *why, size_t n)
     return 0;
 }
 
-/* n bytes, or -1 at EOF, an error or the deadline (*late set) */
-static int read_full(int fd, void *buf, size_t n, double deadline, int *late)
-{
-    char *p = buf;
-    while (n) {
-        const double left = deadline - now_s();
-        if (left <= 0) return *late = 1, -1;
-        struct pollfd pf = {fd, POLLIN, 0};
-        int r = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) continue;
-        ssize_t k = read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* the request for impl on c, its int lists after it; -1: refused (too many parameters) */
 static int send_request(const kb_case *c, const kb_impl *impl, const kb_opts *o, int check_mode)
 {
@@ -151,9 +112,9 @@ static int send_request(const kb_case *c, const kb_impl *impl, const kb_opts *o,
         q.num[i] = c->v[i].num;
         q.nlist[i] = c->v[i].list ? c->v[i].nlist : 0;
     }
-    if (write_full(helper.req, &q, sizeof q)) return -1;
+    if (kb_write_all(helper.req, &q, sizeof q)) return -1;
     for (int i = 0; i < q.nparams; i++)
-        if (q.nlist[i] && write_full(helper.req, c->v[i].list, (size_t)q.nlist[i] * sizeof(int))) return -1;
+        if (q.nlist[i] && kb_write_all(helper.req, c->v[i].list, (size_t)q.nlist[i] * sizeof(int))) return -1;
     return 0;
 }
 
@@ -164,12 +125,12 @@ static int read_rest(kb_iso_result *r, double deadline, int *late)
     if (a->nsamples > 0) {
         r->samples = malloc((size_t)a->nsamples * sizeof *r->samples);
         if (!r->samples) abort();
-        if (read_full(helper.rep, r->samples, (size_t)a->nsamples * sizeof *r->samples, deadline, late)) return -1;
+        if (kb_read_all(helper.rep, r->samples, (size_t)a->nsamples * sizeof *r->samples, deadline, late)) return -1;
     }
     for (int i = 0; i < a->nout && i < KB_MAX_OUTPUTS && a->ran; i++) {
         r->h[i] = malloc(a->out_bytes[i] + 1);
         if (!r->h[i]) abort();
-        if (read_full(helper.rep, r->h[i], a->out_bytes[i], deadline, late)) return -1;
+        if (kb_read_all(helper.rep, r->h[i], a->out_bytes[i], deadline, late)) return -1;
     }
     return 0;
 }
@@ -184,12 +145,12 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
     }
     /* the helper's watchdog ends it past 2 x timeout + 60 s without progress;
      * this is the backstop for what it cannot see (a host loop in prepare) */
-    const double limit = 3 * o->timeout + 120, deadline = now_s() + limit;
+    const double limit = 3 * o->timeout + 120, deadline = kb_mono_s() + limit;
     int late = 0;
     struct sigaction ign = {.sa_handler = SIG_IGN}, old;
     sigaction(SIGPIPE, &ign, &old);
     int bad = send_request(c, impl, o, check_mode) ||
-              read_full(helper.rep, &r->rep, sizeof r->rep, deadline, &late) || r->rep.magic != KB_ISO_MAGIC ||
+              kb_read_all(helper.rep, &r->rep, sizeof r->rep, deadline, &late) || r->rep.magic != KB_ISO_MAGIC ||
               read_rest(r, deadline, &late);
     sigaction(SIGPIPE, &old, NULL);
     if (bad) {

@@ -1,0 +1,15 @@
+/* Whole reads and writes on a pipe (pipeio.c): the helper process's
+ * messages (isolate.h) go through these on both ends. */
+#ifndef KB_HARNESS_PIPEIO_H
+#define KB_HARNESS_PIPEIO_H
+
+#include <stddef.h>
+
+/* n bytes written (EINTR retried): 0, or -1 (the reader gone: EPIPE) */
+int kb_write_all(int fd, const void *buf, size_t n);
+/* n bytes read: 0, or -1 at end of file, an error, or past deadline (a
+ * CLOCK_MONOTONIC time in seconds; 0: none), which sets *late */
+int kb_read_all(int fd, void *buf, size_t n, double deadline, int *late);
+double kb_mono_s(void); /* CLOCK_MONOTONIC, seconds */
+
+#endif
