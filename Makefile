@@ -44,6 +44,7 @@ $(BUILD)/git.h: FORCE
 $(BUILD)/cli/report/report.o: KB_CFLAGS += -include $(BUILD)/git.h
 $(BUILD)/cli/report/report.o: $(BUILD)/git.h
 $(BUILD)/cli/core/default_config.o: configs/default.json
+$(BUILD)/cli/core/pyshim_src.o: cli/core/pyshim.py
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -10,6 +10,7 @@
 #include "core/op.h"
 #include "core/params.h"
 #include "core/plugin.h"
+#include "core/pyrt.h"
 #include "harness/isolate.h"
 #include "core/registry.h"
 #include "core/settings.h"
@@ -679,6 +680,9 @@ static int cmd_selftest(int argc, char **argv)
 static int preload_plugins(int argc, char **argv)
 {
     char err[KB_ERRLEN];
+    for (int i = 2; i < argc; i++) /* the interpreter of .py implementations, before any is loaded */
+        if (!strcmp(argv[i], "--python") && i + 1 < argc) kb_py_set_interpreter(argv[i + 1]);
+        else if (!strncmp(argv[i], "--python=", 9)) kb_py_set_interpreter(argv[i] + 9);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int impl = 0;

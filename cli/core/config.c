@@ -13,6 +13,7 @@
 #include "op.h"
 #include "params.h"
 #include "plugin.h"
+#include "pyrt.h"
 #include "registry.h"
 #include "settings.h"
 #include "../../include/kb_dtype.h"
@@ -400,6 +401,7 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "settings");
     if (st && parse_settings(st, &plan->opts, name, err, errlen)) goto out;
     /* the file's plugins before its sweeps: their tunables are keys of the sweeps */
+    if (plan->opts.python[0]) kb_py_set_interpreter(plan->opts.python); /* before a .py among them */
     if (plan->opts.plugin[0] && kb_plugin_load_list(plan->opts.plugin, err, errlen)) goto out;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
     if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0) {

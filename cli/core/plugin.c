@@ -7,6 +7,8 @@
 #include "op.h"
 #include "params.h"
 #include "plugin.h"
+#include "pyimpl.h"
+#include "pyrt.h"
 #include "registry.h"
 #include "settings.h"
 #include "tensors.h"
@@ -36,6 +38,7 @@ typedef struct {
     const plib *lib;
     char name[96], help[320];
     char tunables[KBP_MAX_TUNABLES * 33]; /* impl.tunables: its own, a comma list */
+    int py; /* a Python implementation's index (pyimpl.h), -1: a library's */
 } pimpl;
 
 /* the plugins' tunables as parameters of their ops: their choices and help */
@@ -45,6 +48,12 @@ static struct {
 static int ntun_text;
 
 static plib libs[MAX_LIBS];
+static char py_handle; /* a Python file's "handle": nothing to dlclose (pyimpl.h) */
+
+static void close_lib(void *dl)
+{
+    if (dl && dl != &py_handle) close_lib(dl);
+}
 static int nlibs;
 static pimpl pimpls[MAX_PIMPLS];
 static int npimpls;
@@ -120,6 +129,44 @@ static pcase *new_case(const kb_case *c)
 
 static const pimpl *of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }
 
+/* The case for a Python implementation (pyshim.py's _case): a line per
+ * parameter, NAME TAB KIND TAB VALUE, KIND i, f, e (a choice) or l (an int
+ * list, comma-separated); malloc'd. */
+static char *py_case_text(const kb_case *c, const pcase *pc)
+{
+    size_t len = 1;
+    for (int i = 0; i < pc->kc.nparams; i++) len += strlen(pc->names[i]) + strlen(pc->values[i]) + 5;
+    char *t = malloc(len), *o = t;
+    if (!t) abort();
+    for (int i = 0; i < pc->kc.nparams; i++) {
+        const kb_ptype ty = c->op->params[i].type;
+        const char kind = ty == KB_P_INT ? 'i' : ty == KB_P_FLOAT ? 'f' : ty == KB_P_INTLIST ? 'l' : 'e';
+        o += sprintf(o, "%s\t%c\t%s\n", pc->names[i], kind, pc->values[i]);
+    }
+    *o = 0;
+    return t;
+}
+
+/* The tensors for a Python implementation (pyshim.py's _tensors): a line
+ * each, NAME PTR DTYPE NDIM SHAPE... STRIDES... DEVICE_TYPE DEVICE_ID
+ * (DLPack's: 2 CUDA, 1 CPU where the case's device is -1: host memory, tests) */
+static char *py_tensor_text(const pcase *pc)
+{
+    static const char *const dt[] = {"fp32", "fp16", "bf16", "int32"};
+    const int n = pc->kc.ninputs + pc->kc.noutputs;
+    char *t = malloc((size_t)n * 400 + 1), *o = t;
+    if (!t) abort();
+    *o = 0;
+    for (int k = 0; k < n; k++) {
+        const kbp_tensor *x = k < pc->kc.ninputs ? &pc->in[k] : &pc->out[k - pc->kc.ninputs];
+        o += sprintf(o, "%s\t%llu\t%s\t%d", x->name, (unsigned long long)(uintptr_t)x->data, dt[x->dtype & 3], x->ndim);
+        for (int d = 0; d < x->ndim; d++) o += sprintf(o, "\t%lld", (long long)x->shape[d]);
+        for (int d = 0; d < x->ndim; d++) o += sprintf(o, "\t%lld", (long long)x->stride[d]);
+        o += sprintf(o, "\t%d\t%d\n", pc->kc.device < 0 ? 1 : 2, pc->kc.device < 0 ? 0 : pc->kc.device);
+    }
+    return t;
+}
+
 /* The plugin's own tunables left at auto: the plugin sees their defaults. */
 static void tunable_defaults(const pimpl *pi, const kb_case *c, pcase *pc)
 {
@@ -136,12 +183,17 @@ int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t 
         snprintf(why, n, "op %s hands no tensors to plugins", c->op->name);
         return 1;
     }
-    if (!pi->p->supports) return 0;
+    if (!pi->p->supports && pi->py < 0) return 0;
     pcase *pc = new_case(c);
     tunable_defaults(pi, c, pc);
     pc->kc.device = -1;
     why[0] = 0;
-    int r = pi->p->supports(&pc->kc, why, n);
+    int r;
+    if (pi->py >= 0) {
+        char *ct = py_case_text(c, pc);
+        r = kb_pyimpl_supports(pi->py, ct, why, n);
+        free(ct);
+    } else r = pi->p->supports(&pc->kc, why, n);
     free(pc);
     if (r && !why[0]) snprintf(why, n, "%s cannot take this case (its supports() says so)", impl->name);
     return r;
@@ -251,7 +303,13 @@ static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, k
     pc->kc.device = r->device;
     if (declare_presample(pi, pc, r)) return (int)KB_INVALID_VALUE;
     char kernel[KB_KERNEL_LEN] = "", why[KB_KERNEL_LEN] = "";
-    int rc = pi->p->prepare ? pi->p->prepare(&pc->kc, &pc->state, r->stream, kernel, sizeof kernel, why, sizeof why) : 0;
+    int rc = 0;
+    if (pi->py >= 0) {
+        char *ct = py_case_text(c, pc), *tt = py_tensor_text(pc);
+        rc = kb_pyimpl_prepare(pi->py, ct, tt, r->stream, &pc->state, kernel, sizeof kernel, why, sizeof why);
+        free(ct), free(tt);
+    } else if (pi->p->prepare)
+        rc = pi->p->prepare(&pc->kc, &pc->state, r->stream, kernel, sizeof kernel, why, sizeof why);
     kernel_column(pi, pc, kernel, r->kernel, sizeof r->kernel);
     if (rc == KBP_NA) { /* the row is n/a: what only prepare could learn */
         snprintf(r->why, sizeof r->why, "%s", why[0] ? why : "its prepare() says it cannot take this case");
@@ -270,6 +328,12 @@ static int plugin_launch(const kb_case *c, kb_state *st, kb_impl_run *r, void *s
     (void)c, (void)st;
     const pimpl *pi = of(r->impl);
     pcase *pc = r->priv;
+    if (pi->py >= 0) { /* an exception: its line, not a CUDA error's name */
+        char why[KB_ERRLEN];
+        int rc = kb_pyimpl_launch(pc->state, stream, why, sizeof why);
+        if (rc) kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%s) %s", r->impl->name, pi->lib->path, why);
+        return rc;
+    }
     int rc = pi->p->launch(&pc->kc, pc->state, stream);
     if (rc) {
         char what[400];
@@ -286,7 +350,8 @@ static void plugin_release(const kb_case *c, kb_state *st, kb_impl_run *r)
     pcase *pc = r->priv;
     if (!pc) return;
     const pimpl *pi = of(r->impl);
-    if (pi->p->release) pi->p->release(&pc->kc, pc->state);
+    if (pi->py >= 0) kb_pyimpl_release(pc->state);
+    else if (pi->p->release) pi->p->release(&pc->kc, pc->state);
     free(pc);
     r->priv = NULL;
 }
@@ -429,6 +494,8 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
     struct stat sb;
     if (stat(path, &sb) != 0) return kb_errf(err, n, "%s: no such file", path), NULL;
     if (!S_ISREG(sb.st_mode)) return kb_errf(err, n, "%s: not a file", path), NULL;
+    if (kb_pyimpl_is_python(path)) /* a Python file: its KBENCH list as a table */
+        return kb_pyimpl_load(path, tab, err, n) || check_table(path, *tab, builtin_names, err, n) ? NULL : &py_handle;
     /* dlopen trusts the file: one cut short would end kbench with SIGBUS */
     char why[256];
     if (kb_elf_check(path, why, sizeof why))
@@ -444,11 +511,11 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
     }
     void *sym = dlsym(dl, KBP_ENTRY);
     if (!sym) {
-        dlclose(dl);
+        close_lib(dl);
         return kb_errf(err, n, "%s: no entry point %s() (see include/kbench_plugin.h)", path, KBP_ENTRY), NULL;
     }
     if (!kb_elf_addr_is_code(sym)) { /* int kbench_plugin = 5: called, it would end kbench with SIGSEGV */
-        dlclose(dl);
+        close_lib(dl);
         return kb_errf(err, n, "%s: %s is not a function (a data symbol; want const kbp_table *%s(void): see "
                                "include/kbench_plugin.h)",
                        path, KBP_ENTRY, KBP_ENTRY),
@@ -458,7 +525,7 @@ static void *open_lib(const char *path, int builtin_names, const kbp_table **tab
     memcpy(&fn, &sym, sizeof fn);
     *tab = fn();
     if (check_table(path, *tab, builtin_names, err, n)) {
-        dlclose(dl);
+        close_lib(dl);
         return NULL;
     }
     return dl;
@@ -539,7 +606,7 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         const kb_impl *clash = find_impl(op, name);
         if (clash || npimpls == MAX_PIMPLS) {
             npimpls = first; /* nothing of this library stays */
-            dlclose(dl);
+            close_lib(dl);
             if (clash && !clash->plugin) return builtin_clash(path, name, op, err, n);
             if (clash)
                 return kb_errf(err, n, "%s: %s already has an implementation '%s' from %s", path, op->name, name,
@@ -563,17 +630,18 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         pi->impl.release = plugin_release;
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;
+        pi->py = kb_pyimpl_index(p);
     }
     for (int o = 0; alias && o < kb_nops; o++) /* --impl NAME selects all of the library's: no built-in may be NAME */
         for (int k = 0; k < kb_ops[o]->nimpls; k++)
             if (!strcmp(kb_ops[o]->impls[k].name, alias)) {
                 npimpls = first;
-                dlclose(dl);
+                close_lib(dl);
                 return builtin_clash(path, alias, kb_ops[o], err, n);
             }
     if (add_tunables(path, first, err, n)) {
         npimpls = first;
-        dlclose(dl);
+        close_lib(dl);
         return -1;
     }
     nlibs++;
@@ -620,7 +688,7 @@ void kb_plugin_file_alias(const char *path, char *alias, size_t n)
 static int path_alias(const char *tok, char *alias, size_t n)
 {
     const size_t l = strlen(tok);
-    if (!strchr(tok, '/') && !(l > 3 && !strcmp(tok + l - 3, ".so"))) return 0;
+    if (!strchr(tok, '/') && !(l > 3 && (!strcmp(tok + l - 3, ".so") || !strcmp(tok + l - 3, ".py")))) return 0;
     kb_plugin_file_alias(tok, alias, n);
     return 1;
 }
@@ -683,7 +751,8 @@ int kb_plugins_spec(char *buf, size_t n)
 void kb_plugins_unload(void)
 {
     kb_ops_reset();
-    for (int i = 0; i < nlibs; i++) dlclose(libs[i].dl);
+    kb_pyimpl_unload();
+    for (int i = 0; i < nlibs; i++) close_lib(libs[i].dl);
     nlibs = npimpls = ntun_text = 0;
 }
 
@@ -723,7 +792,7 @@ int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
         fprintf(f, "\nthe tensors of %s:\n", t->impls[i].op);
         kb_op_print_tensors(f, kb_find_op(t->impls[i].op));
     }
-    dlclose(dl);
+    close_lib(dl);
     return 0;
 }
 

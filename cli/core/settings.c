@@ -30,6 +30,9 @@ const kb_setting kb_settings[] = {
     {"warmup", KB_S_INT, F(warmup), "3", 0, 1000, "untimed launches before sampling"},
     {"no_verify", KB_S_BOOL, F(no_verify), "0", 0, 1, "skip the check against the CPU reference"},
     {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
+    {"python", KB_S_STR, F(python), "", 0, 0,
+     "the Python interpreter whose packages Python implementations (.py) use; default: python3 on PATH "
+     "(its shared libpython is loaded at run time: docs/python.md)"},
     {"isolate", KB_S_STR, F(isolate), "auto", 0, 0,
      "auto: a plugin's implementations run in a helper process, so a fault or a hang costs their rows only "
      "(timing equal to in-process: docs/plugins.md); off: in kbench's own process (a fault ends the sweep)",

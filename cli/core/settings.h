@@ -21,6 +21,7 @@ typedef struct {
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
     char shard[32];            /* "K/N": only shard K of N of the cases (shard.c); "" all */
     char devices[256];         /* "all" or "0,2,3": a worker process per GPU (devices.c); "" device 0 */
+    char python[1024];         /* the interpreter of Python implementations: "" python3 on PATH (core/pyrt.h) */
     char isolate[8];           /* "auto": plugin implementations in a helper process (harness/isolate.c); "off": in kbench's */
 } kb_opts;
 

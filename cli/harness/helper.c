@@ -15,6 +15,7 @@
 #include "../core/op.h"
 #include "../core/params.h"
 #include "../core/plugin.h"
+#include "../core/pyrt.h"
 #include "../core/registry.h"
 #include "../../include/kb_dtype.h"
 
@@ -139,7 +140,8 @@ static int serve(kb_timer *t, const kb_device *dev)
 
 int kb_helper_main(int argc, char **argv)
 {
-    if (argc != 3) return fprintf(stderr, "kbench __helper: run by kbench itself (isolate.h)\n"), KB_EXIT_USAGE;
+    if (argc != 4) return fprintf(stderr, "kbench __helper: run by kbench itself (isolate.h)\n"), KB_EXIT_USAGE;
+    kb_py_set_interpreter(argv[3]); /* a .py among the plugins: the run's interpreter */
     signal(SIGINT, SIG_IGN); /* Ctrl-C reaches the whole group: kbench stops, then ends the helper */
     signal(SIGTERM, SIG_IGN);
     char err[KB_ERRLEN];

@@ -61,7 +61,7 @@ void kb_isolate_stop(void)
 /* The helper started: this executable as `kbench __helper PLUGINS`, requests
  * on its fd 3, answers on its fd 4, its stdout joined to stderr (a plugin's
  * printf must not reach kbench's table). 0, or -1 with why. */
-static int start(char *why, size_t n)
+static int start(const char *python, char *why, size_t n)
 {
     char spec[4096];
     if (kb_plugins_spec(spec, sizeof spec)) return snprintf(why, n, "the plugin list is too long for a helper"), -1;
@@ -83,7 +83,7 @@ static int start(char *why, size_t n)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* kbench gone: so is the helper */
         if (getppid() != parent) _exit(127);
         if (dup2(q[0], KB_ISO_REQ_FD) < 0 || dup2(a[1], KB_ISO_REP_FD) < 0 || dup2(2, 1) < 0) _exit(127);
-        char *argv[] = {"kbench", "__helper", spec, NULL};
+        char *argv[] = {"kbench", "__helper", spec, (char *)python, NULL}; /* python: .py implementations' interpreter */
         execv(helper_exe, argv);
         _exit(127);
     }
@@ -139,7 +139,7 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
 {
     memset(r, 0, sizeof *r);
     char why[256];
-    if (!helper.pid && start(why, sizeof why)) {
+    if (!helper.pid && start(o->python, why, sizeof why)) {
         snprintf(r->error, sizeof r->error, "cannot start the helper process: %s", why);
         return -1;
     }

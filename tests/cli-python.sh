@@ -1,0 +1,46 @@
+# CLI tests of Python implementations (issue 44), sourced by tests/cli.sh: a
+# .py file named where a plugin library would be. No GPU: loading, the
+# declarations, supports() and coverage. Skipped where python3 has no
+# shared libpython (kbench loads it at run time).
+
+python_ok() { # whether kbench can start Python here
+    "$KBENCH" plugin info tests/python/host_stub.py >/dev/null 2>&1
+}
+
+cli_python_refusals() {
+    python_ok || { t_skip "cli: Python implementations (python3 with a shared libpython: none here)"; return; }
+    local spec
+    for spec in "bad_syntax|bad_syntax.py:1: SyntaxError" "bad_import|bad_import.py:1: ModuleNotFoundError" \
+        "no_launch|implementation 'x' (rope) has no launch function" "no_kbench|no KBENCH list of implementations"; do
+        usage_error "python: plugin info refuses ${spec%%|*}.py" plugin info "tests/python/${spec%%|*}.py" -- "${spec#*|}"
+    done
+    usage_error "python: --impl NAME=FILE.py refuses before the GPU" layernorm --impl x=tests/python/bad_syntax.py \
+        -- "SyntaxError"
+    usage_error "python: no such interpreter" layernorm --impl x=tests/python/host_stub.py --python "$T/no-python" \
+        --dry-run -- "no Python interpreter '$T/no-python'"
+}
+
+cli_python_load() {
+    python_ok || { t_skip "cli: Python implementations (no shared libpython)"; return; }
+    run plugin info tests/python/host_stub.py
+    expect_rc 0
+    expect_out_has "layernorm  double" "y = 2 x (a test)"
+    run plugin info tests/python/host_stub.py --cases configs/ci.json
+    expect_rc 0
+    expect_out_has "takes 12 of 72 cases; refuses:" "fp32 forward only"
+    run layernorm --rows 13 --dtype fp32 --impl tests/python/host_stub.py --dry-run
+    expect_rc 0
+    printf 'def launch(case, tensors, stream):\n    pass\nKBENCH = [dict(op="rmsnorm", name="t", launch=launch, tunables={"block": ([64, 128], 128)})]\n' >"$T/tun.py"
+    run list rmsnorm --plugin "t=$T/tun.py"
+    expect_rc 0
+    expect_out_has "block {auto,64,128}"
+    run rmsnorm --impl "t=$T/tun.py" --block 64,128 --dry-run
+    expect_rc 0
+    expect_out_has "2 cases"
+    printf '{"settings": {"python": "python3", "plugins": {"t": "tun.py"}}, "sweeps": [{"op": "rmsnorm", "block": [64, 128]}]}\n' >"$T/py.json"
+    run sweep "$T/py.json" --dry-run
+    expect_rc 0
+    done_test "python: a .py file's implementations load, list, take flags and sweep keys; supports() on every case"
+}
+
+cli_more+=(cli_python_refusals cli_python_load)

@@ -1,0 +1,1 @@
+import kbench_no_such_module

@@ -1,0 +1,1 @@
+KBENCH = [dict(op="rope", name="x")]
