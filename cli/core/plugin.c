@@ -52,7 +52,7 @@ static char py_handle; /* a Python file's "handle": nothing to dlclose (pyimpl.h
 
 static void close_lib(void *dl)
 {
-    if (dl && dl != &py_handle) close_lib(dl);
+    if (dl && dl != &py_handle) dlclose(dl);
 }
 static int nlibs;
 static pimpl pimpls[MAX_PIMPLS];
