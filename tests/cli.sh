@@ -722,6 +722,7 @@ cli_plugins() {
         "abi_one|plugin ABI version 1; this kbench takes version 2: give prepare the stream" \
         "bad_tunable|tunable 'block': default '512' is not among its values (128,256)" \
         "bad_inplace|inplace names 'q', not an input of rope" \
+        "dup_output|an output named twice in inplace and accumulates" \
         "unknown_op|unknown op 'softmax'" "name_clash|'opt' is a built-in implementation of layernorm" \
         "null_launch|has no launch" "dup_name|two implementations of layernorm named 'twice'" \
         "bad_name_space|bad name 'my ln'" "bad_name_eq|bad name 'a=b'"; do

@@ -401,7 +401,10 @@ int kb_config_parse(const char *text, const char *name, kb_plan *plan, char *err
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "settings");
     if (st && parse_settings(st, &plan->opts, name, err, errlen)) goto out;
     /* the file's plugins before its sweeps: their tunables are keys of the sweeps */
-    if (plan->opts.python[0]) kb_py_set_interpreter(plan->opts.python); /* before a .py among them */
+    if (plan->opts.python[0]) { /* before a .py among them; another than one already started: refused */
+        kb_py_set_interpreter(plan->opts.python);
+        if (kb_py_started() && kb_py_start(err, errlen)) goto out;
+    }
     if (plan->opts.plugin[0] && kb_plugin_load_list(plan->opts.plugin, err, errlen)) goto out;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
     if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0) {

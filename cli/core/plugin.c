@@ -236,6 +236,7 @@ static int one_inplace(const char *o, const char *i, void *arg)
     pcase *pc = a->pc;
     const int k = find_tensor(pc->out, pc->kc.noutputs, o), j = i ? find_tensor(pc->in, pc->kc.ninputs, i) : -1;
     if (k < 0 || j < 0) return 0; /* not in this case (load checked the names) */
+    if (a->r->ninplace == KB_MAX_OUTPUTS) return 0; /* load refused more than this */
     kbp_tensor *out = &pc->out[k];
     const kbp_tensor *in = &pc->in[j];
     if (out->dtype != in->dtype || kbp_numel(out) != kbp_numel(in) || out->ndim != in->ndim ||
@@ -406,13 +407,43 @@ static int one_declared(const char *a, const char *b, void *arg)
     return 0;
 }
 
-/* inplace's and accumulates' names are the op's outputs (and inputs) */
+typedef struct {
+    const char *names[2 * KB_MAX_OUTPUTS + 1];
+    int n;
+} seen_outputs;
+
+static int one_seen(const char *a, const char *b, void *arg)
+{
+    (void)b;
+    seen_outputs *s = arg;
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->names[i], a)) return 1;
+    if (s->n == KB_COUNT(s->names)) return 2;
+    s->names[s->n] = strdup(a);
+    if (!s->names[s->n]) abort();
+    s->n++;
+    return 0;
+}
+
+/* inplace's and accumulates' names are the op's outputs (and inputs), each
+ * output named once in the two together */
 static int check_declared(const char *path, const kbp_impl *p, const kb_op *op, char *err, size_t n)
 {
     decl_arg d = {path, p, op, "inplace", err, n};
     if (each_name(p->inplace, 1, one_declared, &d)) return -1;
     d.what = "accumulates";
-    return each_name(p->accumulates, 0, one_declared, &d);
+    if (each_name(p->accumulates, 0, one_declared, &d)) return -1;
+    seen_outputs s = {.n = 0};
+    int r = each_name(p->inplace, 1, one_seen, &s);
+    if (!r) r = each_name(p->accumulates, 0, one_seen, &s);
+    for (int i = 0; i < s.n; i++) free((void *)s.names[i]);
+    if (r == 1)
+        return kb_errf(err, n, "%s: implementation '%s': an output named twice in inplace and accumulates", path,
+                       p->name), -1;
+    if (r == 2 || s.n > KB_MAX_OUTPUTS)
+        return kb_errf(err, n, "%s: implementation '%s': more than %d outputs in inplace and accumulates", path,
+                       p->name, KB_MAX_OUTPUTS), -1;
+    return 0;
 }
 
 /* Each tunable: a parameter name the op lacks, values that are names, a
@@ -568,6 +599,7 @@ static int add_tunables(const char *path, int first, char *err, size_t n)
             if (add_tunable(path, pi, &pi->p->tunables[k], err, n)) {
                 for (int o = 0; o < kb_nops && o < 16; o++) kb_op_truncate(kb_ops[o], had[o]);
                 ntun_text = had_text;
+                for (int j = 0; j < first; j++) pimpls[j].op = kb_find_op(pimpls[j].op->name); /* an op widened here */
                 return -1;
             }
             size_t l = strlen(pi->tunables);

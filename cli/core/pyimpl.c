@@ -53,7 +53,20 @@ static int no_launch(const kbp_case *c, void *state, void *stream)
 /* The shim's function fn called with n arguments (references stolen). */
 static PyObject *call(const char *fn, int n, PyObject **args)
 {
+    int bad = 0; /* an argument not made (a path that is not UTF-8): no call */
+    for (int i = 0; i < n; i++) bad |= args[i] == NULL;
+    if (bad) {
+        for (int i = 0; i < n; i++)
+            if (args[i]) kb_py.DecRef(args[i]);
+        kb_py.Err_Clear();
+        return NULL;
+    }
     PyObject *f = kb_py_shim(fn), *t = kb_py_tuple(n, args);
+    if (!t) {
+        kb_py.Err_Clear();
+        if (f) kb_py.DecRef(f);
+        return NULL;
+    }
     PyObject *r = f ? kb_py.Object_CallObject(f, t) : NULL;
     kb_py.DecRef(t);
     if (f) kb_py.DecRef(f);

@@ -24,10 +24,16 @@ static char start_err[1024];
 static PyObject *shim; /* the shim module */
 
 
+static char mismatch[1024]; /* an interpreter asked for after another started */
+
 void kb_py_set_interpreter(const char *path)
 {
-    if (!started) snprintf(interp, sizeof interp, "%s", path && path[0] ? path : "");
+    const char *want = path && path[0] ? path : "";
+    if (!started) snprintf(interp, sizeof interp, "%s", want);
+    else if (strcmp(want, interp) && !mismatch[0]) snprintf(mismatch, sizeof mismatch, "%s", want[0] ? want : "python3");
 }
+
+const char *kb_py_interpreter(void) { return interp; }
 
 int kb_py_started(void) { return started == 1; }
 
@@ -123,6 +129,9 @@ static int init(void *dl, const char *home, const char *paths, char *err, size_t
 
 int kb_py_start(char *err, size_t n)
 {
+    if (started == 1 && mismatch[0])
+        return kb_errf(err, n, "Python '%s' was asked for after '%s' started (one interpreter a run: give --python once)",
+                       mismatch, interp[0] ? interp : "python3"), -1;
     if (started == 1) return 0;
     if (started < 0) return kb_errf(err, n, "%s", start_err), -1;
     const char *python = interp[0] ? interp : "python3";

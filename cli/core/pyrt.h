@@ -26,6 +26,7 @@ extern const char kb_pyshim_src[];
 /* The interpreter to use: NULL or "" for python3 on PATH. Before the first
  * kb_py_start; a later different one is refused by kb_py_start. */
 void kb_py_set_interpreter(const char *path);
+const char *kb_py_interpreter(void); /* the one set ("": python3 on PATH) */
 /* Python started (once): 0, or -1 with one line in err saying what is
  * missing (no interpreter, no shared libpython, a symbol, the shim). */
 int kb_py_start(char *err, size_t n);

@@ -12,7 +12,8 @@ import sys
 import traceback
 
 _impls = []  # the declarations loaded, by index
-_runs = {}   # prepared cases: handle -> [impl, case, tensors, state, keep]
+_runs = {}   # prepared cases: handle -> [impl, case, tensors, state]
+_alive = []  # every DLManagedTensor handed out (Tensor.__init__)
 _next = [1]
 
 
@@ -59,6 +60,10 @@ class Tensor:
         m.dl_tensor = _DLTensor(ptr, _DLDevice(device_type, device_id), n, _DLDataType(code, bits, 1), sh, st, 0)
         m.manager_ctx, m.deleter = None, None  # kbench owns the memory: nothing to free
         self._m, self._keep, self._dev = m, (sh, st), (device_type, device_id)
+        # a consumer (torch, NumPy) keeps the DLManagedTensor's address and
+        # reads its deleter when its own array goes, maybe after this object:
+        # the struct and its shape stay for the process (a few hundred bytes a case)
+        _alive.append((m, sh, st))
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         return _capsule_new(ctypes.addressof(self._m), _DLTENSOR, None)

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,8 @@ int kb_helper_main(int argc, char **argv)
 {
     if (argc != 4) return fprintf(stderr, "kbench __helper: run by kbench itself (isolate.h)\n"), KB_EXIT_USAGE;
     kb_py_set_interpreter(argv[3]); /* a .py among the plugins: the run's interpreter */
+    fcntl(KB_ISO_REQ_FD, F_SETFD, FD_CLOEXEC); /* not inherited by what a plugin starts (a compiler's workers) */
+    fcntl(KB_ISO_REP_FD, F_SETFD, FD_CLOEXEC);
     signal(SIGINT, SIG_IGN); /* Ctrl-C reaches the whole group: kbench stops, then ends the helper */
     signal(SIGTERM, SIG_IGN);
     char err[KB_ERRLEN];

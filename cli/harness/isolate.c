@@ -3,8 +3,10 @@
  * killed and started again when it dies or hangs. */
 #include "isolate.h"
 #include "pipeio.h"
+#include "watch.h"
 #include "../core/errors.h"
 #include "../core/plugin.h"
+#include "../core/pyrt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,7 +84,9 @@ static int start(const char *python, char *why, size_t n)
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* kbench gone: so is the helper */
         if (getppid() != parent) _exit(127);
-        if (dup2(q[0], KB_ISO_REQ_FD) < 0 || dup2(a[1], KB_ISO_REP_FD) < 0 || dup2(2, 1) < 0) _exit(127);
+        /* out of the way of 3 and 4 first (a pipe may be 3 or 4 itself) */
+        int rq = fcntl(q[0], F_DUPFD_CLOEXEC, 10), wa = fcntl(a[1], F_DUPFD_CLOEXEC, 10);
+        if (rq < 0 || wa < 0 || dup2(rq, KB_ISO_REQ_FD) < 0 || dup2(wa, KB_ISO_REP_FD) < 0 || dup2(2, 1) < 0) _exit(127);
         char *argv[] = {"kbench", "__helper", spec, (char *)python, NULL}; /* python: .py implementations' interpreter */
         execv(helper_exe, argv);
         _exit(127);
@@ -139,7 +143,7 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
 {
     memset(r, 0, sizeof *r);
     char why[256];
-    if (!helper.pid && start(o->python, why, sizeof why)) {
+    if (!helper.pid && start(kb_py_started() ? kb_py_interpreter() : o->python, why, sizeof why)) { /* the one kbench runs */
         snprintf(r->error, sizeof r->error, "cannot start the helper process: %s", why);
         return -1;
     }
@@ -153,10 +157,15 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
               kb_read_all(helper.rep, &r->rep, sizeof r->rep, deadline, &late) || r->rep.magic != KB_ISO_MAGIC ||
               read_rest(r, deadline, &late);
     sigaction(SIGPIPE, &old, NULL);
-    if (bad) {
-        if (late) kill(helper.pid, SIGKILL);
+    if (bad) { /* nothing of a cut answer is used: no outputs to compare */
+        free(r->samples);
+        r->samples = NULL;
+        for (int i = 0; i < KB_MAX_OUTPUTS; i++) free(r->h[i]), r->h[i] = NULL;
+        memset(&r->rep, 0, sizeof r->rep);
+        if (late || kb_stop_signal) kill(helper.pid, SIGKILL);
         reap(why, sizeof why);
-        if (late) snprintf(r->error, sizeof r->error, "no answer from the helper process in %.0f s: killed (hung)", limit);
+        if (kb_stop_signal) snprintf(r->error, sizeof r->error, "stopped (the helper process killed)");
+        else if (late) snprintf(r->error, sizeof r->error, "no answer from the helper process in %.0f s: killed (hung)", limit);
         else snprintf(r->error, sizeof r->error, "the helper process %s", why);
         r->rep.e = KB_EXIT_CUDA; /* nonzero: an error row */
         return -1;

@@ -1,5 +1,6 @@
 /* Whole reads and writes on a pipe (pipeio.h). */
 #include "pipeio.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -36,9 +37,10 @@ int kb_read_all(int fd, void *buf, size_t n, double deadline, int *late)
                 if (late) *late = 1;
                 return -1;
             }
+            if (kb_stop_signal) return -1; /* SIGINT or SIGTERM: the caller ends the writer */
             struct pollfd pf = {fd, POLLIN, 0};
-            int r = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
-            if (r <= 0) continue; /* EINTR, or the deadline: looked at again above */
+            int r = poll(&pf, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+            if (r <= 0) continue; /* EINTR, the deadline or a signal: looked at again above */
         }
         ssize_t k = read(fd, p, n);
         if (k < 0 && errno == EINTR) continue;

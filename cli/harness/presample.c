@@ -12,8 +12,16 @@ int kb_presample_begin(kb_impl_run *r)
 {
     for (int k = 0; k < r->ninplace; k++) {
         int e = cudaMalloc(&r->inplace[k].pristine, r->inplace[k].bytes + 1);
-        if (!e) e = cudaMemcpy(r->inplace[k].pristine, r->inplace[k].in, r->inplace[k].bytes, cudaMemcpyDeviceToDevice);
+        if (e) r->inplace[k].pristine = NULL;
+        /* on the run's stream, finished before the first restore reads it
+         * (a legacy-stream copy may return before it lands; the timer's
+         * stream does not wait for that one) */
+        if (!e) e = cudaMemcpyAsync(r->inplace[k].pristine, r->inplace[k].in, r->inplace[k].bytes,
+                                    cudaMemcpyDeviceToDevice, (cudaStream_t)r->stream);
+        if (!e) e = cudaStreamSynchronize((cudaStream_t)r->stream);
         if (e) {
+            cudaFree(r->inplace[k].pristine); /* never restored from: the input is as it was */
+            r->inplace[k].pristine = NULL;
             kb_cuda_fail(e, "a copy of an input written in place", __FILE__, __LINE__);
             return e;
         }
