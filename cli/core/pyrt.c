@@ -17,6 +17,8 @@ kb_py_api kb_py;
  * ends, by design; LeakSanitizer is told to leave libpython's alone */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void) { return "leak:libpython\nleak:_ctypes\nleak:libffi\n"; }
+const char *__lsan_default_options(void); /* and no table of them on stderr: a refusal stays one line */
+const char *__lsan_default_options(void) { return "print_suppressions=0"; }
 #endif
 static char interp[1024];
 static int started;   /* 1 started, -1 failed (err kept) */
