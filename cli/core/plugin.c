@@ -7,13 +7,12 @@
 #include "op.h"
 #include "params.h"
 #include "plugin.h"
+#include "plugin_int.h"
 #include "pyimpl.h"
-#include "pyrt.h"
 #include "registry.h"
 #include "settings.h"
 #include "tensors.h"
 #include "../../include/kb_devattr.h"
-#include "../../include/kb_dtype.h"
 #include "../../include/kbench_plugin.h"
 
 #include <ctype.h>
@@ -22,24 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define KB_INVALID_VALUE 1 /* cudaErrorInvalidValue */
-#define MAX_LIBS 16
-#define MAX_PIMPLS 64
-
-typedef struct {
-    char alias[64], path[1024];
-    void *dl;
-} plib;
-
-typedef struct {
-    kb_impl impl; /* what the harness sees; impl.plugin points at this */
-    const kb_op *op;
-    const kbp_impl *p;
-    const plib *lib;
-    char name[96], help[320];
-    char tunables[KBP_MAX_TUNABLES * 33]; /* impl.tunables: its own, a comma list */
-    int py; /* a Python implementation's index (pyimpl.h), -1: a library's */
-} pimpl;
 
 /* the plugins' tunables as parameters of their ops: their choices and help */
 static struct {
@@ -90,281 +71,6 @@ static const kb_impl *find_impl(const kb_op *op, const char *name)
     return NULL;
 }
 
-/* ---- the case as the ABI passes it --------------------------------------- */
-typedef struct {
-    kbp_case kc;
-    const char *names[KB_MAX_PARAMS];
-    const char *values[KB_MAX_PARAMS]; /* into the text after the struct */
-    kbp_tensor in[KB_MAX_PLUGIN_INPUTS], out[KB_MAX_OUTPUTS];
-    void *state;
-} pcase;
-
-/* The case as a plugin sees it, its values' text in the same allocation (an
- * int list whole, "5,50,17" as flags take it, however long: the table's
- * kb_format_value shortens long lists); free() releases it. */
-static pcase *new_case(const kb_case *c)
-{
-    const kb_op *op = c->op;
-    const int np = op->nparams < KB_MAX_PARAMS ? op->nparams : KB_MAX_PARAMS;
-    size_t len[KB_MAX_PARAMS], total = 0;
-    for (int i = 0; i < np; i++)
-        total += len[i] = op->params[i].type == KB_P_INTLIST ? kb_format_list(&c->v[i], ',', NULL, 0) + 1 : 256;
-    pcase *pc = calloc(1, sizeof *pc + total);
-    if (!pc) abort();
-    char *t = (char *)(pc + 1);
-    pc->kc.op = op->name;
-    pc->kc.dtype = (kbp_dtype)kb_case_dtype(c);
-    for (int i = 0; i < np; i++) {
-        if (op->params[i].type == KB_P_INTLIST) kb_format_list(&c->v[i], ',', t, len[i]);
-        else kb_format_value(&op->params[i], &c->v[i], t, len[i]);
-        pc->names[i] = op->params[i].name;
-        pc->values[i] = t;
-        t += len[i];
-    }
-    pc->kc.nparams = np;
-    pc->kc.names = pc->names;
-    pc->kc.values = pc->values;
-    return pc;
-}
-
-static const pimpl *of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }
-
-/* The case for a Python implementation (pyshim.py's _case): a line per
- * parameter, NAME TAB KIND TAB VALUE, KIND i, f, e (a choice) or l (an int
- * list, comma-separated); malloc'd. */
-static char *py_case_text(const kb_case *c, const pcase *pc)
-{
-    size_t len = 1;
-    for (int i = 0; i < pc->kc.nparams; i++) len += strlen(pc->names[i]) + strlen(pc->values[i]) + 5;
-    char *t = malloc(len), *o = t;
-    if (!t) abort();
-    for (int i = 0; i < pc->kc.nparams; i++) {
-        const kb_ptype ty = c->op->params[i].type;
-        const char kind = ty == KB_P_INT ? 'i' : ty == KB_P_FLOAT ? 'f' : ty == KB_P_INTLIST ? 'l' : 'e';
-        o += sprintf(o, "%s\t%c\t%s\n", pc->names[i], kind, pc->values[i]);
-    }
-    *o = 0;
-    return t;
-}
-
-/* The tensors for a Python implementation (pyshim.py's _tensors): a line
- * each, NAME PTR DTYPE NDIM SHAPE... STRIDES... DEVICE_TYPE DEVICE_ID
- * (DLPack's: 2 CUDA, 1 CPU where the case's device is -1: host memory, tests) */
-static char *py_tensor_text(const pcase *pc)
-{
-    static const char *const dt[] = {"fp32", "fp16", "bf16", "int32"};
-    const int n = pc->kc.ninputs + pc->kc.noutputs;
-    char *t = malloc((size_t)n * 400 + 1), *o = t;
-    if (!t) abort();
-    *o = 0;
-    for (int k = 0; k < n; k++) {
-        const kbp_tensor *x = k < pc->kc.ninputs ? &pc->in[k] : &pc->out[k - pc->kc.ninputs];
-        o += sprintf(o, "%s\t%llu\t%s\t%d", x->name, (unsigned long long)(uintptr_t)x->data, dt[x->dtype & 3], x->ndim);
-        for (int d = 0; d < x->ndim; d++) o += sprintf(o, "\t%lld", (long long)x->shape[d]);
-        for (int d = 0; d < x->ndim; d++) o += sprintf(o, "\t%lld", (long long)x->stride[d]);
-        o += sprintf(o, "\t%d\t%d\n", pc->kc.device < 0 ? 1 : 2, pc->kc.device < 0 ? 0 : pc->kc.device);
-    }
-    return t;
-}
-
-/* The plugin's own tunables left at auto: the plugin sees their defaults. */
-static void tunable_defaults(const pimpl *pi, const kb_case *c, pcase *pc)
-{
-    for (int i = 0; i < pi->p->ntunables; i++) {
-        const int k = kb_param_index(c->op, pi->p->tunables[i].name);
-        if (k >= 0 && k < pc->kc.nparams && c->v[k].num == 0) pc->values[k] = pi->p->tunables[i].def;
-    }
-}
-
-int kb_plugin_supports(const kb_impl *impl, const kb_case *c, char *why, size_t n)
-{
-    const pimpl *pi = of(impl);
-    if (!c->op->plugin_tensors) {
-        snprintf(why, n, "op %s hands no tensors to plugins", c->op->name);
-        return 1;
-    }
-    if (!pi->p->supports && pi->py < 0) return 0;
-    pcase *pc = new_case(c);
-    tunable_defaults(pi, c, pc);
-    pc->kc.device = -1;
-    why[0] = 0;
-    int r;
-    if (pi->py >= 0) {
-        char *ct = py_case_text(c, pc);
-        r = kb_pyimpl_supports(pi->py, ct, why, n);
-        free(ct);
-    } else r = pi->p->supports(&pc->kc, why, n);
-    free(pc);
-    if (r && !why[0]) snprintf(why, n, "%s cannot take this case (its supports() says so)", impl->name);
-    return r;
-}
-
-/* Each "A=B" (pairs) or "A" of a comma list: fn(A, B or NULL, arg); the first
- * non-zero it returns, else 0. */
-static int each_name(const char *list, int pairs, int (*fn)(const char *a, const char *b, void *arg), void *arg)
-{
-    for (const char *s = list ? list : ""; *s;) {
-        size_t l = strcspn(s, ",");
-        char tok[128];
-        snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
-        char *eq = pairs ? strchr(tok, '=') : NULL;
-        if (eq) *eq++ = 0;
-        int r = fn(tok, eq, arg);
-        if (r) return r;
-        s += l + (s[l] == ',');
-    }
-    return 0;
-}
-
-static int find_tensor(const kbp_tensor *t, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(t[i].name, name)) return i;
-    return -1;
-}
-
-typedef struct {
-    const pimpl *pi;
-    pcase *pc;
-    kb_impl_run *r;
-} presample_arg;
-
-/* "OUT=IN": OUT is handed IN's buffer; the harness restores IN before each launch */
-static int one_inplace(const char *o, const char *i, void *arg)
-{
-    presample_arg *a = arg;
-    pcase *pc = a->pc;
-    const int k = find_tensor(pc->out, pc->kc.noutputs, o), j = i ? find_tensor(pc->in, pc->kc.ninputs, i) : -1;
-    if (k < 0 || j < 0) return 0; /* not in this case (load checked the names) */
-    if (a->r->ninplace == KB_MAX_OUTPUTS) return 0; /* load refused more than this */
-    kbp_tensor *out = &pc->out[k];
-    const kbp_tensor *in = &pc->in[j];
-    if (out->dtype != in->dtype || kbp_numel(out) != kbp_numel(in) || out->ndim != in->ndim ||
-        memcmp(out->shape, in->shape, sizeof out->shape)) {
-        kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s): inplace %s=%s, but they differ in dtype or shape",
-                a->r->impl->name, a->pi->lib->path, o, i);
-        return -1;
-    }
-    kb_impl_run *r = a->r;
-    r->inplace[r->ninplace].out = k;
-    r->inplace[r->ninplace].in = in->data;
-    r->inplace[r->ninplace].bytes = (size_t)kbp_numel(in) * (in->is_int32 ? 4 : kb_dtype_size((kb_dtype)in->dtype));
-    r->ninplace++;
-    out->data = in->data;
-    return 0;
-}
-
-static int one_accumulate(const char *o, const char *unused, void *arg)
-{
-    (void)unused;
-    presample_arg *a = arg;
-    const int k = find_tensor(a->pc->out, a->pc->kc.noutputs, o);
-    if (k >= 0) a->r->accumulate |= 1u << k;
-    return 0;
-}
-
-/* The implementation's inplace and accumulates, for this case's tensors, into r (presample.h). */
-static int declare_presample(const pimpl *pi, pcase *pc, kb_impl_run *r)
-{
-    presample_arg a = {pi, pc, r};
-    return each_name(pi->p->inplace, 1, one_inplace, &a) || each_name(pi->p->accumulates, 0, one_accumulate, &a);
-}
-
-/* The row's kernel column: FILE:NAME, the plugin tunables' values that ran,
- * then what prepare named. */
-static void kernel_column(const pimpl *pi, const pcase *pc, const char *kernel, char *out, size_t n)
-{
-    const char *base = strrchr(pi->lib->path, '/');
-    base = base ? base + 1 : pi->lib->path;
-    int w = snprintf(out, n, "%.60s:%.40s", base, pi->p->name);
-    for (int i = 0; i < pi->p->ntunables && w > 0 && (size_t)w < n; i++) {
-        const char *v = kbp_param(&pc->kc, pi->p->tunables[i].name);
-        w += snprintf(out + w, n - (size_t)w, " %s=%s", pi->p->tunables[i].name, v ? v : "?");
-    }
-    if (kernel[0] && w > 0 && (size_t)w < n) snprintf(out + w, n - (size_t)w, " %.50s", kernel);
-}
-
-static int plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)
-{
-    (void)d;
-    const pimpl *pi = of(r->impl);
-    pcase *pc = new_case(c);
-    tunable_defaults(pi, c, pc);
-    r->priv = pc;
-    int nin = 0, nout = 0;
-    kb_last_error[0] = 0;
-    if (c->op->plugin_tensors(c, st, pc->in, &nin, pc->out, &nout)) {
-        if (!kb_last_error[0]) snprintf(kb_last_error, sizeof kb_last_error, "%s: no tensors for this case", c->op->name);
-        return (int)KB_INVALID_VALUE;
-    }
-    pc->kc.inputs = pc->in;
-    pc->kc.ninputs = nin;
-    pc->kc.outputs = pc->out;
-    pc->kc.noutputs = nout;
-    pc->kc.device = r->device;
-    if (declare_presample(pi, pc, r)) return (int)KB_INVALID_VALUE;
-    char kernel[KB_KERNEL_LEN] = "", why[KB_KERNEL_LEN] = "";
-    int rc = 0;
-    if (pi->py >= 0) {
-        char *ct = py_case_text(c, pc), *tt = py_tensor_text(pc);
-        rc = kb_pyimpl_prepare(pi->py, ct, tt, r->stream, &pc->state, kernel, sizeof kernel, why, sizeof why);
-        free(ct), free(tt);
-    } else if (pi->p->prepare)
-        rc = pi->p->prepare(&pc->kc, &pc->state, r->stream, kernel, sizeof kernel, why, sizeof why);
-    kernel_column(pi, pc, kernel, r->kernel, sizeof r->kernel);
-    if (rc == KBP_NA) { /* the row is n/a: what only prepare could learn */
-        snprintf(r->why, sizeof r->why, "%s", why[0] ? why : "its prepare() says it cannot take this case");
-        return KB_NA;
-    }
-    if (rc) {
-        kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%.200s) prepare: %.150s", r->impl->name, pi->lib->path,
-                why[0] ? why : "failed");
-        return rc > 0 ? rc : (int)KB_INVALID_VALUE;
-    }
-    return 0;
-}
-
-static int plugin_launch(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream)
-{
-    (void)c, (void)st;
-    const pimpl *pi = of(r->impl);
-    pcase *pc = r->priv;
-    if (pi->py >= 0) { /* an exception: its line, not a CUDA error's name */
-        char why[KB_ERRLEN];
-        int rc = kb_pyimpl_launch(pc->state, stream, why, sizeof why);
-        if (rc) kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%s) %s", r->impl->name, pi->lib->path, why);
-        return rc;
-    }
-    int rc = pi->p->launch(&pc->kc, pc->state, stream);
-    if (rc) {
-        char what[400];
-        snprintf(what, sizeof what, "plugin %s (%.300s) launch", r->impl->name, pi->lib->path);
-        kb_cuda_fail(rc > 0 ? rc : KB_INVALID_VALUE, what, __FILE__, __LINE__);
-        return rc > 0 ? rc : KB_INVALID_VALUE;
-    }
-    return 0;
-}
-
-static void plugin_release(const kb_case *c, kb_state *st, kb_impl_run *r)
-{
-    (void)c, (void)st;
-    pcase *pc = r->priv;
-    if (!pc) return;
-    const pimpl *pi = of(r->impl);
-    if (pi->py >= 0) kb_pyimpl_release(pc->state);
-    else if (pi->p->release) pi->p->release(&pc->kc, pc->state);
-    free(pc);
-    r->priv = NULL;
-}
-
-const char *kb_plugin_path(const kb_impl *impl) { return impl->plugin ? of(impl)->lib->path : NULL; }
-
-int kb_impl_named(const char *filter, const kb_impl *impl)
-{
-    if (!filter || !filter[0] || kb_list_has(filter, impl->name)) return 1;
-    const pimpl *p = impl->plugin ? of(impl) : NULL;
-    return p && p->lib->alias[0] && kb_list_has(filter, p->lib->alias);
-}
 
 /* ---- loading -------------------------------------------------------------- */
 static int builtin_clash(const char *path, const char *name, const kb_op *op, char *err, size_t n)
@@ -430,12 +136,12 @@ static int one_seen(const char *a, const char *b, void *arg)
 static int check_declared(const char *path, const kbp_impl *p, const kb_op *op, char *err, size_t n)
 {
     decl_arg d = {path, p, op, "inplace", err, n};
-    if (each_name(p->inplace, 1, one_declared, &d)) return -1;
+    if (kb_plugin_each_name(p->inplace, 1, one_declared, &d)) return -1;
     d.what = "accumulates";
-    if (each_name(p->accumulates, 0, one_declared, &d)) return -1;
+    if (kb_plugin_each_name(p->accumulates, 0, one_declared, &d)) return -1;
     seen_outputs s = {.n = 0};
-    int r = each_name(p->inplace, 1, one_seen, &s);
-    if (!r) r = each_name(p->accumulates, 0, one_seen, &s);
+    int r = kb_plugin_each_name(p->inplace, 1, one_seen, &s);
+    if (!r) r = kb_plugin_each_name(p->accumulates, 0, one_seen, &s);
     for (int i = 0; i < s.n; i++) free((void *)s.names[i]);
     if (r == 1)
         return kb_errf(err, n, "%s: implementation '%s': an output named twice in inplace and accumulates", path,
@@ -657,9 +363,9 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         kb_escape_controls(help, pi->help, sizeof pi->help);
         pi->impl.name = pi->name;
         pi->impl.help = pi->help;
-        pi->impl.prepare = plugin_prepare;
-        pi->impl.launch = plugin_launch;
-        pi->impl.release = plugin_release;
+        pi->impl.prepare = kb_plugin_prepare;
+        pi->impl.launch = kb_plugin_launch;
+        pi->impl.release = kb_plugin_release;
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;
         pi->py = kb_pyimpl_index(p);
@@ -680,93 +386,6 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
     return 0;
 }
 
-int kb_plugin_load_spec(const char *spec, char *err, size_t n)
-{
-    const char *eq = strchr(spec, '=');
-    if (!eq) return kb_plugin_load(NULL, spec, err, n);
-    char alias[64];
-    if ((size_t)(eq - spec) >= sizeof alias)
-        return kb_errf(err, n, "plugin name '%.*s...': at most 63 characters", 20, spec), -1;
-    snprintf(alias, sizeof alias, "%.*s", (int)(eq - spec), spec);
-    if (!eq[1]) return kb_errf(err, n, "plugin '%s=': no library path", alias), -1;
-    return kb_plugin_load(alias, eq + 1, err, n);
-}
-
-int kb_plugin_load_list(const char *list, char *err, size_t n)
-{
-    for (const char *s = list; *s;) {
-        size_t l = strcspn(s, ",");
-        char spec[1100];
-        snprintf(spec, sizeof spec, "%.*s", (int)(l < sizeof spec - 1 ? l : sizeof spec - 1), s);
-        if (!spec[0]) return kb_errf(err, n, "plugins: an empty entry in '%s' (NAME=PATH,...)", list), -1;
-        if (kb_plugin_load_spec(spec, err, n)) return -1;
-        s += l + (s[l] == ',');
-    }
-    return 0;
-}
-
-/* --impl's PATH alone (a token with a '/' or ending in .so) is NAME=PATH,
- * NAME its file's stem: ./build/libmine.so -> mine */
-void kb_plugin_file_alias(const char *path, char *alias, size_t n)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    if (!strncmp(b, "lib", 3) && b[3] && b[3] != '.') b += 3;
-    size_t k = strcspn(b, ".");
-    if (k >= n) k = 0; /* too long for a name: none (the caller asks for NAME=PATH) */
-    snprintf(alias, n, "%.*s", (int)k, b);
-}
-
-static int path_alias(const char *tok, char *alias, size_t n)
-{
-    const size_t l = strlen(tok);
-    if (!strchr(tok, '/') && !(l > 3 && (!strcmp(tok + l - 3, ".so") || !strcmp(tok + l - 3, ".py")))) return 0;
-    kb_plugin_file_alias(tok, alias, n);
-    return 1;
-}
-
-/* One --impl token: a library loaded (NAME=PATH, or PATH alone) becomes its
- * NAME, which selects every implementation of it (kb_impl_named); a name
- * stays. 0 or -1 with err. */
-static int take_token(const char *tok, char *out, size_t size, char *err, size_t n)
-{
-    char alias[64], spec[1200];
-    const char *eq = strchr(tok, '=');
-    if (!eq && path_alias(tok, alias, sizeof alias)) {
-        if (!alias[0] || !kb_plugin_name_ok(alias))
-            return kb_errf(err, n, "--impl %s: name it, NAME=%s (its file's name is not one: letters, digits, '_', '-', '.')",
-                           tok, tok), -1;
-        snprintf(spec, sizeof spec, "%s=%s", alias, tok);
-        tok = spec;
-        eq = strchr(tok, '=');
-    }
-    if (!eq) return snprintf(out, size, "%s", tok) >= (int)size ? -1 : 0;
-    if (kb_plugin_load_spec(tok, err, n)) return -1;
-    return snprintf(out, size, "%.*s", (int)(eq - tok), tok) >= (int)size ? -1 : 0;
-}
-
-int kb_plugin_take_impls(char *impl, size_t size, char *err, size_t n)
-{
-    if (n) err[0] = 0;
-    char out[sizeof((kb_opts *)0)->impl] = "";
-    size_t o = 0;
-    for (const char *s = impl; *s;) {
-        size_t l = strcspn(s, ",");
-        char tok[1100], names[sizeof out];
-        snprintf(tok, sizeof tok, "%.*s", (int)(l < sizeof tok - 1 ? l : sizeof tok - 1), s);
-        if (take_token(tok, names, sizeof names, err, n)) {
-            if (!err[0]) kb_errf(err, n, "--impl: longer than %zu characters", sizeof out - 1);
-            return -1;
-        }
-        int w = snprintf(out + o, sizeof out - o, "%s%s", o ? "," : "", names);
-        if (w < 0 || (size_t)w >= sizeof out - o) return kb_errf(err, n, "--impl: longer than %zu characters", sizeof out - 1), -1;
-        o += (size_t)w;
-        s += l + (s[l] == ',');
-    }
-    if (o >= size) return kb_errf(err, n, "--impl: longer than %zu characters", size - 1), -1;
-    memcpy(impl, out, o + 1);
-    return 0;
-}
 
 int kb_plugins_spec(char *buf, size_t n)
 {
@@ -828,22 +447,3 @@ int kb_plugin_info(const char *path, FILE *f, char *err, size_t n)
     return 0;
 }
 
-int kb_impl_supports(const kb_impl *impl, const kb_case *c, const kb_devattr *d, char *why, size_t n)
-{
-    why[0] = 0;
-    for (int i = 0; i < c->op->nparams; i++) {
-        const kb_param *p = &c->op->params[i];
-        if (!p->tunable || c->v[i].num == 0) continue; /* auto */
-        if (!kb_list_has(impl->tunables, p->name)) {
-            char v[64];
-            kb_format_value(p, &c->v[i], v, sizeof v);
-            snprintf(why, n, "%s takes no %s (%s=%s; auto for it)", impl->name, p->name, p->name, v);
-            return 1;
-        }
-    }
-    if (impl->plugin ? kb_plugin_supports(impl, c, why, n) : impl->supports && impl->supports(c, d, why, n)) {
-        if (!why[0]) snprintf(why, n, "%s cannot take this case", impl->name);
-        return 1;
-    }
-    return 0;
-}
