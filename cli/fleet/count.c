@@ -2,6 +2,7 @@
  * --devices workers never touches CUDA (count.h). */
 #include "count.h"
 #include "../harness/nvml.h"
+#include "../harness/pipeio.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -33,21 +34,15 @@ int kb_devices_count_child(char (*models)[KB_MODEL_LEN], int max)
                              p.totalGlobalMem >> 20);
             }
         }
-        int ok = write(fd[1], &n, sizeof n) == (ssize_t)sizeof n;
-        for (int i = 0; i < n && i < max && ok; i++) ok = write(fd[1], models[i], KB_MODEL_LEN) == (ssize_t)KB_MODEL_LEN;
+        int ok = !kb_write_all(fd[1], &n, sizeof n);
+        for (int i = 0; i < n && i < max && ok; i++) ok = !kb_write_all(fd[1], models[i], KB_MODEL_LEN);
         _exit(ok ? 0 : 1);
     }
     close(fd[1]);
     int n = -1;
-    if (read(fd[0], &n, sizeof n) != (ssize_t)sizeof n) n = -1;
+    if (kb_read_all(fd[0], &n, sizeof n, 0, NULL)) n = -1;
     for (int i = 0; i < n && i < max; i++) {
-        size_t got = 0;
-        while (got < KB_MODEL_LEN) {
-            ssize_t k = read(fd[0], models[i] + got, KB_MODEL_LEN - got);
-            if (k <= 0) break;
-            got += (size_t)k;
-        }
-        if (got < KB_MODEL_LEN) { models[i][0] = 0; break; }
+        if (kb_read_all(fd[0], models[i], KB_MODEL_LEN, 0, NULL)) { models[i][0] = 0; break; }
         models[i][KB_MODEL_LEN - 1] = 0;
     }
     close(fd[0]);
