@@ -16,6 +16,7 @@
 #include "../../include/kbench_plugin.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static int one_declared(const char *a, const char *b, void *arg)
 }
 
 typedef struct {
-    const char *names[2 * KB_MAX_OUTPUTS + 1];
+    char names[2 * KB_MAX_OUTPUTS + 1][128]; /* each_name's tokens are 127 characters at most */
     int n;
 } seen_outputs;
 
@@ -125,9 +126,7 @@ static int one_seen(const char *a, const char *b, void *arg)
     for (int i = 0; i < s->n; i++)
         if (!strcmp(s->names[i], a)) return 1;
     if (s->n == KB_COUNT(s->names)) return 2;
-    s->names[s->n] = strdup(a);
-    if (!s->names[s->n]) abort();
-    s->n++;
+    snprintf(s->names[s->n++], sizeof s->names[0], "%s", a);
     return 0;
 }
 
@@ -142,7 +141,6 @@ static int check_declared(const char *path, const kbp_impl *p, const kb_op *op, 
     seen_outputs s = {.n = 0};
     int r = kb_plugin_each_name(p->inplace, 1, one_seen, &s);
     if (!r) r = kb_plugin_each_name(p->accumulates, 0, one_seen, &s);
-    for (int i = 0; i < s.n; i++) free((void *)s.names[i]);
     if (r == 1)
         return kb_errf(err, n, "%s: implementation '%s': an output named twice in inplace and accumulates", path,
                        p->name), -1;

@@ -5,6 +5,7 @@
  * process, and everything a row needs sent back. */
 #include "device.h"
 #include "isolate.h"
+#include "lifecycle.h"
 #include "pipeio.h"
 #include "presample.h"
 #include "rows.h"
@@ -53,9 +54,7 @@ static int read_case(const kb_iso_req *q, kb_case *c, const kb_impl **impl)
 
 static void free_state(kb_case *c, kb_state *st)
 {
-    if (c->op->teardown) c->op->teardown(c, st);
-    for (int k = 0; k < st->nin; k++) { cudaFree(st->in[k].dev); free(st->in[k].host); }
-    for (int k = 0; k < st->nout; k++) { cudaFree(st->out[k].dev); free(st->out[k].ref); free(st->out[k].rows); }
+    kb_case_free(c, st);
     for (int i = 0; i < c->op->nparams; i++) kb_val_list_drop(&c->v[i]);
 }
 
@@ -65,19 +64,13 @@ static int measure(const kb_iso_req *q, const kb_case *c, const kb_impl *impl, k
                    const kb_device *dev, kb_iso_rep *a, void **h, double **samples)
 {
     kb_impl_run run;
-    memset(&run, 0, sizeof run);
-    run.impl = impl;
-    run.stream = kb_timer_stream(t);
-    int e = impl->prepare ? impl->prepare(c, st, &dev->attr, &run) : 0;
+    int e = kb_impl_begin(impl, c, st, &dev->attr, kb_timer_stream(t), &run);
     if (e == KB_NA) {
         a->na = 1;
-        snprintf(a->reason, sizeof a->reason, "%s", run.why[0] ? run.why : "cannot take this case");
-        if (impl->release) impl->release(c, st, &run);
+        snprintf(a->reason, sizeof a->reason, "%s", run.why);
         return 0;
     }
-    snprintf(a->kernel, sizeof a->kernel, "%s", run.kernel[0] ? run.kernel : impl->name);
-    if (!e && impl->prepare) e = cudaStreamSynchronize((cudaStream_t)run.stream);
-    if (!e && kb_presample_any(&run)) e = kb_presample_begin(&run);
+    snprintf(a->kernel, sizeof a->kernel, "%s", run.kernel);
     a->extra_bytes = kb_presample_read_bytes(st, &run);
     kb_watch_arm(a->kernel, 2 * q->opts.timeout + 60); /* a hang ends this process, not kbench */
     double tw = kb_now_s();
@@ -95,12 +88,8 @@ static int measure(const kb_iso_req *q, const kb_case *c, const kb_impl *impl, k
         else free(x.samples);
     }
     kb_watch_disarm();
-    if (kb_presample_any(&run) && !kb_cuda_sticky(e)) {
-        int r = kb_presample_end(&run, run.stream);
-        if (!e) e = r;
-    }
-    if (impl->release) impl->release(c, st, &run);
-    return e;
+    const int r = kb_impl_end(impl, c, st, &run, kb_cuda_sticky(e));
+    return e ? e : r;
 }
 
 /* One request answered. 0; -1: stop (kbench gone); 1: the context is lost. */
@@ -119,8 +108,7 @@ static int serve(kb_timer *t, const kb_device *dev)
     kb_state st;
     memset(&st, 0, sizeof st);
     kb_last_error[0] = 0;
-    int e = c.op->setup(&c, &st);
-    if (!e) e = cudaDeviceSynchronize(); /* setup's uploads landed before prepare reads them (run.c) */
+    int e = kb_case_setup(&c, &st);
     if (e) snprintf(a.error, sizeof a.error, "setup: %.400s", kb_last_error);
     else if ((e = measure(&q, &c, impl, &st, t, dev, &a, h, &samples)) != 0)
         snprintf(a.error, sizeof a.error, "%.500s", kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)e));

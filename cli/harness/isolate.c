@@ -3,6 +3,7 @@
  * killed and started again when it dies or hangs. */
 #include "isolate.h"
 #include "pipeio.h"
+#include "../core/clock.h"
 #include "watch.h"
 #include "../core/errors.h"
 #include "../core/plugin.h"
@@ -149,7 +150,7 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
     }
     /* the helper's watchdog ends it past 2 x timeout + 60 s without progress;
      * this is the backstop for what it cannot see (a host loop in prepare) */
-    const double limit = 3 * o->timeout + 120, deadline = kb_mono_s() + limit;
+    const double limit = 3 * o->timeout + 120, deadline = kb_now_s() + limit;
     int late = 0;
     struct sigaction ign = {.sa_handler = SIG_IGN}, old;
     sigaction(SIGPIPE, &ign, &old);
@@ -167,7 +168,6 @@ int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int 
         if (kb_stop_signal) snprintf(r->error, sizeof r->error, "stopped (the helper process killed)");
         else if (late) snprintf(r->error, sizeof r->error, "no answer from the helper process in %.0f s: killed (hung)", limit);
         else snprintf(r->error, sizeof r->error, "the helper process %s", why);
-        r->rep.e = KB_EXIT_CUDA; /* nonzero: an error row */
         return -1;
     }
     snprintf(r->error, sizeof r->error, "%s", r->rep.error);

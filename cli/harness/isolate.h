@@ -76,9 +76,9 @@ void kb_isolate_exe(const char *path);
 /* Whether impl runs in the helper under o (a plugin's, --isolate auto). */
 int kb_isolated(const kb_opts *o, const kb_impl *impl);
 /* Runs impl on c in the helper (started first if none is running); the
- * result in r. 0: an answer came (r->rep.e may still be an error); else the
- * helper ended or hung without one (killed), r->error says which, and the
- * next call starts another. */
+ * result in r. 0: an answer came (r->rep.e may still be an error); -1: the
+ * helper ended or hung without one (killed; r->rep zero, r->error says
+ * which), and the next call starts another. */
 int kb_isolate_run(const kb_case *c, const kb_impl *impl, const kb_opts *o, int check_mode, kb_iso_result *r);
 /* The helper ended (at the run's end). */
 void kb_isolate_stop(void);

@@ -1,18 +1,11 @@
 /* Whole reads and writes on a pipe (pipeio.h). */
 #include "pipeio.h"
 #include "watch.h"
+#include "../core/clock.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <time.h>
 #include <unistd.h>
-
-double kb_mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int kb_write_all(int fd, const void *buf, size_t n)
 {
@@ -32,7 +25,7 @@ int kb_read_all(int fd, void *buf, size_t n, double deadline, int *late)
     char *p = buf;
     while (n) {
         if (deadline > 0) {
-            const double left = deadline - kb_mono_s();
+            const double left = deadline - kb_now_s();
             if (left <= 0) {
                 if (late) *late = 1;
                 return -1;

@@ -3,6 +3,7 @@
 #include "bg.h"
 #include "device.h"
 #include "hooks.h"
+#include "lifecycle.h"
 #include "presample.h"
 #include "rows.h"
 #include "verify.h"
@@ -208,10 +209,7 @@ static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, in
 
 static void inflight_free(inflight *f)
 {
-    kb_state *st = &f->st;
-    if (f->c->op->teardown) f->c->op->teardown(f->c, st);
-    for (int k = 0; k < st->nin; k++) { cudaFree(st->in[k].dev); free(st->in[k].host); }
-    for (int k = 0; k < st->nout; k++) { cudaFree(st->out[k].dev); free(st->out[k].ref); free(st->out[k].rows); }
+    kb_case_free(f->c, &f->st);
     free(f->pend);
     free(f);
 }

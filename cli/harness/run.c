@@ -7,6 +7,7 @@
 #include "gemm.h"
 #include "hooks.h"
 #include "isolate.h"
+#include "lifecycle.h"
 #include "presample.h"
 #include "rows.h"
 #include "run.h"
@@ -308,11 +309,7 @@ static void prepare_case(run_state *R, case_state *K)
     if (!R->fatal) kb_last_error[0] = 0; /* else why, for the message that stops the sweep */
     wall[KB_WALL_CEILINGS] = kb_now_s() - tw - lad_s; /* the ladders added below, but at the first case */
     tw = kb_now_s();
-    K->setup_rc = op->setup(c, st);
-    /* cudaMemcpy from pageable memory may return before its DMA lands, and the
-     * timer's stream does not wait for the legacy one: the inputs are whole
-     * before any implementation (its prepare) reads them */
-    if (!K->setup_rc && (K->setup_rc = cudaDeviceSynchronize())) kb_cuda_fail(K->setup_rc, "setup's uploads", __FILE__, __LINE__);
+    K->setup_rc = kb_case_setup(c, st); /* the inputs whole before any prepare reads them */
     wall[KB_WALL_SETUP] = kb_now_s() - tw;
     if (K->setup_rc) snprintf(K->setup_err, sizeof K->setup_err, "setup: %s", kb_last_error);
     start_reference(R, f, !K->setup_rc && !R->o->no_verify && !R->fatal);
@@ -357,26 +354,15 @@ static void row_start(kb_row *row, const case_state *K, const kb_impl *impl, con
 static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, kb_row *row, kb_impl_run *run, int *e)
 {
     const kb_case *c = K->c;
-    memset(run, 0, sizeof *run);
-    run->impl = impl;
-    run->stream = R->stream;
-    if (cudaGetDevice(&run->device)) run->device = 0;
     kb_last_error[0] = 0;
     *e = 0;
-    int na = kb_impl_supports(impl, c, &R->dev.attr, row->reason, sizeof row->reason);
-    if (!na) {
-        *e = impl->prepare ? impl->prepare(c, &K->f->st, &R->dev.attr, run) : 0;
-        if (*e == KB_NA) {
-            na = 1;
-            snprintf(row->reason, sizeof row->reason, "%s", run->why[0] ? run->why : "cannot take this case");
-            if (impl->release) impl->release(c, &K->f->st, run);
-        }
+    if (kb_impl_supports(impl, c, &R->dev.attr, row->reason, sizeof row->reason)) return 1;
+    *e = kb_impl_begin(impl, c, &K->f->st, &R->dev.attr, R->stream, run);
+    if (*e == KB_NA) {
+        snprintf(row->reason, sizeof row->reason, "%s", run->why);
+        return 1;
     }
-    if (na) return 1;
-    if (!*e && impl->prepare) *e = cudaStreamSynchronize((cudaStream_t)R->stream); /* what prepare queued */
-    if (!*e && kb_presample_any(run)) *e = kb_presample_begin(run);
     row->bytes += kb_presample_read_bytes(&K->f->st, run); /* an accumulating output's read */
-    if (!run->kernel[0]) snprintf(run->kernel, sizeof run->kernel, "%s", impl->name);
     snprintf(row->kernel, sizeof row->kernel, "%s", run->kernel);
     if (*e && !kb_last_error[0])
         snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)*e));
@@ -449,7 +435,7 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
         return;
     }
     kb_iso_result r;
-    kb_isolate_run(c, impl, R->o, R->info->check_mode, &r);
+    const int gone = kb_isolate_run(c, impl, R->o, R->info->check_mode, &r) != 0; /* no answer: r.error says why */
     if (r.rep.na) {
         snprintf(row->reason, sizeof row->reason, "%s", r.rep.reason);
         row->verified = KB_V_NA;
@@ -465,11 +451,11 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
     memcpy(p->h, r.h, sizeof p->h);
     p->ran = r.rep.ran;
     snprintf(p->nondet, sizeof p->nondet, "%s", r.rep.nondet);
-    if (r.rep.e) {
+    if (gone || r.rep.e) {
         const char *path = kb_plugin_path(impl);
         if (strstr(r.error, path)) kb_errf(row->error, sizeof row->error, "%s", r.error);
         else kb_errf(row->error, sizeof row->error, "plugin %s (%s): %s", impl->name, path, r.error);
-        p->e = r.rep.e;
+        p->e = gone ? 1 : r.rep.e; /* an error row; not kbench's context's error */
         R->exit_code = KB_EXIT_CUDA; /* said; kbench's own context is untouched: the sweep goes on */
         free(r.samples);
         return;
@@ -545,13 +531,12 @@ static int run_impl(run_state *R, case_state *K, int ii)
         p->e = e;
     }
     kb_watch_disarm();
-    if (kb_presample_any(&run) && !R->fatal && kb_presample_end(&run, R->stream) && !p->e) { /* the next one reads the inputs */
+    if (kb_impl_end(impl, c, &f->st, &run, R->fatal) && !p->e) {
         snprintf(row->error, sizeof row->error, "%s", kb_last_error);
         R->fatal = 1; /* the case's inputs are not what the reference read */
         R->exit_code = KB_EXIT_CUDA;
         p->e = 1;
     }
-    if (impl->release) impl->release(c, &f->st, &run);
     progress_done(R->o->quiet);
     if (kb_stop_signal) { /* this row is unfinished: it is not written */
         free_pending(p);
