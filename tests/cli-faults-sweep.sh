@@ -139,10 +139,10 @@ cli_more+=(cli_faults_dry_run_sigint)
 # way to set both side by side.
 cli_faults_timing_list() {
     usage_error "faults: --timing events,graph: one value, and how to compare both" rope --timing events,graph --dry-run \
-        -- "--timing takes one value, events or graph, not a list" "--timing events, then --timing graph" "kbench compare"
+        -- "--timing takes one value, auto, events or graph, not a list" "--timing events, then --timing graph" "kbench compare"
     printf '{"settings": {"timing": "graph,events"}, "sweeps": [{"op": "rope"}]}\n' >"$T/timing.json"
     usage_error "faults: a sweep file's \"timing\": \"graph,events\" is said the same" \
-        sweep "$T/timing.json" --dry-run -- "settings: timing takes one value, events or graph, not a list"
+        sweep "$T/timing.json" --dry-run -- "settings: timing takes one value, auto, events or graph, not a list"
     usage_error "faults: --timing EVENTS suggests events" rope --timing EVENTS --dry-run -- "got 'EVENTS' (did you mean events?)"
 }
 

@@ -11,7 +11,8 @@ cli_python_refusals() {
     python_ok || { t_skip "cli: Python implementations (python3 with a shared libpython: none here)"; return; }
     local spec
     for spec in "bad_syntax|bad_syntax.py:1: SyntaxError" "bad_import|bad_import.py:1: ModuleNotFoundError" \
-        "no_launch|implementation 'x' (rope) has no launch function" "no_kbench|no KBENCH list of implementations"; do
+        "no_launch|implementation 'x' (rope) has no launch function" "no_kbench|no KBENCH list of implementations" \
+        "bad_writes|writes names 'rstdd', not an output of rmsnorm"; do
         usage_error "python: plugin info refuses ${spec%%|*}.py" plugin info "tests/python/${spec%%|*}.py" -- "${spec#*|}"
     done
     usage_error "python: --impl NAME=FILE.py refuses before the GPU" layernorm --impl x=tests/python/bad_syntax.py \
@@ -43,4 +44,26 @@ cli_python_load() {
     done_test "python: a .py file's implementations load, list, take flags and sweep keys; supports() on every case"
 }
 
-cli_more+=(cli_python_refusals cli_python_load)
+# On a GPU with torch and triton: tests/python/gpu_faults.py's four, each
+# costing its own rows (an exception, wrong numbers, a fault in the helper,
+# a launch that cannot be captured under graphs falling back to events),
+# beside kbench's own rows, which pass.
+cli_python_gpu() {
+    if ! nvidia-smi -L >/dev/null 2>&1 || ! python3 -c "import torch, triton" >/dev/null 2>&1 || ! python_ok; then
+        t_skip "cli: Python implementations on the GPU (no GPU, or no torch and triton)"
+        return
+    fi
+    run layernorm --rows 7,300 --cols 200 --dtype fp32 --affine none --pass fwd --timing graph \
+        --impl naive,f=tests/python/gpu_faults.py,opt --csv "$T/py.csv" --json "$T/py.json"
+    expect_rc 3
+    expect_err_has "f.syncs cannot be captured in a CUDA graph"
+    [ "$(grep -c '^' "$T/py.csv")" -eq 13 ] || bad "want 12 rows and a header in the CSV, got $(grep -c '^' "$T/py.csv") lines"
+    [ "$(grep -c 'gpu_faults.py:[0-9]*: RuntimeError: this launch raises' "$T/py.csv")" -eq 2 ] || bad "raises: no error row with its line"
+    [ "$(grep -c '^layernorm,.*f\.wrong.*,fail,' "$T/py.csv")" -eq 2 ] || bad "wrong: not two FAIL rows"
+    [ "$(grep -c 'plugin f.faults (tests/python/gpu_faults.py).*illegal' "$T/py.csv")" -eq 2 ] || bad "faults: no isolated error rows"
+    [ "$(grep -c 'f\.syncs,.*,events,.*,no graph,.*,pass,' "$T/py.csv")" -eq 2 ] || bad "syncs: not passed and timed with events"
+    [ "$(grep -c '^layernorm,.*,pass,' "$T/py.csv")" -eq 6 ] || bad "naive, opt and syncs did not pass on both cases"
+    done_test "python on the GPU: an exception, wrong numbers, a fault and an uncapturable launch each cost their own rows"
+}
+
+cli_more+=(cli_python_refusals cli_python_load cli_python_gpu)

@@ -122,7 +122,7 @@ cli_usage_errors() {
     usage_error "unknown command exits 2" frobnicate -- "unknown command 'frobnicate'"
     usage_error "misspelt command suggests the op" rop -- "unknown command 'rop'" "did you mean 'rope'"
     usage_error "unknown flag --sq suggests --seq" rope --sq 16 -- "unknown option '--sq'" "did you mean --seq"
-    usage_error "--timing takes events or graph" rope --timing cuda --dry-run -- "--timing: expected events or graph, got 'cuda'"
+    usage_error "--timing takes events or graph" rope --timing cuda --dry-run -- "--timing: expected auto, events or graph, got 'cuda'"
     usage_error "--throttle-threshold is a share in [0, 1]" rope --throttle-threshold 75 --dry-run -- "throttle_threshold = 75 is out of bounds [0, 1]"
     usage_error "selftest takes no argument" selftest --seq 4 -- "unexpected argument '--seq'"
     usage_error "unknown flag --rotary_dim suggests --rotary-dim" rope --rotary_dim 16 -- "did you mean --rotary-dim"
@@ -776,7 +776,7 @@ cli_plugins() {
     expect_out_has "cases"
     done_test "sweep --plugin NAME=PATH --set impl=opt,NAME"
     usage_error "--set of a setting is checked like its flag" sweep configs/layernorm.json --set timing=x --dry-run \
-        -- "--set timing: expected events or graph, got 'x'"
+        -- "--set timing: expected auto, events or graph, got 'x'"
 
     if [ -n "$E" ] && [ -f "$E/libkb_layernorm_plain.so" ]; then
         local ex

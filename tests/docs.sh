@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tests of the commands in README.md, docs/*.md and examples/plugins/README.md,
+# Tests of the commands in README.md, docs/*.md, examples/plugins/README.md and
+# examples/python/README.md,
 # so that the text cannot go stale. Sourced by tests/run.sh after tests/plot.sh (its helpers: t_pass,
 # t_fail, t_skip, $T, $KBENCH, $root); `tests/docs.sh` alone runs it too.
 #
@@ -206,7 +207,7 @@ docs_tests() {
         t_fail "docs: $KBENCH is not built (make kbench)"
         return
     fi
-    docs_files=$(cd "$root" && echo README.md docs/*.md examples/plugins/README.md)
+    docs_files=$(cd "$root" && echo README.md docs/*.md examples/plugins/README.md examples/python/README.md)
     for f in $docs_files; do
         docs_file "$f"
     done

@@ -36,7 +36,7 @@ static kb_case *one_case(const char *const *kv)
     return cases;
 }
 
-static const kb_impl *loaded(void)
+static const kb_impl *loaded_as(const char *name)
 {
     char err[512];
     if (kb_py_start(err, sizeof err)) {
@@ -46,10 +46,12 @@ static const kb_impl *loaded(void)
     if (kb_plugin_load("py", "tests/python/host_stub.py", err, sizeof err)) fail_msg("%s", err);
     const kb_op *op = kb_find_op("layernorm");
     for (int k = 0; k < kb_op_nimpls(op); k++)
-        if (!strcmp(kb_op_impl(op, k)->name, "py")) return kb_op_impl(op, k);
-    fail_msg("no implementation py");
+        if (!strcmp(kb_op_impl(op, k)->name, name)) return kb_op_impl(op, k);
+    fail_msg("no implementation %s", name);
     return NULL;
 }
+
+static const kb_impl *loaded(void) { return loaded_as("py.double"); }
 
 /* a forward case's state over host memory: x = 0.5 i, outputs poisoned */
 static void host_state(kb_state *st, long rows, long cols, float **x, float **y)
@@ -119,10 +121,48 @@ static void test_python_host(void **unused)
     kb_plugins_unload();
 }
 
+/* writes="y": the statistics are not the implementation's (not verified,
+ * not counted: kb_impl_run.unwritten); a launch's returned outputs are
+ * taken after a verifying launch only, and must name the case's tensors */
+static void test_python_writes_and_returns(void **unused)
+{
+    (void)unused;
+    const kb_impl *im = loaded_as("py.y_only");
+    for (int rows = 3; rows <= 5; rows++) {
+        char r_s[8];
+        snprintf(r_s, sizeof r_s, "%d", rows);
+        const char *kv[] = {"pass", "fwd", "dtype", "fp32", "rows", r_s, "cols", "5", "affine", "none", NULL};
+        kb_case *c = one_case(kv);
+        kb_state st;
+        float *x, *y;
+        host_state(&st, rows, 5, &x, &y);
+        kb_impl_run r = {.impl = im, .device = -1};
+        assert_int_equal(im->prepare(c, &st, NULL, &r), 0);
+        assert_int_equal(r.unwritten, 6u); /* mean and rstd (outputs 1 and 2) */
+        assert_non_null(strstr(r.kernel, "(writes y)"));
+        kb_last_error[0] = 0;
+        assert_int_equal(im->launch(c, &st, &r, NULL), rows == 5 ? 1 : 0); /* timed: a returned dict dropped */
+        if (rows == 5) assert_non_null(strstr(kb_last_error, "want None, or a dict of outputs"));
+        r.verifying = 1;
+        kb_last_error[0] = 0;
+        const int rc = im->launch(c, &st, &r, NULL);
+        if (rows == 3) assert_int_equal(rc, 0); /* None: nothing to take */
+        else assert_int_not_equal(rc, 0);
+        if (rows == 4) assert_non_null(strstr(kb_last_error, "launch returned 'sum', which is no tensor of this case"));
+        for (int i = 0; i < rows * 5; i++) assert_true(y[i] == 2 * x[i]);
+        im->release(c, &st, &r);
+        kb_cases_free(c, 1);
+        free(x), free(y);
+        for (int i = 1; i < 3; i++) free(st.out[i].dev);
+    }
+    kb_plugins_unload();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_python_host),
+        cmocka_unit_test(test_python_writes_and_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,6 +138,9 @@ static int check_declared(const char *path, const kbp_impl *p, const kb_op *op, 
     if (kb_plugin_each_name(p->inplace, 1, one_declared, &d)) return -1;
     d.what = "accumulates";
     if (kb_plugin_each_name(p->accumulates, 0, one_declared, &d)) return -1;
+    const int py = kb_pyimpl_index(p); /* a Python implementation's writes: outputs too */
+    d.what = "writes";
+    if (py >= 0 && kb_plugin_each_name(kb_pyimpl_writes(py), 0, one_declared, &d)) return -1;
     seen_outputs s = {.n = 0};
     int r = kb_plugin_each_name(p->inplace, 1, one_seen, &s);
     if (!r) r = kb_plugin_each_name(p->accumulates, 0, one_seen, &s);
@@ -363,6 +366,7 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         pi->impl.help = pi->help;
         pi->impl.prepare = kb_plugin_prepare;
         pi->impl.launch = kb_plugin_launch;
+        if (pi->py >= 0) pi->impl.empty_launch = kb_plugin_launch; /* with r->empty set: the shim skips the user's call */
         pi->impl.release = kb_plugin_release;
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;

@@ -15,6 +15,7 @@ typedef struct {
     kbp_impl p;
     kbp_tunable tun[KBP_MAX_TUNABLES];
     char *text; /* the load line, cut into the strings p and tun point at */
+    const char *writes; /* "y,mean": the outputs it writes (NULL: all) */
     long idx;
 } pyimpl;
 
@@ -95,19 +96,20 @@ static int has_prepare(const kbp_case *c, void **state, void *stream, char *kern
 }
 
 /* one load line: idx op name help inplace accumulates nondet tunables
- * has_prepare has_supports (tab-separated) */
+ * has_prepare has_supports writes (tab-separated) */
+#define NFIELDS 11
 static int parse_line(char *ln, pyimpl *pi, const char *path, char *err, size_t n)
 {
-    char *f[10];
+    char *f[NFIELDS];
     int k = 0;
-    for (char *s = ln; k < 10; k++) {
+    for (char *s = ln; k < NFIELDS; k++) {
         f[k] = s;
         char *tab = strchr(s, '\t');
         if (!tab) { k++; break; }
         *tab = 0;
         s = tab + 1;
     }
-    if (k != 10) return kb_errf(err, n, "%s: internal: a declaration line of %d fields", path, k), -1;
+    if (k != NFIELDS) return kb_errf(err, n, "%s: internal: a declaration line of %d fields", path, k), -1;
     memset(pi, 0, sizeof *pi);
     pi->text = ln;
     pi->idx = strtol(f[0], NULL, 10);
@@ -120,6 +122,7 @@ static int parse_line(char *ln, pyimpl *pi, const char *path, char *err, size_t 
     pi->p.launch = no_launch;
     pi->p.prepare = f[8][0] == '1' ? has_prepare : NULL;
     pi->p.supports = f[9][0] == '1' ? has_supports : NULL;
+    pi->writes = f[10][0] ? f[10] : NULL;
     int nt = 0; /* tunables: name=values=default;... */
     for (char *s = f[7]; *s && nt <= KBP_MAX_TUNABLES;) {
         char *end = strchr(s, ';'), *e1 = strchr(s, '=');
@@ -166,6 +169,13 @@ int kb_pyimpl_load(const char *path, const kbp_table **t, char *err, size_t n)
     return 0;
 }
 
+const char *kb_pyimpl_writes(int idx)
+{
+    for (int i = 0; i < nimpls; i++)
+        if (impls[i].idx == idx) return impls[i].writes;
+    return NULL;
+}
+
 int kb_pyimpl_supports(int idx, const char *case_text, char *why, size_t n)
 {
     PyObject *a[2] = {kb_py.Long_FromLongLong(idx), kb_py.Unicode_FromString(case_text)};
@@ -193,12 +203,13 @@ int kb_pyimpl_prepare(int idx, const char *case_text, const char *tensor_text, v
     return 0;
 }
 
-int kb_pyimpl_launch(void *state, void *stream, char *why, size_t n)
+int kb_pyimpl_launch(void *state, void *stream, int mode, char *why, size_t n)
 {
     const pyrun *r = state;
-    PyObject *a[2] = {kb_py.Long_FromLongLong(r->handle), kb_py.Long_FromLongLong((long long)(uintptr_t)stream)};
+    PyObject *a[3] = {kb_py.Long_FromLongLong(r->handle), kb_py.Long_FromLongLong((long long)(uintptr_t)stream),
+                      kb_py.Long_FromLongLong(mode)};
     why[0] = 0;
-    if (call_text("launch", 2, a, why, n) || why[0]) return KB_PY_FAILED;
+    if (call_text("launch", 3, a, why, n) || why[0]) return KB_PY_FAILED;
     return 0;
 }
 

@@ -37,10 +37,12 @@ const kb_setting kb_settings[] = {
      "auto: a plugin's implementations run in a helper process, so a fault or a hang costs their rows only "
      "(timing equal to in-process: docs/plugins.md); off: in kbench's own process (a fault ends the sweep)",
      "auto,off"},
-    {"timing", KB_S_STR, F(timing), "events", 0, 0,
+    {"timing", KB_S_STR, F(timing), "auto", 0, 0,
      "events: CUDA events around each launch; graph: the launches replayed from a CUDA graph "
-     "(no CPU launch overhead inside a sample; the L2 flush is a node before each)",
-     "events,graph"},
+     "(no CPU launch overhead inside a sample; the L2 flush is a node before each); auto: graph for Python "
+     "implementations (their dispatch, up to 3x a small kernel, kept out of the samples), events for the rest "
+     "(docs/python.md)",
+     "auto,events,graph"},
     {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
     {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,
      "a row is throttled when its lowest SM clock is under this share of the maximum (0: off)"},
@@ -81,9 +83,11 @@ static int bad_choice(const kb_setting *s, const char *text, char *err, size_t e
         all = l > 0 && l < 31 && kb_list_has(s->choices, w);
         t += l + (t[l] == ',');
     }
-    if (all && strchr(text, ',')) {
-        kb_errf(err, errlen, "%s takes one value, %s, not a list; for both, run twice (--%s %s, then --%s %s) and "
-                "kbench compare the two result files", s->name, alts, s->name, cands[0], s->name, n > 1 ? cands[1] : cands[0]);
+    if (all && strchr(text, ',')) { /* the first two named, as the user wrote them */
+        const size_t l1 = strcspn(text, ","), l2 = strcspn(text + l1 + 1, ",");
+        kb_errf(err, errlen, "%s takes one value, %s, not a list; for both, run twice (--%s %.*s, then --%s %.*s) and "
+                "kbench compare the two result files", s->name, alts, s->name, (int)l1, text, s->name, (int)l2,
+                text + l1 + 1);
         return -1;
     }
     const char *near = NULL;

@@ -54,11 +54,14 @@ typedef struct {
     int32_t ran;    /* the verify run ran: the outputs follow */
     int32_t sticky; /* e lost the helper's context: it ends after this answer */
     int32_t nout, nsamples;
-    double extra_bytes; /* the accumulating outputs' reads (presample.h) */
+    double extra_bytes; /* the accumulating outputs' reads, less the unwritten (presample.h) */
+    uint32_t unwritten; /* kb_impl_run.unwritten */
+    double launch_floor_ms, launch_host_ms; /* kb_row's */
     double wall_verify, wall_time;
     kb_stats st;
     kb_cond cond;
     char kernel[KB_KERNEL_LEN], reason[256], error[512], nondet[256];
+    char fallback[200]; /* kb_time_extra.fallback: graph capture failed, timed with events */
     uint64_t out_bytes[KB_MAX_OUTPUTS];
 } kb_iso_rep;
 

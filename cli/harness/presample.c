@@ -70,7 +70,10 @@ int kb_presample_end(kb_impl_run *r, void *stream)
 double kb_presample_read_bytes(const kb_state *st, const kb_impl_run *r)
 {
     double b = 0;
-    for (int i = 0; i < st->nout; i++)
-        if (r->accumulate >> i & 1) b += (double)st->out[i].n * (double)kb_dtype_size(st->out[i].dtype);
+    for (int i = 0; i < st->nout; i++) {
+        const double bytes = (double)st->out[i].n * (double)kb_dtype_size(st->out[i].dtype);
+        if (r->unwritten >> i & 1) b -= bytes; /* neither written nor verified */
+        else if (r->accumulate >> i & 1) b += bytes;
+    }
     return b;
 }

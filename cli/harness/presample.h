@@ -21,7 +21,8 @@ int kb_presample_collect(kb_state *st, const kb_impl_run *r, void *stream);
 /* After the implementation's last launch: the inputs as they were (the next
  * implementation reads them), the copies freed. 0 or a CUDA error. */
 int kb_presample_end(kb_impl_run *r, void *stream);
-/* The bytes the byte model adds for r: each accumulating output read once. */
+/* The bytes the byte model adds for r: each accumulating output read once;
+ * less each output r does not write (kb_impl_run.unwritten). */
 double kb_presample_read_bytes(const kb_state *st, const kb_impl_run *r);
 
 #endif

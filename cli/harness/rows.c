@@ -6,6 +6,7 @@
 #include "lifecycle.h"
 #include "presample.h"
 #include "rows.h"
+#include "timer.h"
 #include "verify.h"
 #include "watch.h"
 #include "../core/clock.h"
@@ -32,6 +33,64 @@ int launch_fn(void *ctx, void *stream)
     return rc;
 }
 
+const char *row_timing(const kb_opts *o, const kb_impl *impl)
+{
+    if (strcmp(o->timing, "auto")) return o->timing;
+    return impl->empty_launch ? "graph" : "events";
+}
+
+const kb_opts *row_timing_opts(const kb_opts *o, const kb_impl *impl, kb_opts *copy)
+{
+    *copy = *o;
+    snprintf(copy->timing, sizeof copy->timing, "%s", row_timing(o, impl));
+    return copy;
+}
+
+void row_graph_fallback(kb_row *row, const char *why)
+{
+    static const char *said[64];
+    static int nsaid;
+    int k = 0;
+    while (k < nsaid && strcmp(said[k], row->impl)) k++;
+    if (k == nsaid) {
+        if (nsaid < 64) said[nsaid++] = row->impl;
+        fprintf(stderr, "kbench: %s cannot be captured in a CUDA graph (%s): its rows are timed with events\n", row->impl,
+                why);
+    }
+    row->timing = "events";
+    if (!row->note[0]) snprintf(row->note, sizeof row->note, "no graph");
+}
+
+static int empty_fn(void *ctx, void *stream)
+{
+    const launch_ctx *l = ctx;
+    l->run->empty = 1;
+    int rc = l->impl->empty_launch(l->c, l->st, l->run, stream);
+    l->run->empty = 0;
+    return rc;
+}
+
+void row_host_note(kb_row *row)
+{
+    const double m = row->st.median;
+    if (m > 0 && (row->launch_floor_ms >= 0.8 * m || row->launch_host_ms >= 0.8 * m) && !row->note[0])
+        snprintf(row->note, sizeof row->note, "host-bound");
+}
+
+int row_launch_floor(struct kb_timer *t, const launch_ctx *l, const kb_opts *o, double host_ms, kb_row *row)
+{
+    if (!l->impl->empty_launch || strcmp(o->timing, "events") || row->st.median <= 0) return 0;
+    kb_opts fo = *o;
+    if (fo.min_time > 0.05) fo.min_time = 0.05; /* a floor, not a row: a few hundred samples */
+    kb_stats st;
+    int rc = kb_time(t, empty_fn, (void *)l, &fo, "launch floor", &st, NULL);
+    if (rc) return rc;
+    row->launch_floor_ms = st.median;
+    row->launch_host_ms = host_ms;
+    row_host_note(row);
+    return 0;
+}
+
 int presample_fn(void *ctx, void *stream)
 {
     launch_ctx *l = ctx;
@@ -48,7 +107,10 @@ static int poisoned_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_
     int rc = kb_presample(st, run, stream); /* in-place inputs restored, accumulating outputs zeroed */
     if (rc) return rc;
     launch_ctx l = {impl, c, st, run};
-    if ((rc = launch_fn(&l, stream))) return rc;
+    run->verifying = 1;
+    rc = launch_fn(&l, stream);
+    run->verifying = 0;
+    if (rc) return rc;
     if ((rc = kb_presample_collect(st, run, stream))) return rc;
     KB_CK(cudaStreamSynchronize((cudaStream_t)stream));
     KB_CK(cudaGetLastError());
@@ -100,13 +162,15 @@ int verify_run(const kb_impl *impl, const kb_case *c, kb_state *st, kb_impl_run 
 
 /* Compare every output kept by verify_run with the reference (its own
  * tolerance), then any difference between two runs (nondet). */
-static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const char *nondet, kb_row *row)
+static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const char *nondet, unsigned unwritten,
+                           kb_row *row)
 {
     row->verified = 1;
     row->rel_err = row->max_abs_err = 0;
     row->verified_rows = 0;
     for (int i = 0; i < st->nout; i++) {
         kb_buf *b = &st->out[i];
+        if (unwritten >> i & 1) continue; /* declared not written (kb_impl_run.unwritten) */
         /* the compared elements: every one, or the rows the reference computed */
         double *got = malloc(kb_buf_checked(b) * sizeof *got + 1);
         kb_buf_gather(b, h[i], got);
@@ -182,7 +246,7 @@ static int finish_row(pending *p, kb_state *st, tally *t, const double *wall, in
     }
     if (p->ran) {
         const double tw = kb_now_s();
-        verify_compare(row->c, st, p->h, p->nondet, row);
+        verify_compare(row->c, st, p->h, p->nondet, p->unwritten, row);
         row->wall[KB_WALL_VERIFY] += kb_now_s() - tw;
     }
     int k = 0; /* the implementation's own count */

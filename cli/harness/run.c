@@ -345,7 +345,7 @@ static void row_start(kb_row *row, const case_state *K, const kb_impl *impl, con
     row->copy_gbps = K->copy;
     row->gemm_tflops = K->gemm;
     row->cublas_shape_tflops = K->shape_tf;
-    row->timing = o->timing;
+    row->timing = row_timing(o, impl);
 }
 
 /* Whether impl takes the case here: its supports(), then (untimed) its
@@ -362,7 +362,7 @@ static int impl_prepare(run_state *R, const case_state *K, const kb_impl *impl, 
         snprintf(row->reason, sizeof row->reason, "%s", run->why);
         return 1;
     }
-    row->bytes += kb_presample_read_bytes(&K->f->st, run); /* an accumulating output's read */
+    row->bytes += kb_presample_read_bytes(&K->f->st, run); /* an accumulating output's read, no unwritten one */
     snprintf(row->kernel, sizeof row->kernel, "%s", run->kernel);
     if (*e && !kb_last_error[0])
         snprintf(kb_last_error, sizeof kb_last_error, "%s prepare: %s", impl->name, cudaGetErrorString((cudaError_t)*e));
@@ -393,13 +393,15 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     const kb_op *op = c->op;
     kb_state *st = &K->f->st;
     kb_row *row = &p->row;
-    const kb_opts *o = R->o;
+    kb_opts oo;
+    const kb_opts *o = row_timing_opts(R->o, impl, &oo);
     char nv[1200];
     snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
              impl->name, run->kernel, K->f->label);
     /* a launch or a batch of samples finishes well within --timeout;
      * nothing finished for much longer is a hung kernel */
     kb_watch_arm(what, 2 * o->timeout + 60);
+    p->unwritten = run->unwritten;
     double tw;
     if (!e && !o->no_verify) {
         nvtxRangePushA(nv);
@@ -417,6 +419,8 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
         row->samples = x.samples;
         row->cond = x.cond;
         if (!e && row->st.median > 0) row_rates(R, K, row, ii == 0);
+        if (!e && x.fallback[0]) row_graph_fallback(row, x.fallback);
+        if (!e && !x.fallback[0]) e = row_launch_floor(R->timer, &l, o, x.host_ms, row);
     }
     return e;
 }
@@ -446,6 +450,7 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
     }
     snprintf(row->kernel, sizeof row->kernel, "%s", r.rep.kernel[0] ? r.rep.kernel : impl->name);
     row->bytes += r.rep.extra_bytes;
+    p->unwritten = r.rep.unwritten;
     row->wall[KB_WALL_VERIFY] = r.rep.wall_verify;
     row->wall[KB_WALL_TIME] = r.rep.wall_time;
     memcpy(p->h, r.h, sizeof p->h);
@@ -468,6 +473,10 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
     row->cond = r.rep.cond;
     row->samples = r.samples;
     if (row->st.median > 0) row_rates(R, K, row, ii == 0);
+    if (r.rep.fallback[0]) row_graph_fallback(row, r.rep.fallback);
+    row->launch_floor_ms = r.rep.launch_floor_ms;
+    row->launch_host_ms = r.rep.launch_host_ms;
+    row_host_note(row);
 }
 
 /* Implementation ii's row of the case, pending until the reference is

@@ -85,7 +85,9 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
             }
         }
         cudaEventRecordWithFlags(t->start[k], t->stream, rec);
+        const double h0 = graph ? 0 : kb_now_s();
         if ((rc = fn(ctx, t->stream)) != 0) break;
+        if (!graph) t->host_s += kb_now_s() - h0, t->host_n++;
         cudaEventRecordWithFlags(t->stop[k], t->stream, rec);
     }
     if (!graph) return rc;
@@ -114,9 +116,12 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
     memset(st, 0, sizeof *st);
     if (x) {
         x->samples = NULL;
+        x->fallback[0] = 0;
+        x->host_ms = 0;
         memset(&x->cond, 0, sizeof x->cond);
     }
     kb_sample_fn before = x ? x->before : NULL;
+    t->host_s = 0, t->host_n = 0;
     for (int i = 0; i < o->warmup; i++)
         if ((before && (rc = before(ctx, t->stream))) || (rc = fn(ctx, t->stream)) != 0) goto out;
     if (o->warmup && ((rc = cudaGetLastError()) || (rc = cudaStreamSynchronize(t->stream)))) {
@@ -133,7 +138,21 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         if (kb_stop_signal) break; /* the caller drops this row */
         int slot = 0;
         while ((1 << slot) < batch) slot++;
-        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, &execs[slot]))) goto done;
+        const int capturing = graph && !execs[slot];
+        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, &execs[slot]))) {
+            /* The launch ran outside a graph (the verify run, the warm-up) but
+             * cannot be captured (a host sync inside, an allocation, an
+             * exception under capture): sampled with events instead, the row
+             * saying so. A lost context is an error, not a fallback. */
+            if (!capturing || !x || n > 0 || kb_cuda_sticky(rc)) goto done;
+            snprintf(x->fallback, sizeof x->fallback, "%.190s", kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)rc));
+            cudaGetLastError();
+            if ((rc = cudaStreamSynchronize(t->stream))) goto done;
+            kb_last_error[0] = 0;
+            graph = 0;
+            t0 = kb_now_s();
+            continue;
+        }
         if (x) kb_cond_poll(&t->cond); /* while the batch runs */
         if ((rc = cudaEventSynchronize(t->stop[batch - 1])) != 0) {
             kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);
@@ -185,6 +204,7 @@ done:
         if (execs[i]) cudaGraphExecDestroy(execs[i]);
     if (rc == 0) kb_stats_compute(ms, n, st);
     if (x) kb_cond_end(&t->cond, &t->nvml, o->throttle_threshold, &x->cond);
+    if (x && t->host_n) x->host_ms = 1e3 * t->host_s / (double)t->host_n;
     if (x && x->keep && rc == 0) x->samples = ms;
     else free(ms);
 out:

@@ -19,6 +19,8 @@ struct kb_timer {
     cudaStream_t stream;
     cudaEvent_t start[KB_MAX_BATCH], stop[KB_MAX_BATCH];
     unsigned flushes;
+    double host_s; /* events timing: the host's seconds inside the launches of this kb_time, and their count */
+    long host_n;
     int sm_count;
     /* copy ceilings measured so far, by byte count */
     struct { double r, w, gbps; int cand; } copies[256];
