@@ -25,6 +25,7 @@ static int nimpls;
 static kbp_table tables[MAX_FILES];
 static kbp_impl table_impls[MAX_FILES][MAX_PY];
 static long table_idx[MAX_FILES][MAX_PY]; /* each one's index in the shim */
+static char *blocks[MAX_FILES]; /* each file's load lines, which its implementations' strings point into */
 static int ntables;
 
 typedef struct { /* a prepared case (the state plugin.c keeps) */
@@ -164,7 +165,7 @@ int kb_pyimpl_load(const char *path, const kbp_table **t, char *err, size_t n)
         table_idx[ntables][i - first] = impls[i].idx;
     }
     *tb = (kbp_table){KBP_ABI_VERSION, nimpls - first, table_impls[ntables]};
-    ntables++;
+    blocks[ntables++] = all;
     *t = tb;
     return 0;
 }
@@ -226,5 +227,6 @@ void kb_pyimpl_release(void *state)
 
 void kb_pyimpl_unload(void)
 {
-    nimpls = ntables = 0; /* the loaded lines (a block a file) are kept: a few hundred bytes; Python stays started */
+    for (int t = 0; t < ntables; t++) free(blocks[t]), blocks[t] = NULL;
+    nimpls = ntables = 0; /* Python stays started (the shim's lists hold the old declarations: a few hundred bytes) */
 }
