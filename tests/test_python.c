@@ -128,6 +128,17 @@ static void test_python_writes_and_returns(void **unused)
 {
     (void)unused;
     const kb_impl *im = loaded_as("py.y_only");
+    assert_true(im->interpreted); /* --timing auto: graph; events rows get its host time */
+    /* a C library loaded beside it is not Python's (its index is not the
+     * first Python implementation's: it had that one's writes once) */
+    const char *dir = getenv("KB_TEST_PLUGINS");
+    char lib[512], err[512];
+    snprintf(lib, sizeof lib, "%s/noop.so", dir ? dir : "build/tests/plugins");
+    if (kb_plugin_load("c", lib, err, sizeof err) == 0) {
+        const kb_op *op = kb_find_op("layernorm");
+        for (int k = 0; k < kb_op_nimpls(op); k++)
+            if (!strcmp(kb_op_impl(op, k)->name, "c")) assert_false(kb_op_impl(op, k)->interpreted);
+    }
     for (int rows = 3; rows <= 5; rows++) {
         char r_s[8];
         snprintf(r_s, sizeof r_s, "%d", rows);

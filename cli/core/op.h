@@ -119,7 +119,6 @@ typedef struct {
      * implementation's writes): neither verified nor counted in bytes */
     unsigned unwritten;
     int verifying; /* set by the harness around a verified launch (a Python launch's returned outputs are taken then) */
-    int empty;     /* set around empty_launch's calls */
 } kb_impl_run;
 
 /* prepare's answer when the case cannot run after all (the row is n/a) */
@@ -140,10 +139,11 @@ typedef struct kb_impl_s {
      * planning, no synchronisation. */
     int (*launch)(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream);
     void (*release)(const kb_case *c, kb_state *st, kb_impl_run *r); /* frees r->priv; may be NULL */
-    /* The launch's call path with no work in it (a Python implementation's
-     * dispatch: kbench to Python and back): its events-timed samples are
-     * the row's launch floor. NULL: none measured (C launches cost ~2 us). */
-    int (*empty_launch)(const kb_case *c, kb_state *st, kb_impl_run *r, void *stream);
+    /* Its launch goes through an interpreter (a Python implementation): tens
+     * to hundreds of microseconds of host time a launch, which the L2 flush
+     * does not always hide. --timing auto times it under graphs; under
+     * events its rows record that host time (kb_row.launch_host_ms). */
+    int interpreted;
     /* The tunable parameters (kb_param.tunable) it takes, comma list; NULL: none. */
     const char *tunables;
     /* `kbench check` runs every implementation twice and requires the same

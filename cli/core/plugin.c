@@ -366,11 +366,12 @@ int kb_plugin_load(const char *alias, const char *path, char *err, size_t n)
         pi->impl.help = pi->help;
         pi->impl.prepare = kb_plugin_prepare;
         pi->impl.launch = kb_plugin_launch;
-        if (pi->py >= 0) pi->impl.empty_launch = kb_plugin_launch; /* with r->empty set: the shim skips the user's call */
         pi->impl.release = kb_plugin_release;
         pi->impl.nondeterministic = (p->flags & KBP_NONDETERMINISTIC) != 0;
         pi->impl.plugin = pi;
         pi->py = kb_pyimpl_index(p);
+        pi->impl.interpreted = pi->py >= 0;
+        pi->writes = pi->py >= 0 ? kb_pyimpl_writes(pi->py) : NULL;
     }
     for (int o = 0; alias && o < kb_nops; o++) /* --impl NAME selects all of the library's: no built-in may be NAME */
         for (int k = 0; k < kb_ops[o]->nimpls; k++)

@@ -204,10 +204,9 @@ static int one_written(const char *o, const char *unused, void *arg)
 static int declare_presample(const pimpl *pi, pcase *pc, kb_impl_run *r)
 {
     presample_arg a = {pi, pc, r};
-    const char *writes = pi->py >= 0 ? kb_pyimpl_writes(pi->py) : NULL;
-    if (writes) { /* every output but those named */
+    if (pi->writes) { /* every output but those named */
         r->unwritten = pc->kc.noutputs >= 32 ? ~0u : (1u << pc->kc.noutputs) - 1;
-        if (kb_plugin_each_name(writes, 0, one_written, &a)) return -1;
+        if (kb_plugin_each_name(pi->writes, 0, one_written, &a)) return -1;
     }
     return kb_plugin_each_name(pi->p->inplace, 1, one_inplace, &a) || kb_plugin_each_name(pi->p->accumulates, 0, one_accumulate, &a);
 }
@@ -254,9 +253,8 @@ int kb_plugin_prepare(const kb_case *c, kb_state *st, const kb_devattr *d, kb_im
     } else if (pi->p->prepare)
         rc = pi->p->prepare(&pc->kc, &pc->state, r->stream, kernel, sizeof kernel, why, sizeof why);
     kernel_column(pi, pc, kernel, r->kernel, sizeof r->kernel);
-    const char *writes = pi->py >= 0 ? kb_pyimpl_writes(pi->py) : NULL;
     const size_t kl = strlen(r->kernel);
-    if (writes && kl + 1 < sizeof r->kernel) snprintf(r->kernel + kl, sizeof r->kernel - kl, " (writes %s)", writes);
+    if (pi->writes && kl + 1 < sizeof r->kernel) snprintf(r->kernel + kl, sizeof r->kernel - kl, " (writes %s)", pi->writes);
     if (rc == KBP_NA) { /* the row is n/a: what only prepare could learn */
         snprintf(r->why, sizeof r->why, "%s", why[0] ? why : "its prepare() says it cannot take this case");
         return KB_NA;
@@ -276,8 +274,7 @@ int kb_plugin_launch(const kb_case *c, kb_state *st, kb_impl_run *r, void *strea
     pcase *pc = r->priv;
     if (pi->py >= 0) { /* an exception: its line, not a CUDA error's name */
         char why[KB_ERRLEN];
-        int rc = kb_pyimpl_launch(pc->state, stream, r->empty ? KB_PY_EMPTY : r->verifying ? KB_PY_VERIFYING : KB_PY_TIMED,
-                                  why, sizeof why);
+        int rc = kb_pyimpl_launch(pc->state, stream, r->verifying, why, sizeof why);
         if (rc) kb_errf(kb_last_error, sizeof kb_last_error, "plugin %s (%s) %s", r->impl->name, pi->lib->path, why);
         return rc;
     }

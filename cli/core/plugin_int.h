@@ -24,6 +24,7 @@ typedef struct {
     char name[96], help[320];
     char tunables[KBP_MAX_TUNABLES * 33]; /* impl.tunables: its own, a comma list */
     int py; /* a Python implementation's index (pyimpl.h), -1: a library's */
+    const char *writes; /* a Python implementation's writes ("y,mean"); NULL: every output */
 } pimpl;
 
 static inline const pimpl *kb_pimpl_of(const kb_impl *impl) { return (const pimpl *)impl->plugin; }

@@ -204,11 +204,11 @@ int kb_pyimpl_prepare(int idx, const char *case_text, const char *tensor_text, v
     return 0;
 }
 
-int kb_pyimpl_launch(void *state, void *stream, int mode, char *why, size_t n)
+int kb_pyimpl_launch(void *state, void *stream, int verifying, char *why, size_t n)
 {
     const pyrun *r = state;
     PyObject *a[3] = {kb_py.Long_FromLongLong(r->handle), kb_py.Long_FromLongLong((long long)(uintptr_t)stream),
-                      kb_py.Long_FromLongLong(mode)};
+                      kb_py.Long_FromLongLong(verifying != 0)};
     why[0] = 0;
     if (call_text("launch", 3, a, why, n) || why[0]) return KB_PY_FAILED;
     return 0;

@@ -27,12 +27,9 @@ int kb_pyimpl_index(const kbp_impl *p);
 int kb_pyimpl_supports(int idx, const char *case_text, char *why, size_t n);
 int kb_pyimpl_prepare(int idx, const char *case_text, const char *tensor_text, void *stream, void **state, char *kernel,
                       size_t kn, char *why, size_t wn);
-/* 0, or KB_PY_FAILED with the exception's line in why. mode: a timed
- * launch, a verifying one (the outputs a launch returns are copied into
- * kbench's: docs/python.md) or an empty one (the same path, the user's
- * launch not called: the launch floor) */
-enum { KB_PY_TIMED, KB_PY_VERIFYING, KB_PY_EMPTY };
-int kb_pyimpl_launch(void *state, void *stream, int mode, char *why, size_t n);
+/* 0, or KB_PY_FAILED with the exception's line in why. verifying: the
+ * outputs the launch returns are copied into kbench's (docs/python.md) */
+int kb_pyimpl_launch(void *state, void *stream, int verifying, char *why, size_t n);
 /* implementation idx's declared outputs ("y,mean"), or NULL: all of them */
 const char *kb_pyimpl_writes(int idx);
 void kb_pyimpl_release(void *state);

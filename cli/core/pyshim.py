@@ -244,26 +244,19 @@ def _take(t, got, stream):
             dst.copy_(v.reshape(dst.shape))
 
 
-def _empty(*args):
-    return None
-
-
-def launch(h, stream, mode=0):
-    """None, or the error (one line). mode 0: timed, 1: verifying, 2: empty
-    (the same path without the user's call: the launch floor). A launch
-    returns None (it wrote kbench's outputs) or a dict of the outputs it
-    allocated itself: copied into kbench's after a verifying launch, dropped
-    after a timed one."""
+def launch(h, stream, verifying=0):
+    """None, or the error (one line). A launch returns None (it wrote
+    kbench's outputs) or a dict of the outputs it allocated itself: copied
+    into kbench's after a verifying launch, dropped after a timed one."""
     d, c, t, state = _runs[h]
-    fn = _empty if mode == 2 else d["launch"]
     try:
         if d.get("prepare") is not None:
-            got = fn(c, t, stream, state)
+            got = d["launch"](c, t, stream, state)
         else:
-            got = fn(c, t, stream)
+            got = d["launch"](c, t, stream)
         if got is not None and not isinstance(got, dict):
             raise TypeError("launch returned %s: want None, or a dict of outputs {name: tensor}" % type(got).__name__)
-        if got and mode == 1:
+        if got and verifying:
             _take(t, got, stream)
     except Exception as e:
         return "launch: " + _line(e)

@@ -82,18 +82,14 @@ static int measure(const kb_iso_req *q, const kb_case *c, const kb_impl *impl, k
         launch_ctx l = {impl, c, st, &run};
         kb_opts oo;
         const kb_opts *o = row_timing_opts(&q->opts, impl, &oo);
-        kb_time_extra x = {.keep = q->opts.save_samples, .before = kb_presample_any(&run) ? presample_fn : NULL};
+        kb_time_extra x = {.keep = q->opts.save_samples, .before = kb_presample_any(&run) ? presample_fn : NULL,
+                           .host = impl->interpreted};
         tw = kb_now_s();
         e = kb_time(t, launch_fn, &l, o, a->kernel, &a->st, &x);
         a->wall_time = kb_now_s() - tw;
         a->cond = x.cond;
         snprintf(a->fallback, sizeof a->fallback, "%s", x.fallback);
-        if (!e && !x.fallback[0]) { /* the launch floor, as run.c's row measures it */
-            kb_row fr = {.st = a->st};
-            e = row_launch_floor(t, &l, o, x.host_ms, &fr);
-            a->launch_floor_ms = fr.launch_floor_ms;
-            a->launch_host_ms = fr.launch_host_ms;
-        }
+        a->host_ms = x.host_ms;
         if (!e && x.samples) *samples = x.samples, a->nsamples = a->st.samples;
         else free(x.samples);
     }

@@ -56,7 +56,7 @@ typedef struct {
     int32_t nout, nsamples;
     double extra_bytes; /* the accumulating outputs' reads, less the unwritten (presample.h) */
     uint32_t unwritten; /* kb_impl_run.unwritten */
-    double launch_floor_ms, launch_host_ms; /* kb_row's */
+    double host_ms; /* kb_time_extra.host_ms */
     double wall_verify, wall_time;
     kb_stats st;
     kb_cond cond;

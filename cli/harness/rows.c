@@ -6,7 +6,6 @@
 #include "lifecycle.h"
 #include "presample.h"
 #include "rows.h"
-#include "timer.h"
 #include "verify.h"
 #include "watch.h"
 #include "../core/clock.h"
@@ -36,7 +35,7 @@ int launch_fn(void *ctx, void *stream)
 const char *row_timing(const kb_opts *o, const kb_impl *impl)
 {
     if (strcmp(o->timing, "auto")) return o->timing;
-    return impl->empty_launch ? "graph" : "events";
+    return impl->interpreted ? "graph" : "events";
 }
 
 const kb_opts *row_timing_opts(const kb_opts *o, const kb_impl *impl, kb_opts *copy)
@@ -61,34 +60,11 @@ void row_graph_fallback(kb_row *row, const char *why)
     if (!row->note[0]) snprintf(row->note, sizeof row->note, "no graph");
 }
 
-static int empty_fn(void *ctx, void *stream)
+void row_host_note(kb_row *row, double host_ms)
 {
-    const launch_ctx *l = ctx;
-    l->run->empty = 1;
-    int rc = l->impl->empty_launch(l->c, l->st, l->run, stream);
-    l->run->empty = 0;
-    return rc;
-}
-
-void row_host_note(kb_row *row)
-{
-    const double m = row->st.median;
-    if (m > 0 && (row->launch_floor_ms >= 0.8 * m || row->launch_host_ms >= 0.8 * m) && !row->note[0])
-        snprintf(row->note, sizeof row->note, "host-bound");
-}
-
-int row_launch_floor(struct kb_timer *t, const launch_ctx *l, const kb_opts *o, double host_ms, kb_row *row)
-{
-    if (!l->impl->empty_launch || strcmp(o->timing, "events") || row->st.median <= 0) return 0;
-    kb_opts fo = *o;
-    if (fo.min_time > 0.05) fo.min_time = 0.05; /* a floor, not a row: a few hundred samples */
-    kb_stats st;
-    int rc = kb_time(t, empty_fn, (void *)l, &fo, "launch floor", &st, NULL);
-    if (rc) return rc;
-    row->launch_floor_ms = st.median;
     row->launch_host_ms = host_ms;
-    row_host_note(row);
-    return 0;
+    if (row->st.median > 0 && host_ms >= 0.8 * row->st.median && !row->note[0])
+        snprintf(row->note, sizeof row->note, "host-bound");
 }
 
 int presample_fn(void *ctx, void *stream)

@@ -22,20 +22,15 @@ int launch_fn(void *ctx, void *stream); /* kb_time's launch: l->impl on its case
  * one line on stderr, the first time for each implementation. */
 void row_graph_fallback(kb_row *row, const char *why);
 /* The timing impl's rows get: o->timing, where auto is graph for an
- * implementation with an empty_launch (a Python one) and events for the rest. */
+ * interpreted implementation (a Python one) and events for the rest. */
 const char *row_timing(const kb_opts *o, const kb_impl *impl);
 /* o with its timing as row_timing says, into *copy; returns copy */
 const kb_opts *row_timing_opts(const kb_opts *o, const kb_impl *impl, kb_opts *copy);
-/* Under events timing, for an implementation with an empty_launch (a
- * Python one): its launch floor, the median of its empty launches timed as
- * the row's (flushed, events), into row->launch_floor_ms, and host_ms (the
- * host's mean time in one of its real launches) into row->launch_host_ms;
- * the note "host-bound" when either is 80% of the row's median or more:
- * the samples then hold dispatch, and --timing graph is the measure. 0 or a
- * CUDA error. */
-struct kb_timer;
-int row_launch_floor(struct kb_timer *t, const launch_ctx *l, const kb_opts *o, double host_ms, kb_row *row);
-void row_host_note(kb_row *row); /* the note, from row's figures */
+/* An interpreted implementation's row under events: host_ms, the host's
+ * mean time in one launch (kb_time_extra.host_ms), into launch_host_ms,
+ * and the note "host-bound" when it is 80% of the row's median or more:
+ * the samples may then hold the dispatch, and --timing graph is the measure. */
+void row_host_note(kb_row *row, double host_ms);
 int presample_fn(void *ctx, void *stream); /* kb_time's untimed step before each launch (presample.h) */
 
 /* a case's reference, run beside the timing (kb_bg); references run one

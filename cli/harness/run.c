@@ -412,7 +412,8 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     }
     if (!e && !R->info->check_mode) {
         launch_ctx l = {impl, c, st, run};
-        kb_time_extra x = {.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL};
+        kb_time_extra x = {.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL,
+                           .host = impl->interpreted};
         tw = kb_now_s();
         e = kb_time(R->timer, launch_fn, &l, o, nv, &row->st, &x);
         row->wall[KB_WALL_TIME] = kb_now_s() - tw;
@@ -420,7 +421,7 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
         row->cond = x.cond;
         if (!e && row->st.median > 0) row_rates(R, K, row, ii == 0);
         if (!e && x.fallback[0]) row_graph_fallback(row, x.fallback);
-        if (!e && !x.fallback[0]) e = row_launch_floor(R->timer, &l, o, x.host_ms, row);
+        if (!e && x.host_ms > 0) row_host_note(row, x.host_ms);
     }
     return e;
 }
@@ -474,9 +475,7 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
     row->samples = r.samples;
     if (row->st.median > 0) row_rates(R, K, row, ii == 0);
     if (r.rep.fallback[0]) row_graph_fallback(row, r.rep.fallback);
-    row->launch_floor_ms = r.rep.launch_floor_ms;
-    row->launch_host_ms = r.rep.launch_host_ms;
-    row_host_note(row);
+    if (r.rep.host_ms > 0) row_host_note(row, r.rep.host_ms);
 }
 
 /* Implementation ii's row of the case, pending until the reference is

@@ -63,7 +63,7 @@ size_t kb_timer_scratch_bytes(const kb_timer *t) { return t->scratch_bytes; }
  * every sample still starts on a flushed L2, and no CPU launch overhead falls
  * between a sample's two events. */
 static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void *ctx, int batch, int hot, int graph,
-                         cudaGraphExec_t *exec)
+                         int host, cudaGraphExec_t *exec)
 {
     int rc = 0;
     if (graph && *exec) {
@@ -85,9 +85,9 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
             }
         }
         cudaEventRecordWithFlags(t->start[k], t->stream, rec);
-        const double h0 = graph ? 0 : kb_now_s();
+        const double h0 = host && !graph ? kb_now_s() : 0; /* kb_time_extra.host */
         if ((rc = fn(ctx, t->stream)) != 0) break;
-        if (!graph) t->host_s += kb_now_s() - h0, t->host_n++;
+        if (host && !graph) t->host_s += kb_now_s() - h0, t->host_n++;
         cudaEventRecordWithFlags(t->stop[k], t->stream, rec);
     }
     if (!graph) return rc;
@@ -139,7 +139,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         int slot = 0;
         while ((1 << slot) < batch) slot++;
         const int capturing = graph && !execs[slot];
-        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, &execs[slot]))) {
+        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, x && x->host, &execs[slot]))) {
             /* The launch ran outside a graph (the verify run, the warm-up) but
              * cannot be captured (a host sync inside, an allocation, an
              * exception under capture): sampled with events instead, the row

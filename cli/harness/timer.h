@@ -34,8 +34,9 @@ typedef struct {
     /* non-empty: o->timing was graph, but the launch could not be captured
      * (why, one line); the samples are events' (timed as --timing events) */
     char fallback[200];
-    /* events timing: the host's mean time inside one launch call (ms); a
-     * launch whose host time is near its median may have timed its dispatch */
+    /* host: set by the caller to have host_ms, the host's mean time inside
+     * one launch call (ms) under events timing (0: not measured) */
+    int host;
     double host_ms;
 } kb_time_extra;
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,

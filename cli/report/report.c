@@ -260,7 +260,6 @@ static cJSON *row_object(const kb_row *row)
     cJSON_AddStringToObject(o, "verified", kb_verdict_name(row->verified));
     if (row->verified_rows > 0) cJSON_AddNumberToObject(o, "verified_rows", (double)row->verified_rows);
     if (row->speedup > 0) add_num(o, "speedup_vs_baseline", row->speedup);
-    if (row->launch_floor_ms > 0) add_num(o, "launch_floor_ms", row->launch_floor_ms);
     if (row->launch_host_ms > 0) add_num(o, "launch_host_ms", row->launch_host_ms);
     if (row->error[0]) cJSON_AddStringToObject(o, "error", row->error);
     if (row->gpu_known) cJSON_AddNumberToObject(o, "gpu", row->gpu);

@@ -49,8 +49,7 @@ typedef struct {
     char reason[256];   /* n/a: why */
     long verified_rows; /* rows compared (outputs made of rows); 0: not row-structured or not checked */
     double speedup;     /* vs the baseline; 0 when unknown */
-    double launch_floor_ms; /* events timing of a Python implementation: its empty launch's median (0: none) */
-    double launch_host_ms;  /* events timing of a Python implementation: the host's mean time in a launch call */
+    double launch_host_ms;  /* events timing of an interpreted implementation: the host's mean time in a launch (0: none) */
     char error[256];    /* non-empty when the row failed */
     double wall[KB_WALL_N]; /* seconds (kb_wall_phase); 0: not spent on this row */
     /* the GPU a row names itself (the error rows of a --devices worker that
