@@ -6,6 +6,9 @@
 #   setup    the wheels installed into /tmp/site (PYTHONPATH), FlashInfer's
 #            modules built in the background (its JIT: about a minute)
 #   check    kbench check with the seeds' Triton examples (must pass)
+#   peers-check   kbench check with torch.eager, liger_ops, flashinfer_ops on
+#            configs/ci.json and tests/python/peers-check.json (no FAIL; a
+#            wrapper whose every case is n/a on a file exits 1 there)
 #   faults   tests/python/gpu_faults.py: an exception, wrong numbers, a
 #            fault and a launch that cannot be captured, each its own rows
 #   peers1, peers2   configs/peers.json, a run each (peers1 first: it
@@ -40,6 +43,17 @@ spec.build_and_load(); print('$m built')" > "/tmp/fi-$m.log" 2>&1 &)
             timeout 300 $K check --impl "$p" > "$out/check-${p%%=*}.txt" 2>&1
             echo "${p%%=*}: exit $? $(tail -n 1 "$out/check-${p%%=*}.txt")"
             grep -m5 FAIL "$out/check-${p%%=*}.txt"
+        done ;;
+    peers-check)  # needs setup: the peers' wrappers under check (torch.compile left out: it
+        # compiles each shape anew), on configs/ci.json and on shapes they take
+        for w in "torch:--plugin torch=examples/python/torch_ops.py --impl torch.eager" \
+                 "liger:--impl liger=examples/python/liger_ops.py" "flashinfer:--impl flashinfer=examples/python/flashinfer_ops.py"; do
+            for s in configs/ci.json tests/python/peers-check.json; do
+                f="$out/check-${w%%:*}-$(basename "$s" .json).txt"
+                timeout 200 $K check ${w#*:} --shapes "$s" > "$f" 2>&1
+                echo "${w%%:*} on $s: exit $? $(tail -n 1 "$f")"
+                grep -m5 FAIL "$f"
+            done
         done ;;
     faults)
         timeout 200 $K layernorm --rows 7,300 --cols 200 --dtype fp32 --pass fwd --affine none --timing graph \
