@@ -82,7 +82,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->tpr % 32 == 0 && p->block % p->tpr == 0 && p->block / p->tpr <= 16);
         CHECK((long)p->tpr * p->nv * p->w >= s->cols);                 /* the row is covered */
         CHECK(p->nv == 1 || p->nv == 2 || p->nv == 4 || p->nv == 8);
-        CHECK(p->nv != 8 || (esize(s->dtype) == 2 && p->tpr == 32 && !s->backward));
+        CHECK(p->nv != 8 || (!s->backward && (p->tpr > 32 || esize(s->dtype) == 2))); /* fp32: 2+ warps */
         CHECK(p->nv >= (s->backward ? 2 : 4) || p->tpr == 32); /* fewer vectors: one-warp rows only */
         CHECK(p->tpr / 32 <= (s->backward ? 20 : 32));
         if (s->backward) {

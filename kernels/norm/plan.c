@@ -16,7 +16,7 @@
 #define INF (1L << 40)
 
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
- * row, except wr.nv8 by 16-byte vectors a row; bulk.slots by a chunk's bytes
+ * row, except wr.nv8 and wr.nv8w (LayerNorm only) by 16-byte vectors a row; bulk.slots by a chunk's bytes
  * (every tensor of it); the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
@@ -42,6 +42,12 @@ const kb_norm_rule kb_norm_rules[] = {
     {"wr.nv8", 0, B16, 129, 256, 8,
      "16-bit forward cols 1032-2048: one warp, 8 vectors a lane, no named barrier: fp16 cols 2048 13.1 -> 11.7 us "
      "(90 -> 100% of copy), 1536 10.1 -> 9.5; NV 8 lost at cols 4096-8192 (84.7-92.3 vs 89-96.5)"},
+    {"wr.nv8w", 0, ANY, 2689, 4096, 8,
+     "LayerNorm forward rows of 2689-4096 vectors (42-64 KiB), which take 22-32 warps at 4 vectors a lane, one block an "
+     "SM: 8 vectors a lane, half the warps, two rows an SM (its two meetings a row wait out the loads with nothing "
+     "else in flight): fp32 12288 82.8 -> 96.0% of copy, "
+     "16384 87.7 -> 95.9, bf16 32768 82.7 -> 95.4; at 32 KiB rows it lost (fp32 8192 95.8 vs 95.5, bf16 16384 95.2 vs "
+     "94.7), and RMSNorm (one meeting) gained at fp32 12288 (93.4 -> 96.4) but lost at 16384 (97.8 -> 96.6)"},
     {"wr.warps", 0, ANY, 0, 0, 32, "forward: a group of at most 32 warps (a block's 1024 threads)"},
     {"wr.warps", 1, ANY, 0, 0, 20,
      "backward rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) in blocks of 640 beat bulk, which left 3/8 "
@@ -175,9 +181,9 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     int nv = vec > 0 ? vec : nv_auto;
     const long maxw = rule("wr.warps", s, 0);
     long wpr = (nvec + 32L * nv - 1) / (32L * nv);
-    if (nv == 8) { /* only as the one-warp 16-bit forward row */
-        if (es != 2 || wpr > 1)
-            return say(why, n, "v=8 only for one-warp 16-bit forward rows (cols <= 2048)");
+    if (nv == 8) { /* the one-warp 16-bit forward row (wr.nv8), or forward rows of 2-32 warps */
+        if (wpr == 1 && es != 2) return say(why, n, "v=8 on a one-warp row only for 16-bit rows; fp32: 2 warps or more");
+        if (wpr > maxw) return say(why, n, "a row of %ld vectors needs %ld warps of 8 vectors a lane; at most %ld", nvec, wpr, maxw);
     } else if (vec > 0 && vec < nv_auto && wpr > 1) { /* kernels built only for one-warp rows (warp_row_*.cu) */
         return say(why, n, "v=%d only for one-warp rows: fewer vectors on rows of more warps never won (fwd NV 1 "
                    "33-87%%, NV 2 80-101%% of copy vs NV 4 84-114; bwd NV 1 56-68%% vs NV 2 66-73)", vec);
@@ -186,10 +192,13 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     }
     if (vec < 0) {
         while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
-        const int nv8 = rule("wr.nv8", s, nvec);
+        const int nv8 = rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
         if (nv8 > 0) {
             nv = nv8;
             wpr = 1;
+        } else if (nv8w > 0) {
+            nv = nv8w;
+            wpr = (nvec + 32L * nv - 1) / (32L * nv);
         }
     }
     memset(p, 0, sizeof *p);

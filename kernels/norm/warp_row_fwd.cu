@@ -115,8 +115,10 @@ template <typename T> const void *wr_fwd_kernel(const kb_norm_plan &p)
     case 1: return by_wpr<T, 1>(wpr);
     case 2: return by_wpr<T, 2>(wpr);
     case 4: return by_wpr<T, 4>(wpr);
-    case 8: // 16-bit rows of one warp (plan.c: wr.nv8)
-        if constexpr (sizeof(T) == 2) return wpr == 1 ? (const void *)wr_fwd<T, 8, 1> : nullptr;
+    case 8: // 16-bit rows of one warp (plan.c: wr.nv8); rows of 2-32 warps (the vec tunable)
+        if (wpr > 1) return (const void *)wr_fwd<T, 8, 0>;
+        if constexpr (sizeof(T) == 2) return (const void *)wr_fwd<T, 8, 1>;
+        return nullptr;
     }
     return nullptr;
 }
