@@ -44,6 +44,26 @@ cli_python_load() {
     done_test "python: a .py file's implementations load, list, take flags and sweep keys; supports() on every case"
 }
 
+# The library wrappers where their library is missing (TransformerEngine and
+# QuACK on every test machine; all four where torch is missing): every case
+# refused, naming the import error, and kbench goes on.
+cli_python_wrappers_na() {
+    python_ok || { t_skip "cli: Python implementations (no shared libpython)"; return; }
+    local w f mod name n=0
+    for w in te_ops:transformer_engine:transformer_engine quack_ops:quack:quack liger_ops:liger_kernel:liger-kernel \
+        flashinfer_ops:flashinfer:flashinfer; do
+        IFS=: read -r f mod name <<<"$w"
+        python3 -c "import torch, $mod" >/dev/null 2>&1 && continue # installed here: the GPU checks are its tests
+        run plugin info "examples/python/$f.py" --cases configs/ci.json
+        expect_rc 0
+        expect_out_has "takes 0 of" "$name not importable: "
+        grep -E "takes [1-9][0-9]* of" "$T/out" >/dev/null && bad "$f.py takes a case without $mod"
+        n=$((n + 1))
+    done
+    [ "$n" -ge 2 ] || bad "want te_ops.py and quack_ops.py checked at least, checked $n"
+    done_test "python: the library wrappers refuse every case, naming the import error, where the library is missing"
+}
+
 # On a GPU with torch and triton: tests/python/gpu_faults.py's four, each
 # costing its own rows (an exception, wrong numbers, a fault in the helper,
 # a launch that cannot be captured under graphs falling back to events),
@@ -66,4 +86,4 @@ cli_python_gpu() {
     done_test "python on the GPU: an exception, wrong numbers, a fault and an uncapturable launch each cost their own rows"
 }
 
-cli_more+=(cli_python_refusals cli_python_load cli_python_gpu)
+cli_more+=(cli_python_refusals cli_python_load cli_python_wrappers_na cli_python_gpu)
