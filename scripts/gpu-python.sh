@@ -7,8 +7,9 @@
 #            modules built in the background (its JIT: about a minute)
 #   check    kbench check with the seeds' Triton examples (must pass)
 #   peers-check   kbench check with torch.eager, liger_ops, flashinfer_ops on
-#            configs/ci.json and tests/python/peers-check.json (no FAIL; a
-#            wrapper whose every case is n/a on a file exits 1 there)
+#            configs/ci.json and tests/python/peers-check.json (no FAIL;
+#            check exits 1 where an implementation passes no case: flashinfer's
+#            MLP on configs/ci.json, whose inter 513 is not a multiple of 8)
 #   faults   tests/python/gpu_faults.py: an exception, wrong numbers, a
 #            fault and a launch that cannot be captured, each its own rows
 #   peers1, peers2   configs/peers.json, a run each (peers1 first: it

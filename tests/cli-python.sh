@@ -45,11 +45,12 @@ cli_python_load() {
 }
 
 # The library wrappers where their library is missing (TransformerEngine and
-# QuACK on every test machine; all four where torch is missing): every case
-# refused, naming the import error, and kbench goes on.
+# QuACK on the test GPU, which cannot install them; all four where torch is
+# missing, as in CI): every case refused, naming the import error. python3 on
+# PATH is the interpreter kbench loads (docs/python.md).
 cli_python_wrappers_na() {
     python_ok || { t_skip "cli: Python implementations (no shared libpython)"; return; }
-    local w f mod name n=0
+    local w f mod name checked=
     for w in te_ops:transformer_engine:transformer_engine quack_ops:quack:quack liger_ops:liger_kernel:liger-kernel \
         flashinfer_ops:flashinfer:flashinfer; do
         IFS=: read -r f mod name <<<"$w"
@@ -58,10 +59,10 @@ cli_python_wrappers_na() {
         expect_rc 0
         expect_out_has "takes 0 of" "$name not importable: "
         grep -E "takes [1-9][0-9]* of" "$T/out" >/dev/null && bad "$f.py takes a case without $mod"
-        n=$((n + 1))
+        checked+=" $f"
     done
-    [ "$n" -ge 2 ] || bad "want te_ops.py and quack_ops.py checked at least, checked $n"
-    done_test "python: the library wrappers refuse every case, naming the import error, where the library is missing"
+    [ -n "$checked" ] || { t_skip "cli: python: the library wrappers' n/a path (all four libraries installed here)"; return; }
+    done_test "python: the library wrappers refuse every case, naming the import error, where the library is missing (${checked# })"
 }
 
 # On a GPU with torch and triton: tests/python/gpu_faults.py's four, each

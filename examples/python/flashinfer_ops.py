@@ -71,15 +71,17 @@ def _rope_supports(cached):
             return "FlashInfer's RoPE rotates q and k: the heads are split between them (heads >= 2)"
         if not cached and case.dim not in (64, 128, 256, 512):
             return "apply_rope_pos_ids dispatches head_dim 64, 128, 256, 512 only"
-        rot = case.rotary_dim or case.dim
-        if cached and (case.dim % 16 or rot % 16):
-            # head_dims other than 64-512 go to its RopeQuantize kernel, which moves 16-element
-            # vectors: "misaligned address" at dim 6 and 130 (H100, 2026-11-26)
-            return "apply_rope_with_cos_sin_cache loads 16-element vectors: dim and rotary_dim multiples of 16"
-        if cached and case.style == "neox" and rot % 32 and case.dim not in (64, 128, 256, 512):
+        rot, fast = case.rotary_dim or case.dim, case.dim in (64, 128, 256, 512)
+        if cached and not fast and (case.dim % 16 or rot % 16):
+            # head_dims other than 64, 128, 256, 512 go to its RopeQuantize kernel, which moves
+            # 16-element vectors: "misaligned address" at dim 6 and 130 (H100, 2026-11-26)
+            return ("apply_rope_with_cos_sin_cache at head_dim not 64, 128, 256 or 512 loads 16-element vectors: "
+                    "dim and rotary_dim multiples of 16")
+        if cached and not fast and case.style == "neox" and rot % 32:
             # kbench check (H200, 2026-11-26): wrong numbers, rel_err 0.4-1.0, at neox
             # rotary_dim 16, 48, 80 on that path; gptj there and neox at rotary_dim 32, 64 pass
-            return "FlashInfer 0.6.18's RopeQuantize path (head_dim not 64-512) is wrong for neox at rotary_dim % 32 != 0"
+            return ("FlashInfer 0.6.18's RopeQuantize path (head_dim not 64, 128, 256 or 512) is wrong for neox "
+                    "at rotary_dim % 32 != 0")
         return None
     return supports
 

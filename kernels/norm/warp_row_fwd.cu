@@ -91,8 +91,8 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 namespace kb::norm {
 
 // Warps a row known at compile time where they are a power of two (the
-// common hidden sizes), else passed (WPR 0); NV 1, 2 and 8 only for rows of
-// one warp (plan.c).
+// common hidden sizes), else passed (WPR 0); NV 1 and 2 only for rows of one
+// warp, NV 8 for 16-bit rows of one warp and (WPR 0) rows of 2-32 warps (plan.c).
 template <typename T, int NV> static const void *by_wpr(int wpr)
 {
     if constexpr (NV == 4) {
