@@ -80,12 +80,10 @@ static int measure(const kb_iso_req *q, const kb_case *c, const kb_impl *impl, k
     a->wall_verify = kb_now_s() - tw;
     if (!e && !q->check_mode) {
         launch_ctx l = {impl, c, st, &run};
-        kb_opts oo;
-        const kb_opts *o = row_timing_opts(&q->opts, impl, &oo);
         kb_time_extra x = {.keep = q->opts.save_samples, .before = kb_presample_any(&run) ? presample_fn : NULL,
-                           .host = impl->interpreted};
+                           .interpreted = impl->interpreted};
         tw = kb_now_s();
-        e = kb_time(t, launch_fn, &l, o, a->kernel, &a->st, &x);
+        e = kb_time(t, launch_fn, &l, &q->opts, a->kernel, &a->st, &x);
         a->wall_time = kb_now_s() - tw;
         a->cond = x.cond;
         snprintf(a->fallback, sizeof a->fallback, "%s", x.fallback);

@@ -6,6 +6,7 @@
 #include "lifecycle.h"
 #include "presample.h"
 #include "rows.h"
+#include "timer.h"
 #include "verify.h"
 #include "watch.h"
 #include "../core/clock.h"
@@ -34,15 +35,7 @@ int launch_fn(void *ctx, void *stream)
 
 const char *row_timing(const kb_opts *o, const kb_impl *impl)
 {
-    if (strcmp(o->timing, "auto")) return o->timing;
-    return impl->interpreted ? "graph" : "events";
-}
-
-const kb_opts *row_timing_opts(const kb_opts *o, const kb_impl *impl, kb_opts *copy)
-{
-    *copy = *o;
-    snprintf(copy->timing, sizeof copy->timing, "%s", row_timing(o, impl));
-    return copy;
+    return kb_timing_graph(o->timing, impl->interpreted) ? "graph" : "events";
 }
 
 void row_graph_fallback(kb_row *row, const char *why)

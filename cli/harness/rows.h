@@ -21,11 +21,8 @@ int launch_fn(void *ctx, void *stream); /* kb_time's launch: l->impl on its case
  * (kb_time_extra.fallback, why): its timing "events" and its note say so;
  * one line on stderr, the first time for each implementation. */
 void row_graph_fallback(kb_row *row, const char *why);
-/* The timing impl's rows get: o->timing, where auto is graph for an
- * interpreted implementation (a Python one) and events for the rest. */
+/* The timing impl's rows get under o->timing (kb_timing_graph): "graph" or "events". */
 const char *row_timing(const kb_opts *o, const kb_impl *impl);
-/* o with its timing as row_timing says, into *copy; returns copy */
-const kb_opts *row_timing_opts(const kb_opts *o, const kb_impl *impl, kb_opts *copy);
 /* An interpreted implementation's row under events: host_ms, the host's
  * mean time in one launch (kb_time_extra.host_ms), into launch_host_ms,
  * and the note "host-bound" when it is 80% of the row's median or more:

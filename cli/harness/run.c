@@ -393,8 +393,7 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     const kb_op *op = c->op;
     kb_state *st = &K->f->st;
     kb_row *row = &p->row;
-    kb_opts oo;
-    const kb_opts *o = row_timing_opts(R->o, impl, &oo);
+    const kb_opts *o = R->o;
     char nv[1200];
     snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
              impl->name, run->kernel, K->f->label);
@@ -413,7 +412,7 @@ static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl
     if (!e && !R->info->check_mode) {
         launch_ctx l = {impl, c, st, run};
         kb_time_extra x = {.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL,
-                           .host = impl->interpreted};
+                           .interpreted = impl->interpreted};
         tw = kb_now_s();
         e = kb_time(R->timer, launch_fn, &l, o, nv, &row->st, &x);
         row->wall[KB_WALL_TIME] = kb_now_s() - tw;

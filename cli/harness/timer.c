@@ -85,7 +85,7 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
             }
         }
         cudaEventRecordWithFlags(t->start[k], t->stream, rec);
-        const double h0 = host && !graph ? kb_now_s() : 0; /* kb_time_extra.host */
+        const double h0 = host && !graph ? kb_now_s() : 0; /* kb_time_extra.interpreted */
         if ((rc = fn(ctx, t->stream)) != 0) break;
         if (host && !graph) t->host_s += kb_now_s() - h0, t->host_n++;
         cudaEventRecordWithFlags(t->stop[k], t->stream, rec);
@@ -108,11 +108,16 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
     return rc;
 }
 
+int kb_timing_graph(const char *timing, int interpreted)
+{
+    return !strcmp(timing, "graph") || (interpreted && !strcmp(timing, "auto"));
+}
+
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
             kb_time_extra *x)
 {
     nvtxRangePushA(label);
-    int rc = 0, graph = !strcmp(o->timing, "graph");
+    int rc = 0, graph = kb_timing_graph(o->timing, x && x->interpreted);
     memset(st, 0, sizeof *st);
     if (x) {
         x->samples = NULL;
@@ -139,7 +144,7 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         int slot = 0;
         while ((1 << slot) < batch) slot++;
         const int capturing = graph && !execs[slot];
-        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, x && x->host, &execs[slot]))) {
+        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, x && x->interpreted, &execs[slot]))) {
             /* The launch ran outside a graph (the verify run, the warm-up) but
              * cannot be captured (a host sync inside, an allocation, an
              * exception under capture): sampled with events instead, the row

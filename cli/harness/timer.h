@@ -34,11 +34,18 @@ typedef struct {
     /* non-empty: o->timing was graph, but the launch could not be captured
      * (why, one line); the samples are events' (timed as --timing events) */
     char fallback[200];
-    /* host: set by the caller to have host_ms, the host's mean time inside
-     * one launch call (ms) under events timing (0: not measured) */
-    int host;
+    /* interpreted: set by the caller for an interpreted implementation's
+     * launch (kb_impl.interpreted): o->timing auto times it under graphs
+     * (kb_timing_graph), and under events host_ms is the host's mean time
+     * inside one launch call (ms; 0: not measured) */
+    int interpreted;
     double host_ms;
 } kb_time_extra;
+/* Whether timing (o->timing: events, graph or auto) samples from CUDA
+ * graphs: auto does for an interpreted implementation (a Python one: its
+ * dispatch, up to 3x a small kernel, kept out of the samples), events for
+ * the rest. */
+int kb_timing_graph(const char *timing, int interpreted);
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
             kb_time_extra *x);
 
