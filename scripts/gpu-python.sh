@@ -5,7 +5,9 @@
 # ../shared/tools/peers-wheels.sh in $WHL (default .whl).
 #   setup    the wheels installed into /tmp/site (PYTHONPATH), FlashInfer's
 #            modules built in the background (its JIT: about a minute)
-#   check    kbench check with the seeds' Triton examples (must pass)
+#   check    kbench check with the seeds' Triton examples (must pass), then
+#            the LayerNorm example three times at tests/python/triton-ln-race.json
+#            (wide backward rows, where a lock race once showed)
 #   peers-check   kbench check with torch.eager, liger_ops, flashinfer_ops on
 #            configs/ci.json and tests/python/peers-check.json (no FAIL;
 #            check exits 1 where an implementation passes no case: flashinfer's
@@ -44,6 +46,11 @@ spec.build_and_load(); print('$m built')" > "/tmp/fi-$m.log" 2>&1 &)
             timeout 300 $K check --impl "$p" > "$out/check-${p%%=*}.txt" 2>&1
             echo "${p%%=*}: exit $? $(tail -n 1 "$out/check-${p%%=*}.txt")"
             grep -m5 FAIL "$out/check-${p%%=*}.txt"
+        done
+        for r in 1 2 3; do
+            timeout 120 $K check --impl triton_ln=examples/python/layernorm_triton.py --shapes tests/python/triton-ln-race.json > "$out/check-race-$r.txt" 2>&1
+            echo "triton_ln race shapes, run $r: exit $? $(tail -n 1 "$out/check-race-$r.txt")"
+            grep -m5 FAIL "$out/check-race-$r.txt"
         done ;;
     peers-check)  # needs setup: the peers' wrappers under check (torch.compile left out: it
         # compiles each shape anew), on configs/ci.json and on shapes they take

@@ -287,7 +287,7 @@ cli_json_errors() {
 
 cli_dry_runs() {
     local f n
-    for f in configs/*.json tests/python/peers-check.json; do
+    for f in configs/*.json tests/python/*.json; do
         [ -e "$f" ] || continue
         run sweep "$f" --dry-run
         expect_rc 0

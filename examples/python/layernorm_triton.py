@@ -11,7 +11,12 @@
 # dgamma/dbeta) through a constexpr; the partial sums kept in fp32 (the
 # tutorial's are in x's dtype); GROUP_SIZE_M at most rows, so that every
 # buffer the second stage sums was written; row offsets in int64 (rows x cols
-# can pass 2^31); the locks zeroed by .zero_() of a buffer made in prepare.
+# can pass 2^31); the locks zeroed by .zero_() of a buffer made in prepare;
+# a barrier between the partial sums' stores and the lock's release. Without
+# it the release (one thread's atomic) can overtake the other warps' stores,
+# and the next holder adds to stale sums: kbench check failed dgamma at fp32
+# 1000 x 12288 (rel_err 4.3e-4, H100, 2026-11-26). Triton's own tutorial
+# carries the barrier; the seed's copy of it does not.
 # Which rows reach a buffer first changes from run to run, and so do the fp32
 # sums' last bits: nondeterministic (kbench check does not require two runs
 # to agree).
@@ -112,6 +117,7 @@ if triton is not None:
                 partial_db += tl.load(DB, mask=mask)
             tl.store(DW, partial_dw, mask=mask)
             tl.store(DB, partial_db, mask=mask)
+            tl.debug_barrier()  # every warp's stores before the release
             # Release the lock
             tl.atomic_xchg(Lock, 0)
 
