@@ -172,7 +172,7 @@ static void print_main_help(FILE *f)
             "list [OP]", "ops, their parameters (defaults, bounds) and implementations",
             "check [OP...]", "every op x impl x dtype x layout at small and odd shapes; exit 1 on a failure",
             "device", "GPU name, SMs, L2, clocks, NVML state, the copy ceiling's candidates, GEMM ceilings",
-            "selftest", "the harness against known truths (a clock64 spin, the launch floor, the copy ceiling)",
+            "selftest", "the harness against known truths (a clock64 spin, the launch floor, the copy ceiling, the L2 flush)",
             "plugin info LIB.so", "check and list your own kernel's library (include/kbench_plugin.h)",
             "compare BASE NEW", "per-case speedups between two result JSON files; exit 4 on a regression",
             "merge PART...", "join the result files of a sweep's shards (--shard K/N) in case order",
@@ -663,7 +663,10 @@ static int cmd_selftest(int argc, char **argv)
                "  empty  an empty kernel's time under each timing mode: the launch floor\n"
                "         (reported, not judged);\n"
                "  copy   the copy ceiling at 1 GiB (the best candidate, events, L2 flushed) must\n"
-               "         match the same copy timed by the host clock over 100 launches within 3%%.\n"
+               "         match the same copy timed by the host clock over 100 launches within 3%%;\n"
+               "  flush  a 32 MiB copy (it fits in L2) timed after the L2 flush on the buffers\n"
+               "         the sample before it copied must not run more than 5%% faster than on\n"
+               "         buffers untouched for 7 samples: the flush leaves nothing behind.\n"
                "make test runs it where a GPU is.\n", prog);
         return KB_EXIT_OK;
     }

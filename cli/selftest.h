@@ -8,5 +8,9 @@
 int kb_selftest(const kb_opts *o);
 /* |measured - expected| within limit_pct of expected; dev_pct the signed deviation */
 int kb_selftest_judge(double measured, double expected, double limit_pct, double *dev_pct);
+/* the flush check: a leak can only make the copy on the buffers the sample
+ * before touched (same) faster than on untouched ones (ring), so it passes
+ * unless same is more than limit_pct under ring; dev_pct the signed deviation */
+int kb_selftest_judge_flush(double same_ms, double ring_ms, double limit_pct, double *dev_pct);
 
 #endif

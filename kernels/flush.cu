@@ -10,7 +10,12 @@ __global__ void l2_flush_kernel(const float4 *__restrict__ p, size_t n, float *s
 {
     float acc = 0.f;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float4 v = __ldcs(p + i);
+        // Normal-priority L2 loads (ld.global.cg). Not __ldcs: its lines are
+        // evicted first, so what the previous sample left (its inputs, its
+        // dirty outputs) outlived a flush of twice the L2 (H100, 2026-11-26:
+        // the size-matched copy of 24 MiB ran 7.6 us after it, 11.2 us after
+        // this; kbench selftest's flush check tells the two apart).
+        float4 v = __ldcg(p + i);
         acc += v.x + v.y + v.z + v.w;
     }
     if (acc == 1234.5f) *sink = acc; // never true for the harness's bytes; keeps the loads

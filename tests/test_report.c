@@ -881,6 +881,24 @@ static void test_selftest_judge(void **state)
     assert_false(kb_selftest_judge(NAN, 1, 3.0, &d));
 }
 
+/* the flush check's rule: only a copy faster on the buffers the sample before
+ * touched is a leak (H100, 2026-11-26: the evict-first flush 0.0115 against
+ * 0.0140 ms, the normal-priority one 0.0131 against 0.0127) */
+static void test_selftest_judge_flush(void **state)
+{
+    (void)state;
+    double d;
+    assert_false(kb_selftest_judge_flush(0.0115, 0.0140, 5.0, &d));
+    assert_true(fabs(d + 17.857) < 1e-2);
+    assert_true(kb_selftest_judge_flush(0.0131, 0.0127, 5.0, &d));
+    assert_true(d > 3 && d < 3.2);
+    assert_true(kb_selftest_judge_flush(0.0200, 0.0127, 5.0, &d)); /* slower is no leak */
+    assert_true(kb_selftest_judge_flush(0.0121, 0.0127, 5.0, &d)); /* -4.7%: within the limit */
+    assert_false(kb_selftest_judge_flush(0.0120, 0.0127, 5.0, &d)); /* -5.5% */
+    assert_false(kb_selftest_judge_flush(0.0127, 0, 5.0, &d));      /* no ring: not a pass */
+    assert_false(kb_selftest_judge_flush(NAN, 0.0127, 5.0, &d));
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -1144,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_row_note),
         cmocka_unit_test(test_best_rate),
         cmocka_unit_test(test_selftest_judge),
+        cmocka_unit_test(test_selftest_judge_flush),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_rows),
         cmocka_unit_test(test_json_device_gemm),

@@ -179,6 +179,45 @@ int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int i
     return rc;
 }
 
+/* The flush check: cudaMemcpy of bytes/2 each way, timed with the flush (events):
+ * the same buffers every sample, then a ring of KB_FLUSH_RING buffer pairs (each
+ * pair last touched KB_FLUSH_RING - 1 samples and flushes before). */
+#define KB_FLUSH_RING 8
+typedef struct {
+    copy_ctx c[KB_FLUSH_RING];
+    int n, i;
+} ring_ctx;
+
+static int ring_fn(void *ctx, void *stream)
+{
+    ring_ctx *r = ctx;
+    copy_ctx *c = &r->c[r->i];
+    r->i = (r->i + 1) % r->n;
+    return copy_fn(c, stream);
+}
+
+int kb_copy_flush_check(kb_timer *t, double bytes, const kb_opts *o, double *same_ms, double *ring_ms)
+{
+    *same_ms = *ring_ms = 0;
+    copy_bufs cb[KB_FLUSH_RING];
+    ring_ctx ring = {.n = 0};
+    int rc = 0;
+    for (int i = 0; i < KB_FLUSH_RING && !rc; i++)
+        if (!(rc = copy_bufs_alloc(&cb[i], bytes / 2, bytes / 2))) ring.c[ring.n++] = copy_cand(&cb[i], 0, t->sm_count);
+    kb_opts oo = *o;
+    snprintf(oo.timing, sizeof oo.timing, "events"); /* a sample's launch is its own: the ring turns */
+    oo.hot = 0;
+    kb_stats st;
+    if (!rc && !(rc = kb_time(t, copy_fn, &ring.c[0], &oo, "selftest flush same", &st, NULL))) *same_ms = st.median;
+    if (!rc && !(rc = kb_time(t, ring_fn, &ring, &oo, "selftest flush ring", &st, NULL))) *ring_ms = st.median;
+    if (rc) kb_cuda_fail(rc, "the flush check's copies", __FILE__, __LINE__);
+    for (int i = 0; i < ring.n; i++) {
+        cudaFree(cb[i].a);
+        cudaFree(cb[i].b);
+    }
+    return rc;
+}
+
 int kb_copy_ncandidates(void) { return kb_copy_nvariants() + 1; }
 
 const char *kb_copy_candidate_name(int i) { return i == 0 ? "cudaMemcpy" : kb_copy_variant_name(i - 1); }
