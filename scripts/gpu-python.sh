@@ -14,7 +14,7 @@
 #            MLP on configs/ci.json, whose inter 513 is not a multiple of 8)
 #   faults   tests/python/gpu_faults.py: an exception, wrong numbers, a
 #            fault and a launch that cannot be captured, each its own rows
-#   peers1, peers2   configs/peers.json, a run each (peers1 first: it
+#   peers1, peers2   configs/peers.json (51 cases, issue 46's table), a run each (peers1 first: it
 #            compiles and JITs what peers2 finds cached); compare: the two
 #   dobench  the Triton examples timed by triton.testing.do_bench_cudagraph
 #            at the peers' shapes, beside kbench's graph medians
@@ -74,7 +74,7 @@ for r in csv.DictReader(open('$out/faults.csv')):
     print('  %-9s rows=%-4s %-7s %-8s %s' % (r['impl'], r['rows'], r['verified'], r['median_ms'], (r.get('error') or '')[:110]))" ;;
     peers1 | peers2)
         r=${step#peers}
-        timeout 400 $K sweep configs/peers.json --json "$out/peers-$r.json" --csv "$out/peers-$r.csv" > "$out/peers-$r.txt" 2>&1
+        timeout 560 $K sweep configs/peers.json --json "$out/peers-$r.json" --csv "$out/peers-$r.csv" > "$out/peers-$r.txt" 2>&1
         echo "peers run $r: exit $? in $(secs $s0) s"
         tr '\r' '\n' < "$out/peers-$r.txt" | grep -E "cannot|^kbench:" | cut -c1-220 | head -n 20 ;;
     compare)
