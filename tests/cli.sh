@@ -390,7 +390,8 @@ cli_device() {
         t_skip "cli: kbench selftest exits 3 with one line on stderr (no GPU)"
         run selftest
         expect_rc 0
-        tail -n 1 "$T/out" | grep -qE '^selftest: 3 passed, 0 failed$' || bad "closing line: $(tail -n 1 "$T/out")"
+        tail -n 1 "$T/out" | grep -qE '^selftest: 4 passed, 0 failed$' || bad "closing line: $(tail -n 1 "$T/out")"
+        grep -q '^  L2 flush: .*PASS$' "$T/out" || bad "no passing L2 flush line"
         done_test "kbench selftest passes on the GPU"
 
         run rope --seq 16,32 --batch 1 --heads 2 --dim 64 --min-samples 3 --min-time 0 --warmup 1 \
