@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plugin_path.h"
 #include "../cli/core/op.h"
 #include "../cli/core/params.h"
 #include "../cli/core/plugin.h"
@@ -191,10 +192,8 @@ static const kb_impl *impl_named(const kb_op *op, const char *name)
 static void test_plugin_declarations(void **unused)
 {
     (void)unused;
-    const char *dir = getenv("KB_TEST_PLUGINS");
     char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/inplace.so", dir && dir[0] ? dir : "build/tests/plugins");
-    if (access(path, R_OK)) skip();
+    if (!test_plugin("inplace.so", path, sizeof path)) skip();
     assert_int_equal(kb_plugin_load("d", path, err, sizeof err), 0);
 
     static const char *const ln[] = {"pass", "bwd", "dtype", "bf16", "rows", "3", "cols", "5", NULL};

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "plugin_path.h"
 #include "../cli/core/errors.h"
 #include "../cli/core/op.h"
 #include "../cli/core/params.h"
@@ -171,10 +171,8 @@ static void test_python_writes_and_returns(void **unused)
 static void test_python_beside_c(void **unused)
 {
     (void)unused;
-    const char *dir = getenv("KB_TEST_PLUGINS");
     char lib[1024], err[512];
-    snprintf(lib, sizeof lib, "%s/noop.so", dir && dir[0] ? dir : "build/tests/plugins");
-    if (access(lib, R_OK)) skip();
+    if (!test_plugin("noop.so", lib, sizeof lib)) skip();
     assert_true(loaded_as("py.y_only")->interpreted);
     if (kb_plugin_load("c", lib, err, sizeof err)) fail_msg("%s", err);
     assert_false(layernorm_impl("c")->interpreted);

@@ -182,7 +182,6 @@ int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int i
 /* The flush check: cudaMemcpy of bytes/2 each way, timed with the flush (events):
  * the same buffers every sample, then a ring of KB_FLUSH_RING buffer pairs (each
  * pair last touched KB_FLUSH_RING - 1 samples and flushes before). */
-#define KB_FLUSH_RING 8
 typedef struct {
     copy_ctx c[KB_FLUSH_RING];
     int n, i;

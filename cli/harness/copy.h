@@ -24,8 +24,10 @@ size_t kb_copy_bufs_bytes(double rbytes, double wbytes);
 int kb_copy_wall_gbps(kb_timer *t, int cand, double rbytes, double wbytes, int iters, double *gbps);
 /* selftest's flush check: the median of a cudaMemcpy of bytes/2 each way, L2
  * flushed, timed on the same buffers every sample (same_ms) and on a ring of
- * buffer pairs that the last samples did not touch (ring_ms): a flush that
- * leaves nothing of the previous sample makes the two equal. */
+ * KB_FLUSH_RING buffer pairs, each untouched for the KB_FLUSH_RING - 1 samples
+ * before its own (ring_ms): a flush that leaves nothing of the previous sample
+ * makes the two equal. */
+#define KB_FLUSH_RING 8
 int kb_copy_flush_check(kb_timer *t, double bytes, const kb_opts *o, double *same_ms, double *ring_ms);
 const char *kb_copy_candidate_name(int i); /* "cudaMemcpy", then the kernels' names */
 
