@@ -72,7 +72,7 @@ typedef struct {
     void *y;                   /* forward: y; backward: dx */
     float *mean, *rstd;        /* [rows]: forward writes, backward reads; mean NULL for RMSNorm */
     float *dgamma, *dbeta;     /* backward: [cols] column sums, NULL when not wanted */
-    void *work;                /* a persistent backward's per-block partial sums (kernels/norm/norm.h: kb_norm_exec.work_bytes) */
+    void *work;                /* a persistent backward's workspace: its grid barrier, per-block partial rows (kernels/norm/plan.h) */
     int dtype, rms, backward;
     long rows, cols;
     float eps;

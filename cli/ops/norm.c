@@ -359,7 +359,10 @@ static int prepare_variant(const kb_case *c, kb_state *st, const kb_devattr *d, 
     if (kb_norm_plan_make(&s, d, variant, &t, &p->plan, r->why, sizeof r->why)) return KB_NA;
     kb_norm_plan_describe(&p->plan, r->kernel, sizeof r->kernel);
     KB_CK(kb_norm_exec_prepare(&p->args, &p->plan, d, &p->x));
-    if (p->x.work_bytes) KB_CK(cudaMalloc(&p->args.work, p->x.work_bytes));
+    if (p->x.work_bytes) { /* zeroed once: the grid barrier's counter (kernels/norm/plan.h) */
+        KB_CK(cudaMalloc(&p->args.work, p->x.work_bytes));
+        KB_CK(cudaMemset(p->args.work, 0, p->x.work_bytes));
+    }
     return 0;
 }
 static int prepare_warp_row(const kb_case *c, kb_state *st, const kb_devattr *d, kb_impl_run *r)

@@ -84,7 +84,7 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     }
     if (p->backward && a->dgamma) {
         x->coop = 1;
-        x->work_bytes = (size_t)x->grid * 2 * (size_t)a->cols * sizeof(float);
+        x->work_bytes = kb_norm_work_bytes(x->grid, a->cols);
     }
     return 0;
 }

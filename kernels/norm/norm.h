@@ -21,7 +21,7 @@ typedef struct {
     size_t smem;        /* dynamic shared memory */
     int i0, i1;         /* the kernel's int arguments after kb_norm_args (tpr or warps; iters or slots) */
     int coop;           /* a cooperative launch: the backward's grid barrier before the column sums */
-    size_t work_bytes;  /* the backward's partial rows (grid x 2 x cols floats) the caller allocates into a->work */
+    size_t work_bytes;  /* the backward's workspace (plan.h: kb_norm_work_bytes) the caller allocates into a->work, zeroed once */
 } kb_norm_exec;
 
 /* Whether a kernel was built for plan p (host code, no GPU call: the tests
@@ -31,8 +31,9 @@ int kb_norm_exec_has_kernel(const kb_norm_plan *p);
  * (cudaFuncSetAttribute), its grid (occupancy on d->sm_count SMs for the
  * persistent kernels) and the workspace it needs. 0 or a cudaError_t. */
 int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x);
-/* One launch of a prepared plan (a->work: x->work_bytes of device memory
- * when the backward sums dgamma); no planning, no allocation. */
+/* One launch of a prepared plan (a->work: x->work_bytes of device memory,
+ * zeroed before the first launch, when the backward sums dgamma; launches that
+ * share it run one at a time); no planning, no allocation. */
 int kb_norm_exec_launch(const kb_norm_args *a, const kb_norm_exec *x, void *stream);
 
 #ifdef __cplusplus

@@ -38,8 +38,17 @@ enum {
     KB_NORM_RING_OFF = 1088,     /* bulk: barriers, reductions, statistics, then the ring */
     KB_NORM_STATS_ROWS = 32,     /* bulk backward: statistics in shared memory for chunks of at most 32 rows */
     KB_NORM_COLSUM_BYTES = 16,   /* column_sums' slices: bytes a thread */
-    KB_NORM_BWD_BLOCK = 512      /* the block backward's threads (launch bound) */
+    KB_NORM_BWD_BLOCK = 512,     /* the block backward's threads (launch bound) */
+    KB_NORM_WORK_HEAD = 128      /* the backward's workspace: the grid barrier's counter, a line of its own */
 };
+
+/* The backward's workspace for a grid of `grid` blocks: the head (sums.cuh:
+ * grid_barrier's counter), then a partial row a block of 2 x cols floats.
+ * Zeroed once, before the first launch. */
+static inline size_t kb_norm_work_bytes(unsigned grid, long cols)
+{
+    return KB_NORM_WORK_HEAD + (size_t)grid * 2 * (size_t)cols * sizeof(float);
+}
 
 typedef struct {
     int variant;      /* KB_NORM_WARP_ROW, KB_NORM_BLOCK or KB_NORM_BULK */

@@ -1,10 +1,8 @@
 // The backward's column sums: per-block dgamma/dbeta partial rows, a grid
-// barrier (cooperative launch), then every block adds a slice of the
-// columns over the partial rows in block order. Only the backward's files
-// include this (cooperative_groups.h costs 1.4 s of nvcc a file).
+// barrier (cooperative launch: every block resident), then every block adds a
+// slice of the columns over the partial rows in block order. Only the
+// backward's files include this.
 #pragma once
-#include <cooperative_groups.h>
-
 #include "common.cuh"
 
 namespace kb::norm {
@@ -87,16 +85,40 @@ template <int VW> __device__ void column_sums(const kb_norm_args &a, const float
     }
 }
 
+// The grid barrier, cooperative_groups' algorithm (this_grid().sync(), whose
+// header cost 1.3-2.1 s of nvcc in each of the four files that include this)
+// on a counter at the head of `work` (plan.h: kb_norm_work_bytes), zeroed once
+// before the first launch: each block's thread 0 adds 1, block 0 adds
+// 2^31 - (blocks - 1), so the blocks' adds flip bit 31 once all have arrived
+// and leave the low bits as they were for the next launch. A release add and
+// an acquire poll: level with cooperative_groups on an H100, where
+// __threadfence, atomicAdd and a volatile poll were up to 0.5 us slower
+// (results/curated/2026-11-27-h100-bwd-end).
+__device__ __forceinline__ void grid_barrier(unsigned *counter)
+{
+    __syncthreads(); // the block's partial row is stored
+    if (threadIdx.x == 0) {
+        const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+        unsigned old, now; // arrive with release (the block's stores before it), poll with acquire
+        asm volatile("atom.add.release.gpu.global.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(add) : "memory");
+        do
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(counter) : "memory");
+        while (((old ^ now) & 0x80000000u) == 0);
+    }
+    __syncthreads(); // the other blocks' stores before this block's loads
+}
+
 // After every block wrote its partial row: the grid barrier, then the column sums.
 __device__ void end_sums(const kb_norm_args &a, void *part)
 {
-    cooperative_groups::this_grid().sync();
-    if (a.cols % 4 == 0) column_sums<4>(a, (const float *)a.work, (float *)part);
-    else column_sums<1>(a, (const float *)a.work, (float *)part);
+    grid_barrier((unsigned *)a.work);
+    const float *rows = (const float *)((const char *)a.work + KB_NORM_WORK_HEAD);
+    if (a.cols % 4 == 0) column_sums<4>(a, rows, (float *)part);
+    else column_sums<1>(a, rows, (float *)part);
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
-// into work[blockIdx.x]. One group a block: its vectors stored whole (16-byte
+// into row blockIdx.x of work's partial rows (past its head). One group a block: its vectors stored whole (16-byte
 // stores, two for a vector of 8; element by element they were a scattered
 // 4-byte store per value).
 // Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
@@ -110,7 +132,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
     const long cols = a.cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
-    float *work = (float *)a.work + (long)blockIdx.x * 2 * cols;
+    float *work = (float *)((char *)a.work + KB_NORM_WORK_HEAD) + (long)blockIdx.x * 2 * cols;
     if (rpb == 1 || wide) {
         float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
 #pragma unroll
