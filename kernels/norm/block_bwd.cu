@@ -80,7 +80,7 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
     extern __shared__ float2 smem[];
     const long cols = a.cols, step = (long)blockDim.x * W;
     const T *gm = (const T *)a.gamma;
-    float *work = a.dgamma ? (float *)((char *)a.work + KB_NORM_WORK_HEAD) + (long)blockIdx.x * 2 * cols : nullptr;
+    float *work = a.dgamma ? partial_row(a, blockIdx.x) : nullptr;
     if (work)
         for (long c = (long)threadIdx.x * W; c < cols; c += step)
             for (int i = 0; i < W; i++) work[c + i] = work[cols + c + i] = 0.f;

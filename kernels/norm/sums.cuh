@@ -108,19 +108,25 @@ __device__ __forceinline__ void grid_barrier(unsigned *counter)
     __syncthreads(); // the other blocks' stores before this block's loads
 }
 
+// Block b's partial row (2*cols floats: dgamma's, then dbeta's) in `work`,
+// past the head that holds grid_barrier's counter (plan.h: kb_norm_work_bytes).
+__device__ __forceinline__ float *partial_row(const kb_norm_args &a, long b)
+{
+    return (float *)((char *)a.work + KB_NORM_WORK_HEAD) + b * 2 * a.cols;
+}
+
 // After every block wrote its partial row: the grid barrier, then the column sums.
 __device__ void end_sums(const kb_norm_args &a, void *part)
 {
     grid_barrier((unsigned *)a.work);
-    const float *rows = (const float *)((const char *)a.work + KB_NORM_WORK_HEAD);
-    if (a.cols % 4 == 0) column_sums<4>(a, rows, (float *)part);
-    else column_sums<1>(a, rows, (float *)part);
+    if (a.cols % 4 == 0) column_sums<4>(a, partial_row(a, 0), (float *)part);
+    else column_sums<1>(a, partial_row(a, 0), (float *)part);
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
-// into row blockIdx.x of work's partial rows (past its head). One group a block: its vectors stored whole (16-byte
-// stores, two for a vector of 8; element by element they were a scattered
-// 4-byte store per value).
+// into partial_row(a, blockIdx.x). One group a block: its vectors stored
+// whole (16-byte stores, two for a vector of 8; element by element they were
+// a scattered 4-byte store per value).
 // Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
 // its row there, then every thread adds columns over the groups in group
 // order; else acc holds 2*cols floats and the groups add theirs in turn, a
@@ -132,7 +138,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
     const long cols = a.cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
-    float *work = (float *)((char *)a.work + KB_NORM_WORK_HEAD) + (long)blockIdx.x * 2 * cols;
+    float *work = partial_row(a, blockIdx.x);
     if (rpb == 1 || wide) {
         float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
 #pragma unroll
