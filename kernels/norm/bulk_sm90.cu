@@ -97,8 +97,6 @@ namespace kb::norm {
 template <typename T> const void *bulk_fwd_kernel(const kb_norm_plan &p)
 {
     switch (p.nv) {
-    case 1: return (const void *)bulk_fwd<T, 1>;
-    case 2: return (const void *)bulk_fwd<T, 2>;
     case 4: return (const void *)bulk_fwd<T, 4>;
     case 8: return (const void *)bulk_fwd<T, 8>;
     }

@@ -76,6 +76,9 @@ const kb_norm_rule kb_norm_rules[] = {
     {"bulk.nv", 1, ANY, 0, 0, 8,
      "backward 8 elements a thread (value: elements): gamma and two sums an element stay in registers"},
     {"bulk.max", 0, ANY, 0, 0, 8, "forward at most 8 vectors a thread (value: vectors)"},
+    {"bulk.min", 0, ANY, 0, 0, 4,
+     "forward at least 4 vectors a thread (value: vectors): 1 and 2 are not built (about 2 s of nvcc; opt plans 4, "
+     "and 8 past 1024 threads; a row of 1-2 vectors runs 4 with lanes idle)"},
     {"bulk.max", 1, ANY, 0, 0, 16, "backward at most 16 elements a thread (value: elements; more spill)"},
     {"bulk.chunk", -1, ANY, 0, 0, 16384, "chunks of about 16 KiB of each tensor (rows whole, at most 1024 threads)"},
     {"bulk.slots", -1, ANY, 0, 16384, 4, "4 slots of up to 16 KiB chunks (64 KiB in flight a block)"},
@@ -214,6 +217,8 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     p->smem_static = KB_NORM_WR_RED_BYTES;
     if (!bwd) return 0;
     p->stages = stages_t >= 0 ? stages_t : rule("wr.stages", s, wpr);
+    if (p->nv == 1 && p->stages == 3) /* one-warp rows (wr.stages: 0 under 4 warps) */
+        return say(why, n, "stages=3 at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)");
     p->lb = 512;
     if (p->stages == 3) {
         const int lb = rule("wr.lb", s, wpr);
@@ -259,8 +264,12 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
     if (s->cols % w) return say(why, n, "cols*%d bytes not a multiple of 16", es);
     const long nvec = s->cols / w, row_bytes = s->cols * es;
     const long maxnv = bwd ? rule("bulk.max", s, 0) / w : rule("bulk.max", s, 0);
+    const long minnv = bwd ? 1 : rule("bulk.min", s, 0);
     if (vec > 0 && vec > maxnv)
         return say(why, n, "v=%d: the bulk %s holds at most %ld vectors a thread", vec, bwd ? "backward" : "forward", maxnv);
+    if (vec > 0 && vec < minnv)
+        return say(why, n, "v=%d: the bulk forward is built for %ld and %ld vectors a thread (opt plans %ld)", vec, minnv,
+                   maxnv, minnv);
     long tpr, nv;
     if (vec > 0) {
         nv = vec;
@@ -272,6 +281,7 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
         tpr = pow2ceil((nvec + nv0 - 1) / nv0);
         if (tpr > 1024) tpr = 1024;
         nv = pow2ceil((nvec + tpr - 1) / tpr);
+        if (nv < minnv) nv = minnv; /* a row of 1-2 vectors: lanes idle */
         if (nv > maxnv)
             return say(why, n, "a row of %ld vectors needs %ld a thread of 1024 threads; at most %ld", nvec, nv, maxnv);
     }

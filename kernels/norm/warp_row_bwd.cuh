@@ -180,13 +180,14 @@ template <typename T, int NV, int WPR> const void *wr_bwd_pick(const kb_norm_pla
 // Compile-time warps a row where the planner's automatic choice runs them
 // (NV 2: 1-2 warps unstaged, 4, 8, 16 staged); any other combination (a
 // fixed stages) runs the kernel that takes them at run time (WPR 0): the same
-// code, half the instantiations to compile. NV 1: one-warp rows only.
+// code, half the instantiations to compile. NV 1: one-warp rows only, unstaged
+// (staged lost under 4 warps, wr.stages: not built).
 template <typename T, int NV> const void *wr_bwd_by_wpr(const kb_norm_plan &p)
 {
     const int wpr = p.tpr / 32, s = p.stages;
-    if constexpr (NV == 1) { // one-warp rows only (plan.c)
-        if (wpr != 1 || p.lb != 512) return nullptr;
-        return s == 0 ? (const void *)wr_bwd<T, 1, 1> : s == 3 ? (const void *)wr_bwd<T, 1, 1, 3> : nullptr;
+    if constexpr (NV == 1) { // one-warp rows only, unstaged (plan.c)
+        if (wpr != 1 || p.lb != 512 || s != 0) return nullptr;
+        return (const void *)wr_bwd<T, 1, 1>;
     } else {
         if (wpr == 1 && s == 0) return wr_bwd_pick<T, NV, 1>(p);
         if (wpr == 2 && s == 0) return wr_bwd_pick<T, NV, 2>(p);
