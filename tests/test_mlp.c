@@ -649,7 +649,7 @@ static void test_check_sweeps(void **state)
     /* and h rows that TMA cannot store (inter % 8 != 0), odd and even */
     assert_true(has_case(cases, n, "bf16", "off", 40, 72, 1003));
     assert_true(has_case(cases, n, "fp16", "off", 200, 72, 1004));
-    /* fused's CUBLAS_MID row (hidden >= 4096, 129-191, 257-383, 385-447, 513-576 tokens): cublas_cat's path */
+    /* fused's CUBLAS_MID row (hidden >= 4096, 129-192, 257-383, 385-447, 513-576 tokens): cublas_cat's path */
     assert_true(has_case(cases, n, "bf16", "off", 300, 4096, 16));
     assert_true(has_case(cases, n, "fp16", "off", 300, 4096, 16));
     /* fused_wgmma's tunables forced: every tile the kernel has, once each at least */

@@ -132,11 +132,11 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
- * (tokens 129-191, 257-447, 513-576 at hidden >= 4096), written out apart
+ * (tokens 129-192, 257-447, 513-576 at hidden >= 4096), written out apart
  * from plan.c's table */
 static int cublas_mid(int M, int H)
 {
-    return H >= 4096 && ((M >= 129 && M <= 191) || (M >= 257 && M <= 447 && M != 384) || (M >= 513 && M <= 576));
+    return H >= 4096 && ((M >= 129 && M <= 192) || (M >= 257 && M <= 447 && M != 384) || (M >= 513 && M <= 576));
 }
 
 /* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
@@ -229,7 +229,7 @@ static void test_h100_seed(void **state)
         assert_int_equal(plan_ok("h100", req(447, 4096, 14336, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(448, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-        static const int edges[][2] = {{128, 0}, {129, 1}, {191, 1}, {192, 0}, {256, 0}, {257, 1},
+        static const int edges[][2] = {{128, 0}, {129, 1}, {192, 1}, {193, 0}, {256, 0}, {257, 1},
                                        {383, 1}, {384, 0}, {385, 1}, {447, 1}, {448, 0}, {512, 0},
                                        {513, 1}, {576, 1}, {577, 0}, {1000, 0}};
         for (int e = 0; e < (int)(sizeof edges / sizeof edges[0]); e++)

@@ -435,7 +435,7 @@ static const kb_impl impls[] = {
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down; "
-             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-191, 257-383, 385-447, 513-576; the kernel column says so)"},
+             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------

@@ -65,7 +65,7 @@ typedef enum {
     KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
     KB_MLP_ROW_TMA_STORE,   /* inter % 8 == 0 -> h by TMA stores, else register stores */
     KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
-    KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-191, 257-383, 385-447, 513-576 -> cublas_cat's path */
+    KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
     KB_MLP_NROWS
 } kb_mlp_row_id;
