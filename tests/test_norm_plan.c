@@ -385,6 +385,8 @@ static void test_na_reasons(void **state)
         {0, 1, 16384, KB_NORM_BULK, {-1, -1, 2}, "slots=2"},
         {1, 1, 12288, KB_NORM_BULK, {4, -1, -1}, "at most"},
         {1, 1, 4097, KB_NORM_BULK, {-1, -1, -1}, "multiple of 16"},
+        {1, 0, 4096, KB_NORM_BULK, {2, -1, -1}, "built for 4 and 8"},
+        {1, 1, 64, KB_NORM_WARP_ROW, {1, 3, -1}, "stages=3 at v=1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kb_norm_shape s = shape(cases[i].dt, cases[i].bwd, 4096, cases[i].cols);
@@ -393,6 +395,12 @@ static void test_na_reasons(void **state)
             fail_msg("case %zu: planned %s", i, describe(&p));
         if (!strstr(why, cases[i].says)) fail_msg("case %zu: reason \"%s\" does not say \"%s\"", i, why, cases[i].says);
     }
+    /* stages=3 with vec auto on a short backward row: 2 vectors a lane (1 staged is not built) */
+    kb_norm_shape sh = shape(1, 1, 4096, 64);
+    kb_norm_tune st = {-1, 3, -1};
+    assert_int_equal(kb_norm_plan_make(&sh, h, KB_NORM_WARP_ROW, &st, &p, why, sizeof why), 0);
+    assert_int_equal(p.nv, 2);
+    assert_int_equal(p.stages, 3);
     /* unaligned tensors: warp_row and bulk n/a, opt runs the block kernels with w=1 */
     kb_norm_shape s = shape(1, 0, 4096, 4096);
     s.unaligned = 1;

@@ -64,7 +64,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
         "fused on Hopper with no tunable fixed, hidden >= 4096, tokens 129-192, 257-383, 385-447 or 513-576 (2 to 5 "
-        "m-blocks of 128, the last at most half full or short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "m-blocks of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "bf16 x 4096 x 11008, fused_wgmma vs the better cuBLAS path (2026-11-25): 129 0.1404 vs 0.1229 ms, 160 0.1317 "
         "vs 0.1263, 192 (2026-11-27, two runs) 0.1358 / 0.1294 vs cublas_cat 0.1329 / 0.1236, 257 0.2040 vs 0.1485, 300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 "

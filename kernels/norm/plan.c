@@ -194,7 +194,9 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
         return say(why, n, "a row of %ld vectors needs %ld warps of %d vectors a lane; at most %ld", nvec, wpr, nv, maxw);
     }
     if (vec < 0) {
-        while (nv > 1 && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
+        /* a short row: fewer vectors, same warps (staged: 2 at least, wr_bwd<T, 1, 1, 3> is not built) */
+        const int nv_min = bwd && stages_t == 3 ? 2 : 1;
+        while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2;
         const int nv8 = rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
         if (nv8 > 0) {
             nv = nv8;
