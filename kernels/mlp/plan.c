@@ -67,9 +67,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "m-blocks of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "bf16 x 4096 x 11008, fused_wgmma vs the better cuBLAS path (2026-11-25): 129 0.1404 vs 0.1229 ms, 160 0.1317 "
-        "vs 0.1263, 192 (2026-11-27, two runs) 0.1358 / 0.1294 vs cublas_cat 0.1329 / 0.1236, 257 0.2040 vs 0.1485, 300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 "
-        "0.2307 vs 0.1878, 416 0.2202 vs 0.2083, 513 0.3131 vs 0.2173, 576 0.2969 vs 0.2305; 300x8192x28672 0.9603 "
-        "vs 0.6837; kept: 127, 256, 384 (full m-blocks, 2026-11-25: fused_wgmma 0.1671 / 0.1675 ms vs cublas_cat 0.1727 "
+        "vs 0.1263, 192 (2026-11-27, two runs) 0.1358 / 0.1294 vs cublas_cat 0.1329 / 0.1236, 257 0.2040 vs 0.1485, "
+        "300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 0.2307 vs 0.1878, 416 0.2202 vs "
+        "0.2083, 513 0.3131 vs 0.2173, 576 0.2969 vs 0.2305; 300x8192x28672 0.9603 vs 0.6837; kept: 127, 256, 384 (full m-blocks, 2026-11-25: fused_wgmma 0.1671 / 0.1675 ms vs cublas_cat 0.1727 "
         "/ 0.1737, fp16 0.1733 / 0.1741 vs cublas 0.1798 / 0.1799), 448 (0.2014 vs 0.2015), 512, 1000, and hidden 1024 "
         "(300: 0.0566 vs 0.0566)"},
     [KB_MLP_ROW_SCHED] = {

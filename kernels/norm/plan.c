@@ -76,10 +76,10 @@ const kb_norm_rule kb_norm_rules[] = {
     {"bulk.nv", 1, ANY, 0, 0, 8,
      "backward 8 elements a thread (value: elements): gamma and two sums an element stay in registers"},
     {"bulk.max", 0, ANY, 0, 0, 8, "forward at most 8 vectors a thread (value: vectors)"},
-    {"bulk.min", 0, ANY, 0, 0, 4,
-     "forward at least 4 vectors a thread (value: vectors): 1 and 2 are not built (nvcc of bulk_sm90.cu 12.1 -> 10.7 s; opt plans 4, "
-     "and 8 past 1024 threads; a row of 1-2 vectors runs 4 with lanes idle)"},
     {"bulk.max", 1, ANY, 0, 0, 16, "backward at most 16 elements a thread (value: elements; more spill)"},
+    {"bulk.min", 0, ANY, 0, 0, 4,
+     "forward at least 4 vectors a thread (value: vectors): 1 and 2 are not built (nvcc of bulk_sm90.cu 12.1 -> "
+     "10.7 s; opt plans 4, and 8 past 1024 threads; a row of 1-2 vectors runs 4 with lanes idle)"},
     {"bulk.chunk", -1, ANY, 0, 0, 16384, "chunks of about 16 KiB of each tensor (rows whole, at most 1024 threads)"},
     {"bulk.slots", -1, ANY, 0, 16384, 4, "4 slots of up to 16 KiB chunks (64 KiB in flight a block)"},
     {"bulk.slots", -1, ANY, 16385, 40960, 3, "3 slots where they fit in 120 KiB"},
@@ -193,10 +193,14 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     } else if (wpr > maxw) {
         return say(why, n, "a row of %ld vectors needs %ld warps of %d vectors a lane; at most %ld", nvec, wpr, nv, maxw);
     }
+    /* the backward's staging (wr.stages by the warps a row, which a short row keeps); staged rows hold 2
+     * vectors a lane at least: wr_bwd<T, 1, 1, 3> is not built */
+    const int stages = bwd ? (stages_t >= 0 ? stages_t : rule("wr.stages", s, wpr)) : 0;
+    if (nv == 1 && stages == 3)
+        return say(why, n, "stages=3 at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)");
     if (vec < 0) {
-        /* a short row: fewer vectors, same warps (staged: 2 at least, wr_bwd<T, 1, 1, 3> is not built) */
-        const int nv_min = bwd && stages_t == 3 ? 2 : 1;
-        while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2;
+        const int nv_min = stages == 3 ? 2 : 1;
+        while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
         const int nv8 = rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
         if (nv8 > 0) {
             nv = nv8;
@@ -218,9 +222,7 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     p->block = (int)(G * p->tpr);
     p->smem_static = KB_NORM_WR_RED_BYTES;
     if (!bwd) return 0;
-    p->stages = stages_t >= 0 ? stages_t : rule("wr.stages", s, wpr);
-    if (p->nv == 1 && p->stages == 3) /* one-warp rows (wr.stages: 0 under 4 warps) */
-        return say(why, n, "stages=3 at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)");
+    p->stages = stages;
     p->lb = 512;
     if (p->stages == 3) {
         const int lb = rule("wr.lb", s, wpr);

@@ -29,7 +29,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
     // spilled (DESIGN.md, wr.ahead).
     constexpr bool AHEAD = NV == 4 && WPR > 0;
     const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma), *bt = reinterpret_cast<const uint4 *>(a.beta);
-    uint4 ga[AHEAD ? NV : 1], ba[AHEAD ? NV : 1];
+    uint4 ga[NV], ba[NV]; // read only where AHEAD (else dead)
     if constexpr (AHEAD) {
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -76,8 +76,8 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
             const int c = k * tpr + t;
             if (c >= nvec) continue;
             float gv[W], bv[W], o[W], xf[W];
-            if constexpr (decltype(G)::value) unpack_w<T>(AHEAD ? ga[AHEAD ? k : 0] : gm[c], gv);
-            if constexpr (decltype(B)::value) unpack_w<T>(AHEAD ? ba[AHEAD ? k : 0] : bt[c], bv);
+            if constexpr (decltype(G)::value) unpack_w<T>(AHEAD ? ga[k] : gm[c], gv);
+            if constexpr (decltype(B)::value) unpack_w<T>(AHEAD ? ba[k] : bt[c], bv);
             unpack_w<T>(xv[k], xf);
 #pragma unroll
             for (int j = 0; j < W; j++) {
