@@ -80,6 +80,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
     case KB_NORM_WARP_ROW:
         CHECK(s->cols % w16 == 0 && p->w == w16);
         CHECK(p->tpr % 32 == 0 && p->block % p->tpr == 0 && p->block / p->tpr <= 16);
+        CHECK(p->tpr == 32 || p->block / p->tpr <= 15); /* a group of several warps meets at named barrier 1 + g (1..15) */
         CHECK((long)p->tpr * p->nv * p->w >= s->cols);                 /* the row is covered */
         CHECK(p->nv == 1 || p->nv == 2 || p->nv == 4 || p->nv == 8);
         CHECK(p->nv != 8 || (!s->backward && (p->tpr > 32 || esize(s->dtype) == 2))); /* fp32: 2+ warps */

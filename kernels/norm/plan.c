@@ -218,7 +218,7 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     const int blk = rule("wr.block", s, 0);
     long G = blk / p->tpr;
     if (G < 1) G = 1;
-    if (G > 16) G = 16; /* named barriers 1..15 (one-warp groups need none) */
+    if (G > (wpr > 1 ? 15 : 16)) G = wpr > 1 ? 15 : 16; /* named barriers 1..15 (one-warp groups need none) */
     p->block = (int)(G * p->tpr);
     p->smem_static = KB_NORM_WR_RED_BYTES;
     if (!bwd) return 0;
