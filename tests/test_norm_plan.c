@@ -299,9 +299,20 @@ static void expect(const char *d, int dt, int bwd, long cols, const char *want)
 static void test_known_shapes(void **state)
 {
     (void)state;
-    /* 16-bit forward rows of 129-256 vectors: one warp, 8 vectors a lane */
-    expect("h100", 2, 0, 2048, "warp_row v=8 warps=1");
+    /* LayerNorm 16-bit forward rows of 129-160 vectors: one warp, 8 vectors a
+     * lane (wr.nv8); from 161 vectors, and for RMSNorm, 2 warps of 4 */
     expect("h100", 1, 0, 1032, "warp_row v=8 warps=1");
+    expect("h100", 2, 0, 1280, "warp_row v=8 warps=1");
+    expect("h100", 2, 0, 1288, "warp_row v=4 warps=2");
+    expect("h100", 2, 0, 2048, "warp_row v=4 warps=2");
+    {
+        kb_norm_shape s = shape(1, 0, 4096, 1032);
+        s.rms = 1;
+        kb_norm_plan p;
+        char why[200];
+        assert_int_equal(kb_norm_plan_make(&s, dev("h100"), KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
+        assert_string_equal(describe(&p), "warp_row v=4 warps=2");
+    }
     expect("h100", 2, 0, 1024, "warp_row v=4 warps=1");
     expect("h100", 2, 0, 4096, "warp_row v=4 warps=4");
     expect("h100", 0, 0, 2048, "warp_row v=4 warps=4");

@@ -39,9 +39,12 @@ const kb_norm_rule kb_norm_rules[] = {
     {"wr.nv", 1, ANY, 0, 0, 2,
      "backward 2 vectors a lane: x, dy and two sums an element (16-bit ~128 registers, fp32 ~94); NV 1 at two blocks "
      "an SM (64 registers) 56-68% of copy"},
-    {"wr.nv8", 0, B16, 129, 256, 8,
-     "16-bit forward cols 1032-2048: one warp, 8 vectors a lane, no named barrier: fp16 cols 2048 13.1 -> 11.7 us "
-     "(90 -> 100% of copy), 1536 10.1 -> 9.5; NV 8 lost at cols 4096-8192 (84.7-92.3 vs 89-96.5)"},
+    {"wr.nv8", 0, B16, 129, 160, 8,
+     "LayerNorm 16-bit forward rows of 129-160 vectors (cols 1032-1280): one warp, 8 vectors a lane, against 2 warps "
+     "of 4 (H100, 2026-11-27, graph, two runs, us): bf16 16384 x 1032 25.38/25.25 vs 26.21/26.30, 4096 x 1160 "
+     "10.18/10.08 vs 10.53/10.50; from 161 vectors 2 warps win (16384 x 1544 36.74/36.86 -> 34.24/34.18, 4096 x 2048 "
+     "13.98/14.24 -> 13.22/13.09: gamma and beta come early at 4 vectors, wr.ahead); RMSNorm: 2 warps at every width "
+     "(bf16 4096 x 2048 13.73/13.57 -> 12.83/12.99, 4096 x 1032 9.25/9.44 -> 8.90/8.90)"},
     {"wr.nv8w", 0, ANY, 2689, 4096, 8,
      "LayerNorm forward rows of 2689-4096 vectors (42-64 KiB), which take 22-32 warps at 4 vectors a lane, one block an "
      "SM: 8 vectors a lane, half the warps, two rows an SM (its two meetings a row wait out the loads with nothing "
@@ -201,7 +204,7 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     if (vec < 0) {
         const int nv_min = stages == 3 ? 2 : 1;
         while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
-        const int nv8 = rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
+        const int nv8 = s->rms ? -1 : rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
         if (nv8 > 0) {
             nv = nv8;
             wpr = 1;
