@@ -296,6 +296,17 @@ static void expect(const char *d, int dt, int bwd, long cols, const char *want)
     if (strcmp(got, want)) fail_msg("%s %s %s cols %ld: %s, want %s", d, dts[dt], bwd ? "bwd" : "fwd", cols, got, want);
 }
 
+/* an RMSNorm forward at rows 4096 (expect's plans are LayerNorm's) */
+static void expect_rms(const char *d, int dt, long cols, const char *want)
+{
+    kb_norm_shape s = shape(dt, 0, 4096, cols);
+    s.rms = 1;
+    kb_norm_plan p;
+    char why[200];
+    assert_int_equal(kb_norm_plan_make(&s, dev(d), KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
+    if (strcmp(describe(&p), want)) fail_msg("%s %s rmsnorm fwd cols %ld: %s, want %s", d, dts[dt], cols, describe(&p), want);
+}
+
 static void test_known_shapes(void **state)
 {
     (void)state;
@@ -305,14 +316,7 @@ static void test_known_shapes(void **state)
     expect("h100", 2, 0, 1280, "warp_row v=8 warps=1");
     expect("h100", 2, 0, 1288, "warp_row v=4 warps=2");
     expect("h100", 2, 0, 2048, "warp_row v=4 warps=2");
-    {
-        kb_norm_shape s = shape(1, 0, 4096, 1032);
-        s.rms = 1;
-        kb_norm_plan p;
-        char why[200];
-        assert_int_equal(kb_norm_plan_make(&s, dev("h100"), KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
-        assert_string_equal(describe(&p), "warp_row v=4 warps=2");
-    }
+    expect_rms("h100", 1, 1032, "warp_row v=4 warps=2");
     expect("h100", 2, 0, 1024, "warp_row v=4 warps=1");
     expect("h100", 2, 0, 4096, "warp_row v=4 warps=4");
     expect("h100", 0, 0, 2048, "warp_row v=4 warps=4");
@@ -321,14 +325,7 @@ static void test_known_shapes(void **state)
     expect("h100", 0, 0, 12288, "warp_row v=8 warps=12");
     expect("h100", 2, 0, 32768, "warp_row v=8 warps=16");
     expect("h100", 0, 0, 10752, "warp_row v=4 warps=21");
-    {
-        kb_norm_shape s = shape(0, 0, 4096, 12288);
-        s.rms = 1;
-        kb_norm_plan p;
-        char why[200];
-        assert_int_equal(kb_norm_plan_make(&s, dev("h100"), KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
-        assert_string_equal(describe(&p), "warp_row v=4 warps=24");
-    }
+    expect_rms("h100", 0, 12288, "warp_row v=4 warps=24");
     /* backward: next row in registers under 4 warps, staged from 4; 9-10
      * warps capped at 96 registers (lb 320), 17-20 warps blocks of 640 */
     expect("h100", 1, 1, 1024, "warp_row v=2 warps=2 stages=0 lb=512");
