@@ -38,14 +38,20 @@ static kb_norm_shape shape(int dtype, int bwd, long rows, long cols)
 }
 
 /* the plan opt makes (fails the test when it makes none) */
-static kb_norm_plan auto_plan(const char *d, int dtype, int bwd, long rows, long cols)
+static kb_norm_plan plan_of(const char *d, const kb_norm_shape *s)
 {
-    kb_norm_shape s = shape(dtype, bwd, rows, cols);
     kb_norm_plan p;
     char why[200];
-    if (kb_norm_plan_make(&s, dev(d), KB_NORM_AUTO, NULL, &p, why, sizeof why))
-        fail_msg("%s %s %s cols %ld: no plan (%s)", d, dts[dtype], bwd ? "bwd" : "fwd", cols, why);
+    if (kb_norm_plan_make(s, dev(d), KB_NORM_AUTO, NULL, &p, why, sizeof why))
+        fail_msg("%s %s %s%s cols %ld: no plan (%s)", d, dts[s->dtype], s->rms ? "rmsnorm " : "", s->backward ? "bwd" : "fwd",
+                 s->cols, why);
     return p;
+}
+
+static kb_norm_plan auto_plan(const char *d, int dtype, int bwd, long rows, long cols)
+{
+    const kb_norm_shape s = shape(dtype, bwd, rows, cols);
+    return plan_of(d, &s);
 }
 
 static const char *describe(const kb_norm_plan *p)
@@ -289,22 +295,26 @@ static void test_golden(void **state)
 }
 
 /* ---- known shapes ---------------------------------------------------------- */
-static void expect(const char *d, int dt, int bwd, long cols, const char *want)
+static void expect_shape(const char *d, const kb_norm_shape *s, const char *want)
 {
-    kb_norm_plan p = auto_plan(d, dt, bwd, 4096, cols);
+    const kb_norm_plan p = plan_of(d, s);
     const char *got = describe(&p);
-    if (strcmp(got, want)) fail_msg("%s %s %s cols %ld: %s, want %s", d, dts[dt], bwd ? "bwd" : "fwd", cols, got, want);
+    if (strcmp(got, want))
+        fail_msg("%s %s %s%s cols %ld: %s, want %s", d, dts[s->dtype], s->rms ? "rmsnorm " : "", s->backward ? "bwd" : "fwd",
+                 s->cols, got, want);
 }
 
-/* an RMSNorm forward at rows 4096 (expect's plans are LayerNorm's) */
+/* the plan at rows 4096: LayerNorm's (expect), RMSNorm's forward (expect_rms) */
+static void expect(const char *d, int dt, int bwd, long cols, const char *want)
+{
+    const kb_norm_shape s = shape(dt, bwd, 4096, cols);
+    expect_shape(d, &s, want);
+}
 static void expect_rms(const char *d, int dt, long cols, const char *want)
 {
     kb_norm_shape s = shape(dt, 0, 4096, cols);
     s.rms = 1;
-    kb_norm_plan p;
-    char why[200];
-    assert_int_equal(kb_norm_plan_make(&s, dev(d), KB_NORM_AUTO, NULL, &p, why, sizeof why), 0);
-    if (strcmp(describe(&p), want)) fail_msg("%s %s rmsnorm fwd cols %ld: %s, want %s", d, dts[dt], cols, describe(&p), want);
+    expect_shape(d, &s, want);
 }
 
 static void test_known_shapes(void **state)

@@ -204,13 +204,15 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     if (vec < 0) {
         const int nv_min = stages == 3 ? 2 : 1;
         while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
-        const int nv8 = s->rms ? -1 : rule("wr.nv8", s, nvec), nv8w = s->rms ? -1 : rule("wr.nv8w", s, nvec);
-        if (nv8 > 0) {
-            nv = nv8;
-            wpr = 1;
-        } else if (nv8w > 0) {
-            nv = nv8w;
-            wpr = (nvec + 32L * nv - 1) / (32L * nv);
+        if (!s->rms) { /* wr.nv8, wr.nv8w: LayerNorm's rules (its two meetings a row) */
+            const int nv8 = rule("wr.nv8", s, nvec), nv8w = rule("wr.nv8w", s, nvec);
+            if (nv8 > 0) {
+                nv = nv8;
+                wpr = 1;
+            } else if (nv8w > 0) {
+                nv = nv8w;
+                wpr = (nvec + 32L * nv - 1) / (32L * nv);
+            }
         }
     }
     memset(p, 0, sizeof *p);
@@ -221,7 +223,8 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     const int blk = rule("wr.block", s, 0);
     long G = blk / p->tpr;
     if (G < 1) G = 1;
-    if (G > (wpr > 1 ? 15 : 16)) G = wpr > 1 ? 15 : 16; /* named barriers 1..15 (one-warp groups need none) */
+    const long gmax = wpr > 1 ? 15 : 16; /* groups of several warps meet at named barriers 1..15; one warp needs none */
+    if (G > gmax) G = gmax;
     p->block = (int)(G * p->tpr);
     p->smem_static = KB_NORM_WR_RED_BYTES;
     if (!bwd) return 0;

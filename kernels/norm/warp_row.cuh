@@ -26,37 +26,24 @@ namespace { // internal linkage, as one file had it: inlined helpers emit no cop
 using WrRed = float2[2][32]; // one sum a warp of the block, two rows' worth (wr_sum's buf)
 static_assert(sizeof(WrRed) == KB_NORM_WR_RED_BYTES, "plan.h's static shared memory");
 
-// N values summed at once (N 1 or 2); the forward's sums are one value each,
-// so it shuffles one (lane_sums<2> on a float2 with .y = 0 shuffled the zero too).
-template <int WPR, int N> __device__ __forceinline__ void wr_sums(float *v, int wpr, float2 (*red)[32], int buf)
+// N = 1: v.x alone (the forward's sums are one value each; shuffling a .y of
+// zero cost 5 shuffles a meeting); N = 2: v.x and v.y.
+template <int WPR, int N = 2> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, float2 (*red)[32], int buf)
 {
-    static_assert(N == 1 || N == 2, "red holds a float2 a warp");
+    static_assert(N == 1 || N == 2, "v.x, or v.x and v.y");
     if constexpr (WPR > 0) wpr = WPR;
-    lane_sums<N>(v);
-    if (wpr == 1) return;
+    lane_sums<N>(&v.x);
+    if (wpr == 1) return v;
     const int warp = threadIdx.x >> 5, g = warp / wpr, first = g * wpr;
-    if ((threadIdx.x & 31) == 0) red[buf][warp] = make_float2(v[0], N > 1 ? v[N - 1] : 0.f);
+    if ((threadIdx.x & 31) == 0) red[buf][warp] = v;
     ptx::named_barrier(1 + g, wpr * 32);
-    float2 s = red[buf][first];
+    float2 s = N > 1 ? red[buf][first] : make_float2(red[buf][first].x, 0.f);
 #pragma unroll
     for (int k = 1; k < (WPR > 0 ? WPR : wpr); k++) {
         s.x += red[buf][first + k].x;
         if constexpr (N > 1) s.y += red[buf][first + k].y;
     }
-    v[0] = s.x;
-    if constexpr (N > 1) v[N - 1] = s.y;
-}
-
-template <int WPR> __device__ __forceinline__ float2 wr_sum(float2 v, int wpr, float2 (*red)[32], int buf)
-{
-    wr_sums<WPR, 2>(&v.x, wpr, red, buf);
-    return v;
-}
-
-template <int WPR> __device__ __forceinline__ float wr_sum1(float v, int wpr, float2 (*red)[32], int buf)
-{
-    wr_sums<WPR, 1>(&v, wpr, red, buf);
-    return v;
+    return s;
 }
 
 } // namespace

@@ -51,7 +51,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
 #pragma unroll
             for (int j = 0; j < W; j++) s += xf[j];
         }
-        mean = wr_sum1<WPR>(s, wpr, red, 0) * inv_n;
+        mean = wr_sum<WPR, 1>(make_float2(s, 0.f), wpr, red, 0).x * inv_n;
     }
     float q = 0.f;
 #pragma unroll
@@ -65,7 +65,7 @@ template <typename T, int NV, int WPR> __global__ void __launch_bounds__(1024) w
                 q = fmaf(d, d, q);
             }
         }
-    const float rstd = rsqrtf(wr_sum1<WPR>(q, wpr, red, 1) * inv_n + a.eps);
+    const float rstd = rsqrtf(wr_sum<WPR, 1>(make_float2(q, 0.f), wpr, red, 1).x * inv_n + a.eps);
     uint4 *y = reinterpret_cast<uint4 *>((T *)a.y + row * cols);
     // one loop for each affine case (gamma and beta, gamma alone, neither):
     // no select an element, no registers held for loads that may not happen
