@@ -100,6 +100,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(p->block <= p->lb); /* the launch bound holds the block */
         } else {
             CHECK(p->stages == 0 && p->smem == 0);
+            CHECK(p->nv != 8 || p->tpr != 512 || p->block == 512); /* wr_fwd<T, 8, 16>'s launch bound (gamma early) */
         }
         break;
     case KB_NORM_BULK:

@@ -50,7 +50,11 @@ const kb_norm_rule kb_norm_rules[] = {
      "SM: 8 vectors a lane, half the warps, two rows an SM (its two meetings a row wait out the loads with nothing "
      "else in flight): fp32 12288 82.8 -> 96.0% of copy, "
      "16384 87.7 -> 95.9, bf16 32768 82.7 -> 95.4; at 32 KiB rows it lost (fp32 8192 95.8 vs 95.5, bf16 16384 95.2 vs "
-     "94.7), and RMSNorm (one meeting) gained at fp32 12288 (93.4 -> 96.4) but lost at 16384 (97.8 -> 96.6)"},
+     "94.7), and RMSNorm (one meeting) gained at fp32 12288 (93.4 -> 96.4) but lost at 16384 (97.8 -> 96.6). At 16 warps "
+     "the kernel holds gamma and beta too, one row an SM (wr_fwd<T, 8, 16>, 125 registers; H100, 2026-11-27, two runs, "
+     "us): fp32 4096 x 16384 181.3/181.3 -> 179.7/179.6, 16384 x 16384 717.3/717.5 -> 707.8/707.7, bf16 4096 x 32768 "
+     "182.7/182.8 -> 180.8/180.7 (Liger 179.0/179.2 and 706.8/706.9 fp32); RMSNorm at 8 so: 4096 x 16384 179.2 -> "
+     "178.5, 16384 x 16384 704.5 -> 708.2, so it keeps 4"},
     {"wr.warps", 0, ANY, 0, 0, 32, "forward: a group of at most 32 warps (a block's 1024 threads)"},
     {"wr.warps", 1, ANY, 0, 0, 20,
      "backward rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) in blocks of 640 beat bulk, which left 3/8 "
