@@ -533,8 +533,8 @@ static void test_impls(void **state)
 {
     (void)state;
     static const char *const names[] = {"naive", "cublas", "cublas_cat", "fused_wgmma", "fused_mma", "fused"};
-    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups,sched", NULL,
-                                           "bn,cluster,warpgroups,sched"};
+    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups,sched,down", "down",
+                                           "bn,cluster,warpgroups,sched,down"};
     assert_int_equal(mlp()->nimpls, 6);
     for (int i = 0; i < 6; i++) {
         const kb_impl *im = &mlp()->impls[i];
@@ -547,10 +547,11 @@ static void test_impls(void **state)
         else assert_null(im->tunables);
         assert_false(im->nondeterministic);
     }
-    /* bn, cluster, warpgroups, sched: tunable enums whose first choice is auto */
-    static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched"};
-    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic"};
-    for (int k = 0; k < 4; k++) {
+    /* bn, cluster, warpgroups, sched, down: tunable enums whose first choice is auto */
+    static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched", "down"};
+    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic",
+                                     "auto,cublas,splitk"};
+    for (int k = 0; k < 5; k++) {
         int i = kb_param_index(mlp(), tn[k]);
         assert_true(i >= 0);
         const kb_param *p = &mlp()->params[i];
@@ -671,6 +672,15 @@ static void test_check_sweeps(void **state)
     }
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 3; t++) assert_true(dyn[d][t] >= 1);
+    /* down_splitk: forced at 1-16 tokens, and where fused's planner takes it
+     * (hidden >= 4096 at 1-8 tokens, >= 8192 at 9-16) */
+    const int pdn = kb_param_index(mlp(), "down");
+    int forced[2] = {0, 0};
+    for (int k = 0; k < n; k++)
+        if (cases[k].v[pdn].num == 2) forced[cases[k].v[2].num > 8]++;
+    assert_true(forced[0] >= 4 && forced[1] >= 4);
+    assert_true(has_case(cases, n, "bf16", "off", 1, 4104, 1000));
+    assert_true(has_case(cases, n, "fp16", "off", 16, 8200, 168));
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {

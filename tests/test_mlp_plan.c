@@ -528,6 +528,75 @@ static void test_occupancy(void **state)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+/* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192,
+ * or >= 4096 at 1-8 tokens), cuBLAS elsewhere; its grid about one block an
+ * SM; --down fixed; n/a where the kernel cannot run */
+static void test_down(void **state)
+{
+    (void)state;
+    static const struct {
+        int tokens, hidden, inter, dtype, down;
+    } cases[] = {
+        {1, 4096, 11008, 2, 1},  {8, 4096, 11008, 1, 1},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
+        {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 0},  {16, 1024, 11008, 2, 0},
+        {8, 4096, 11004, 2, 0},  {17, 8192, 28672, 2, 0}, {1, 4096, 11008, 0, 0}, {64, 8192, 28672, 2, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype,
+                                           KB_MLP_AUTO));
+        if (p.down != cases[i].down)
+            fail_msg("%dx%dx%d dtype %d: down %d, expected %d", cases[i].tokens, cases[i].hidden, cases[i].inter,
+                     cases[i].dtype, p.down, cases[i].down);
+        /* the row decides wherever the kernel could run */
+        const int could = cases[i].tokens <= 16 && cases[i].inter % 8 == 0 && cases[i].dtype != 0;
+        assert_int_equal(HAS(p, KB_MLP_ROW_DOWN), could);
+    }
+    /* the grid: 64 row blocks x 2 K ranges of 86 k-blocks at 4096 x 11008;
+     * 16 x 8 at 1024 (a last range of 81 k-blocks); 128 x 1 at 8192 */
+    kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
+    assert_int_equal(p.down_splits, 2);
+    assert_int_equal(p.down_kchunk, 86 * 64);
+    assert_int_equal(p.down_grid, 128);
+    kb_mlp_req r = req(16, 1024, 11008, 2, KB_MLP_AUTO);
+    r.down = 2;
+    p = plan_ok("h100", r);
+    assert_int_equal(p.down, 1);
+    assert_int_equal(p.down_kchunk, 22 * 64);
+    assert_int_equal(p.down_splits, 8);
+    assert_int_equal(p.down_grid, 128);
+    assert_false(HAS(p, KB_MLP_ROW_DOWN)); /* fixed, not the row's */
+    p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
+    assert_int_equal(p.down_splits, 1);
+    assert_int_equal(p.down_grid, 128);
+    /* a K range never empty: 8 columns, one k-block */
+    r = req(1, 64, 8, 1, KB_MLP_WGMMA);
+    r.down = 2;
+    p = plan_ok("h100", r);
+    assert_int_equal(p.down_splits, 1);
+    assert_int_equal(p.down_grid, 1);
+    /* cublas fixed: never the kernel */
+    r = req(1, 8192, 28672, 2, KB_MLP_AUTO);
+    r.down = 1;
+    assert_int_equal(plan_ok("h100", r).down, 0);
+    /* splitk fixed where it cannot run: n/a, saying why */
+    static const struct {
+        const char *dev;
+        int tokens, inter, dtype, down;
+        const char *why;
+    } na[] = {
+        {"h100", 17, 11008, 2, 2, "tokens > 16"}, {"h100", 1, 11008, 0, 2, "fp32"},
+        {"h100", 1, 11004, 2, 2, "inter % 8"},    {"a100", 1, 28672, 2, 2, "not Hopper"},
+        {"h100", 1, 28672, 2, 3, "down=3"},
+    };
+    for (size_t i = 0; i < sizeof na / sizeof na[0]; i++) {
+        r = req(na[i].tokens, 8192, na[i].inter, na[i].dtype, KB_MLP_AUTO);
+        r.down = na[i].down;
+        const char *why = refused(na[i].dev, r);
+        if (!strstr(why, na[i].why)) fail_msg("%s: n/a for \"%s\", expected \"%s\"", na[i].dev, why, na[i].why);
+    }
+    assert_int_equal(plan_ok("a100", req(1, 8192, 28672, 2, KB_MLP_AUTO)).down, 0);
+}
+
 static void test_rows(void **state)
 {
     (void)state;
@@ -570,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_tunables),
         cmocka_unit_test(test_sched),
         cmocka_unit_test(test_occupancy),
+        cmocka_unit_test(test_down),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,8 +48,12 @@ static const kb_param params[] = {
      "fused_wgmma's tile scheduler: static (tile t on CTA t mod the grid) or dynamic (tiles in order from a global "
      "counter as CTAs free up; clusters of 1); auto: dynamic where the planner runs clusters of 1 with two warpgroups, else static",
      .tunable = 1},
+    {"down", KB_P_ENUM, "auto", 0, 0, "auto,cublas,splitk",
+     "the fused implementations' down GEMM y = h D^T: cublas, or splitk (Hopper, 1-16 tokens, bf16/fp16, inter % 8 "
+     "== 0: one TMA + wgmma kernel, 64 rows of D a block, K split across blocks and added in order, D loaded while "
+     "the gate/up kernel ends); auto: the planner's", .tunable = 1},
 };
-enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, NPARAMS };
+enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, NPARAMS };
 
 #define I(c, k) ((long)(c)->v[k].num)
 
@@ -355,7 +359,8 @@ static kb_mlp_req fused_req(const kb_case *c, kb_mlp_variant want)
 {
     static const int bns[] = {0, 64, 96, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
     kb_mlp_req r = {(int)I(c, P_TOKENS), (int)I(c, P_HIDDEN), (int)I(c, P_INTER), (int)kb_case_dtype(c), want,
-                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)], (int)I(c, P_SCHED)};
+                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)], (int)I(c, P_SCHED),
+                    (int)I(c, P_DOWN)};
     return r;
 }
 
@@ -417,7 +422,7 @@ static void release_fused(const kb_case *c, kb_state *st, kb_impl_run *r)
     r->priv = NULL;
 }
 
-#define FUSED_TUNABLES "bn,cluster,warpgroups,sched"
+#define FUSED_TUNABLES "bn,cluster,warpgroups,sched,down"
 
 static const kb_impl impls[] = {
     {.name = "naive", .prepare = prepare_naive, .launch = launch_naive, .release = release_args,
@@ -428,13 +433,13 @@ static const kb_impl impls[] = {
      .help = "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
     {.name = "fused_wgmma", .supports = supports_wgmma, .prepare = prepare_wgmma, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then cuBLAS down"},
+     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then the down GEMM (cuBLAS, or down_splitk at decode)"},
     {.name = "fused_mma", .supports = supports_mma, .prepare = prepare_mma, .launch = launch_fused,
-     .release = release_fused,
-     .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then cuBLAS down (bf16/fp16)"},
+     .release = release_fused, .tunables = "down",
+     .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then the down GEMM (bf16/fp16)"},
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down; "
+     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, or down_splitk at decode on Hopper; "
              "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576; the kernel column says so)"},
 };
 
@@ -516,6 +521,17 @@ static const char *const checks[] = {
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 300], \"hidden\": 72, \"inter\": [200, 1004], "
     "\"sched\": \"dynamic\"}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"sched\": \"dynamic\"}",
+    /* down_splitk forced: 8- and 16-token boxes of h (1, 5, 9 and 16 tokens),
+     * a last row block of D cut short (hidden 72, 200, 1000), K ranges of
+     * one k-block (hidden 200: 22 of them) and of several, the last one short
+     * (inter 1400 = 21 x 64 + 56); one launch after another (a counter left
+     * above 0 would leave y's poisoned rows unwritten) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": [72, 200, 1000], "
+    "\"inter\": [1000, 1400], \"down\": \"splitk\"}",
+    /* ... and chosen by fused's planner: hidden >= 4096 at 1-8 tokens (65 row
+     * blocks, 2 K ranges), >= 8192 at 9-16; inter % 8 != 0 runs cuBLAS */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [16, 1000, 1003]}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 16, \"hidden\": 8200, \"inter\": 168}",
 };
 
 const kb_op kb_op_mlp = {

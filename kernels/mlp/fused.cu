@@ -2,7 +2,8 @@
 // prepare plans the case (plan.c, with the runtime's occupancy of the wgmma
 // kernels), sets the kernel's shared-memory attribute, makes the TMA tensor
 // maps and names what runs; launch runs the gate/up kernel the plan chose,
-// then the down projection y = h D^T through cuBLAS (kb_linear_cublas); or,
+// then the down projection y = h D^T through cuBLAS (kb_linear_cublas) or
+// down_splitk (the plan's down, with its maps and workspace); or,
 // where the planner measured cuBLAS ahead (KB_MLP_CUBLAS_CAT), cublas_cat.
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
@@ -21,6 +22,7 @@ struct kb_mlp_fused {
     kb_mlp_args a;
     kb_mlp_plan plan;
     kb::mlp::WgmmaLaunch w; // the wgmma kernel's maps and launch (plan.variant WGMMA)
+    kb::mlp::DownSplitK dn;  // down_splitk's launch and workspace (plan.down)
 };
 
 namespace {
@@ -103,6 +105,26 @@ void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a)
     p.rows = rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
 }
 
+// down_splitk's launch: D's and h's tensor maps, the kernel's shared memory,
+// its partials (64 x 16 floats a block) and its row blocks' counters, zeroed
+// (the kernel leaves them at 0). 0, KB_MLP_NA (no tensor map) or a cudaError_t.
+int down_workspace(kb_mlp_fused *f, const kb_mlp_args *a, const kb_mlp_plan &p)
+{
+    kb::mlp::DownSplitK &L = f->dn;
+    L.y = a->y;
+    L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
+    L.splits = p.down_splits, L.kchunk = p.down_kchunk, L.grid = p.down_grid;
+    if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, false) ||
+        !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, a->tokens <= 8 ? 8 : 16, false))
+        return KB_MLP_NA;
+    const size_t rbs = (size_t)(a->hidden + 63) / 64;
+    cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens);
+    if (e == cudaSuccess) e = cudaMalloc(&L.ws, (size_t)p.down_grid * 64 * 16 * sizeof(float));
+    if (e == cudaSuccess) e = cudaMalloc(&L.count, rbs * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaMemset(L.count, 0, rbs * sizeof(unsigned));
+    return (int)e;
+}
+
 } // namespace
 
 extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, const kb_devattr *d, kb_mlp_fused **out,
@@ -157,13 +179,30 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         return (int)cudaErrorInvalidValue; /* the caller gave no stacked weights or g/u workspace */
     }
     if (plan.variant == KB_MLP_MMA) plan.vec = plan.vec && aligned16(a->x) && aligned16(a->G) && aligned16(a->U);
+    if (plan.down && !(aligned16(a->h) && aligned16(a->D))) {
+        if (r->down == 2) {
+            delete f;
+            snprintf(why, why_len, "down=splitk: h or D is not 16-byte aligned (16-byte loads)");
+            return KB_MLP_NA;
+        }
+        plan.down = 0;
+    }
+    if (plan.down) {
+        int rc = down_workspace(f, a, plan);
+        if (rc) {
+            kb_mlp_fused_release(f);
+            if (rc == KB_MLP_NA) snprintf(why, why_len, "down=splitk: the TMA tensor maps of D and h cannot be made");
+            return rc;
+        }
+    }
     f->plan = plan;
     char what[128];
     kb_mlp_plan_describe(&plan, what, sizeof what);
     if (plan.variant == KB_MLP_CUBLAS_CAT) /* cublas_cat's whole path, its down GEMM included */
         snprintf(kernel, kernel_len, "%s", what);
     else
-        snprintf(kernel, kernel_len, "%s%s + cublas down%s", what, note, a->dtype == 0 && a->tf32 ? " tf32" : "");
+        snprintf(kernel, kernel_len, "%s%s + %s%s", what, note, plan.down ? "splitk down" : "cublas down",
+                 a->dtype == 0 && a->tf32 ? " tf32" : "");
     *out = f;
     return 0;
 }
@@ -181,7 +220,14 @@ extern "C" int kb_mlp_fused_launch(const kb_mlp_fused *f, void *stream)
     default: return (int)cudaErrorInvalidValue;
     }
     if (rc) return rc;
+    if (f->plan.down) return kb::mlp::down_splitk(f->dn, s);
     return kb_linear_cublas(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype, a->tf32, s);
 }
 
-extern "C" void kb_mlp_fused_release(kb_mlp_fused *f) { delete f; }
+extern "C" void kb_mlp_fused_release(kb_mlp_fused *f)
+{
+    if (!f) return;
+    cudaFree(f->dn.ws);
+    cudaFree(f->dn.count);
+    delete f;
+}

@@ -24,6 +24,23 @@ struct WgmmaLaunch {
 int wgmma_clusters(int dtype, int wg, int bn, int cl, int sm_count);
 int wgmma_launch(const WgmmaLaunch &L, cudaStream_t s);
 
+// down_splitk.cu: y [M, H] = h [M, I] D^T for M <= 16 on Hopper (the plan's
+// down split): grid = ceil(H / 64) x splits blocks of 160 threads, K ranges of
+// kchunk columns (a multiple of 64); md: D's map (64 x 64 boxes), mh: h's
+// (64 columns by 8 rows for M <= 8, else 16); ws holds the grid's partials
+// (64 x 16 floats a block), count ceil(H / 64) counters that start at 0 and
+// are left at 0. Launched as the previous kernel's programmatic dependent.
+struct DownSplitK {
+    CUtensorMap md, mh;
+    void *y;
+    float *ws;
+    unsigned *count;
+    int M, H, I, dtype, splits, kchunk, grid;
+};
+// the kernel's shared-memory attribute (once, before launches)
+int down_splitk_setup(int dtype, int M);
+int down_splitk(const DownSplitK &L, cudaStream_t s);
+
 // fused_mma.cu: vec: 16-byte cp.async rows (hidden % 8 == 0, x, G, U 16-byte aligned)
 int gate_up_mma(const kb_mlp_args *a, bool vec, cudaStream_t s);
 

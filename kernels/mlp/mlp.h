@@ -12,6 +12,7 @@
  *   fused_wgmma.cu Hopper gate/up: TMA + wgmma, warp-specialised, clusters
  *   fused_mma.cu   portable gate/up: mma.sync + cp.async (sm_80+)
  *   fused_f32.cu   fp32 gate/up on CUDA cores
+ *   down_splitk.cu Hopper decode down GEMM: TMA + wgmma, split K, in-kernel sums
  *   fused.cu       the fused implementations' host side: plan, occupancy,
  *                  tensor maps (prepare), launch, release
  *   plan.c         the planner (host C, no GPU): which gate/up kernel, which tile */
@@ -47,7 +48,7 @@ int kb_mlp_silu_mul(int dtype, const void *g, const void *u, void *h, long rows,
 
 /* fused, fused_wgmma, fused_mma: one kernel for h = silu(x G^T) * (x U^T)
  * (g and u stay in fp32 registers; uses x, G, U, h), then the down GEMM by
- * cuBLAS. prepare (untimed) plans r on d (kb_mlp_plan_make, with the
+ * cuBLAS or down_splitk (the plan's). prepare (untimed) plans r on d (kb_mlp_plan_make, with the
  * runtime's occupancy), sets the kernel's shared-memory attribute and makes
  * the tensor maps; it returns 0 with what runs in kernel ("fused_wgmma
  * wg=2 bn=112 cl=2 tma-store + cublas down"), KB_MLP_NA with why, or a

@@ -80,7 +80,34 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "0.3753 (fp16 alike); 257 x 8192 x 28672 0.980 / 1.017 -> 0.817 / 0.826; 300 x 1024 x 11008 0.0592 / 0.0613 "
         "-> 0.0580 / 0.0575; 128 and 384 (full m-blocks) the same within 1%. Where clusters of 2 are planned, dynamic "
         "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
+    [KB_MLP_ROW_DOWN] = {
+        "Hopper, after fused_wgmma or fused_mma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096 "
+        "and 1-8 tokens: the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K "
+        "split to about one block an SM, the splits added in order in the kernel, launched as the gate/up kernel's "
+        "programmatic dependent, D loaded before it waits); else cuBLAS",
+        "whole MLP, bf16, graph, two calls (H100, 2026-11-27), cuBLAS's down -> down_splitk, ms: 1x4096x11008 "
+        "0.1062 / 0.1059 -> 0.1043 / 0.1036 and 0.1062 / 0.1061 -> 0.1049 / 0.1048; 8x4096x11008 0.1052 / 0.1044 -> "
+        "0.1035 / 0.1030 and 0.1049 / 0.1050 -> 0.1041 / 0.1043; 16x8192x14336 0.2469 -> 0.2424 and 0.2473 -> "
+        "0.2435; 16x8192x28672 0.4847 -> 0.4728 and 0.4801 -> 0.4763. cuBLAS kept where it was ahead: 9-16 tokens "
+        "at hidden 4096 (16x4096x11008 0.1040 / 0.1048 -> 0.1053 / 0.1053, 9x4096 0.1047 / 0.1053 -> 0.1060 / "
+        "0.1062, 16x4096x14336 0.1289 -> 0.1312) and every token count at hidden 1024 (1x1024 0.0340 -> 0.0343, "
+        "16x1024 0.0338 -> 0.0358)"},
 };
+
+/* KB_MLP_ROW_DOWN: down_splitk's grid, about one block an SM (each takes
+ * 200 KiB of ring): 64-row blocks of D times K ranges of a multiple of 64
+ * columns */
+static void plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
+{
+    const int rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
+    int splits = sms / rbs;
+    if (splits < 1) splits = 1;
+    if (splits > kblocks) splits = kblocks;
+    const int kchunk = (kblocks + splits - 1) / splits * 64;
+    p->down_splits = (r->inter + kchunk - 1) / kchunk;
+    p->down_kchunk = kchunk;
+    p->down_grid = rbs * p->down_splits;
+}
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int na(char *why, size_t n, const char *fmt, ...)
@@ -218,8 +245,8 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     return 0;
 }
 
-int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
-                     char *why, size_t n)
+static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                        char *why, size_t n)
 {
     memset(p, 0, sizeof *p);
     if (why && n) why[0] = 0;
@@ -276,6 +303,30 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     p->variant = KB_MLP_MMA;
     p->vec = r->hidden % 8 == 0;
     p->rows |= 1u << KB_MLP_ROW_MMA_VEC;
+    return 0;
+}
+
+int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                     char *why, size_t n)
+{
+    if (r->down < 0 || r->down > 2) return na(why, n, "down=%d: 0 auto, 1 cublas, 2 splitk", r->down);
+    if (plan_gate_up(r, d, occ, ctx, p, why, n)) return 1;
+    const int gemm = p->variant == KB_MLP_WGMMA || p->variant == KB_MLP_MMA;
+    const int fits = gemm && d->cc_major == 9 && r->tokens <= 16 && r->inter % 8 == 0;
+    if (r->down == 2 && !fits) {
+        memset(p, 0, sizeof *p);
+        return na(why, n, "down=splitk takes 1-16 tokens, bf16/fp16 and inter %% 8 == 0 on Hopper (sm_90a TMA + wgmma) "
+                          "after the fused gate/up kernel (%s)",
+                  d->cc_major != 9 ? "not Hopper" : r->tokens > 16 ? "tokens > 16" : r->dtype == 0 ? "fp32"
+                                                    : r->inter % 8 ? "inter % 8 != 0" : "cublas_cat's path");
+    }
+    if (r->down == 1 || !fits) return 0;
+    if (r->down == 0) { /* KB_MLP_ROW_DOWN: where down_splitk was measured ahead */
+        p->rows |= 1u << KB_MLP_ROW_DOWN;
+        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->tokens <= 8))) return 0;
+    }
+    p->down = 1;
+    plan_down_grid(r, d, p);
     return 0;
 }
 

@@ -45,6 +45,7 @@ typedef struct {
     kb_mlp_variant want;
     int bn, cluster, warpgroups; /* wgmma's tile width, cluster size, consumer warpgroups; 0 = auto */
     int sched;                   /* wgmma's tile scheduler: 0 auto (KB_MLP_ROW_SCHED), 1 static, 2 dynamic */
+    int down;                    /* the down GEMM: 0 auto (KB_MLP_ROW_DOWN), 1 cuBLAS, 2 down_splitk */
 } kb_mlp_req;
 
 /* Clusters of cl CTAs of the wgmma kernel <dtype, wg, bn> that fit on the
@@ -67,6 +68,7 @@ typedef enum {
     KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
     KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
+    KB_MLP_ROW_DOWN,        /* Hopper, 16-bit, inter % 8 == 0, tokens <= 16 at hidden >= 8192 or <= 8 at >= 4096 -> down_splitk */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
@@ -90,6 +92,9 @@ typedef struct {
     int dyn;             /* tiles handed out in order by a global counter (else tile t on CTA t mod grid) */
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
+    /* the down GEMM after WGMMA or MMA: cuBLAS (0) or down_splitk (1) over
+     * ceil(hidden / 64) row blocks x down_splits K ranges of down_kchunk */
+    int down, down_splits, down_kchunk, down_grid;
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
 } kb_mlp_plan;
 

@@ -17,12 +17,16 @@ namespace kb::ptx {
 
 // d (m64 x N, fp32, the wgmma accumulator layout) += A (64 x 16, descriptor
 // da) * B (N x 16, K-major, descriptor db)^T; acc = 0: d = A * B^T.
-// Specialised for N 128, 192, 224, 256 and T __half, __nv_bfloat16.
+// Specialised for N 8, 16, 128, 192, 224, 256 and T __half, __nv_bfloat16.
 template <int N, typename T> __device__ void wgmma(float (&d)[N / 2], uint64_t da, uint64_t db, int acc);
 
 #ifdef KB_PTX_SM90A
 // The accumulator operands: KB_ACC<n> lists "+f"(d[0]) .. "+f"(d[n-1]) and
 // KB_REG<n> the matching "%0,...,%<n-1>" of the instruction.
+#define KB_REG4 "%0,%1,%2,%3"
+#define KB_ACC4 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define KB_REG8 KB_REG4 ",%4,%5,%6,%7"
+#define KB_ACC8 KB_ACC4, "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
 #define KB_REG64 \
     "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" ","\
     "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31" ","\
@@ -67,6 +71,10 @@ template <int N, typename T> __device__ void wgmma(float (&d)[N / 2], uint64_t d
                      : __VA_ARGS__                                                                                 \
                      : "l"(da), "l"(db), "r"(acc));                                                               \
     }
+KB_WGMMA(8, __nv_bfloat16, "bf16", KB_REG4, 4, "%4, %5", "%6", KB_ACC4)
+KB_WGMMA(8, __half, "f16", KB_REG4, 4, "%4, %5", "%6", KB_ACC4)
+KB_WGMMA(16, __nv_bfloat16, "bf16", KB_REG8, 8, "%8, %9", "%10", KB_ACC8)
+KB_WGMMA(16, __half, "f16", KB_REG8, 8, "%8, %9", "%10", KB_ACC8)
 KB_WGMMA(128, __nv_bfloat16, "bf16", KB_REG64, 64, "%64, %65", "%66", KB_ACC64)
 KB_WGMMA(128, __half, "f16", KB_REG64, 64, "%64, %65", "%66", KB_ACC64)
 KB_WGMMA(192, __nv_bfloat16, "bf16", KB_REG96, 96, "%96, %97", "%98", KB_ACC96)
@@ -76,6 +84,10 @@ KB_WGMMA(224, __half, "f16", KB_REG112, 112, "%112, %113", "%114", KB_ACC112)
 KB_WGMMA(256, __nv_bfloat16, "bf16", KB_REG128, 128, "%128, %129", "%130", KB_ACC128)
 KB_WGMMA(256, __half, "f16", KB_REG128, 128, "%128, %129", "%130", KB_ACC128)
 #undef KB_WGMMA
+#undef KB_REG4
+#undef KB_ACC4
+#undef KB_REG8
+#undef KB_ACC8
 #undef KB_REG64
 #undef KB_ACC64
 #undef KB_REG96
