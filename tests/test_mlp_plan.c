@@ -547,12 +547,12 @@ static void test_down(void **state)
         if (p.down != cases[i].down)
             fail_msg("%dx%dx%d dtype %d: down %d, expected %d", cases[i].tokens, cases[i].hidden, cases[i].inter,
                      cases[i].dtype, p.down, cases[i].down);
-        /* the row decides wherever the kernel could run */
+        /* the row decides wherever the kernel could run after fused_wgmma */
         const int could = cases[i].tokens <= 16 && cases[i].inter % 8 == 0 && cases[i].dtype != 0;
         assert_int_equal(HAS(p, KB_MLP_ROW_DOWN), could);
     }
     /* the grid: 64 row blocks x 2 K ranges of 86 k-blocks at 4096 x 11008;
-     * 16 x 8 at 1024 (a last range of 81 k-blocks); 128 x 1 at 8192 */
+     * 16 x 8 at 1024 (a last range of 18 k-blocks); 128 x 1 at 8192 */
     kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
     assert_int_equal(p.down_splits, 2);
     assert_int_equal(p.down_kchunk, 86 * 64);
@@ -568,6 +568,27 @@ static void test_down(void **state)
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down_splits, 1);
     assert_int_equal(p.down_grid, 128);
+    /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best: 7
+     * ranges of 25 k-blocks, 476 blocks in 4 waves, 89% busy): cuBLAS, though
+     * 1 token at hidden >= 4096; the grid when forced */
+    p = plan_ok("h100", req(1, 4352, 11008, 2, KB_MLP_AUTO));
+    assert_int_equal(p.down, 0);
+    assert_true(HAS(p, KB_MLP_ROW_DOWN));
+    r = req(1, 4352, 11008, 2, KB_MLP_AUTO);
+    r.down = 2;
+    p = plan_ok("h100", r);
+    assert_int_equal(p.down_splits, 7);
+    assert_int_equal(p.down_kchunk, 25 * 64);
+    assert_int_equal(p.down_grid, 476);
+    /* after fused_mma (Hopper, hidden % 8 != 0): cuBLAS unless forced (no
+     * overlap there, not measured) */
+    p = plan_ok("h100", req(1, 8196, 28672, 2, KB_MLP_AUTO));
+    assert_int_equal(p.variant, KB_MLP_MMA);
+    assert_int_equal(p.down, 0);
+    assert_false(HAS(p, KB_MLP_ROW_DOWN));
+    r = req(1, 8196, 28672, 2, KB_MLP_AUTO);
+    r.down = 2;
+    assert_int_equal(plan_ok("h100", r).down, 1);
     /* a K range never empty: 8 columns, one k-block */
     r = req(1, 64, 8, 1, KB_MLP_WGMMA);
     r.down = 2;

@@ -20,7 +20,8 @@
 // With splits > 1 each block writes its 64 x 16 partial to the workspace, and
 // the last of a row block's splits to arrive (a counter it sets back to 0)
 // adds them in split order and stores y: the result does not depend on the
-// blocks' order.
+// blocks' order. The workspace and counters are one prepared case's: one
+// launch of it at a time (kbench runs one), as for the gate/up kernel's.
 #include <cuda.h> // CUtensorMap
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -42,7 +43,7 @@ using kb::from_f;
 // a stage: D's 64 x 64 box, then h's NC x 64 box (rows of 128 bytes, 128B swizzle)
 template <int NT> struct DownShape {
     static constexpr int NC = 8 * NT, A_BYTES = 64 * 128, STAGE = A_BYTES + NC * 128;
-    static constexpr int STAGES = 200 * 1024 / STAGE; // 20 (NT 2) or 22 (NT 1)
+    static constexpr int STAGES = 200 * 1024 / STAGE; // 20 (NT 2) or 22 (NT 1): 200 or 198 KiB
     static constexpr int SMEM = STAGES * STAGE + 1024;
     static_assert(STAGE % 1024 == 0, "stages keep the 1024-byte alignment of 128B swizzle");
 };

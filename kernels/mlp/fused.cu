@@ -96,13 +96,15 @@ int occupancy(void *ctx, int dtype, int wg, int bn, int cl)
     return kb::mlp::wgmma_clusters(dtype, wg, bn, cl, *(const int *)ctx);
 }
 
+// (the down GEMM's plan stays: down_splitk runs after fused_mma too)
 void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a)
 {
-    const unsigned rows = p.rows;
+    const kb_mlp_plan was = p;
     memset(&p, 0, sizeof p);
     p.variant = KB_MLP_MMA;
     p.vec = a->hidden % 8 == 0;
-    p.rows = rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
+    p.rows = was.rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
+    p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid;
 }
 
 // down_splitk's launch: D's and h's tensor maps, the kernel's shared memory,
@@ -122,6 +124,7 @@ int down_workspace(kb_mlp_fused *f, const kb_mlp_args *a, const kb_mlp_plan &p)
     if (e == cudaSuccess) e = cudaMalloc(&L.ws, (size_t)p.down_grid * 64 * 16 * sizeof(float));
     if (e == cudaSuccess) e = cudaMalloc(&L.count, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaMemset(L.count, 0, rbs * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaDeviceSynchronize(); // zeroed before a launch on any stream
     return (int)e;
 }
 
@@ -163,6 +166,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
                 return KB_MLP_NA;
             }
             fallback_to_mma(plan, a);
+            if (r->down != 2) plan.down = 0; // the DOWN row was measured after fused_wgmma only
             note[0] = 0;
         } else {
             plan.tma_store = store;
@@ -189,7 +193,13 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     }
     if (plan.down) {
         int rc = down_workspace(f, a, plan);
-        if (rc) {
+        if (rc && r->down == 0) { // the planner's choice: cuBLAS instead
+            cudaFree(f->dn.ws);
+            cudaFree(f->dn.count);
+            f->dn.ws = nullptr, f->dn.count = nullptr;
+            plan.down = 0;
+            if (rc != KB_MLP_NA) cudaGetLastError();
+        } else if (rc) {
             kb_mlp_fused_release(f);
             if (rc == KB_MLP_NA) snprintf(why, why_len, "down=splitk: the TMA tensor maps of D and h cannot be made");
             return rc;
