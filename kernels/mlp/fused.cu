@@ -186,7 +186,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     if (plan.down && !(aligned16(a->h) && aligned16(a->D))) {
         if (r->down == 2) {
             delete f;
-            snprintf(why, why_len, "down=splitk: h or D is not 16-byte aligned (16-byte loads)");
+            snprintf(why, why_len, "down=splitk: h or D is not 16-byte aligned (TMA)");
             return KB_MLP_NA;
         }
         plan.down = 0;
