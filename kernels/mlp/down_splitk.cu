@@ -186,16 +186,16 @@ template <typename T, int NT> int setup()
     return (int)cudaFuncSetAttribute(down_tma<T, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, DownShape<NT>::SMEM);
 }
 
+// f(T{}, NT) for the dtype's element type and the tokens' n8 blocks (NT 1:
+// 1-8 tokens, 2: 9-16, down_splitk_hrows); fp32 and other token counts: none
 template <typename F> int with_kernel(int dtype, int M, F &&f)
 {
     if (M < 1 || M > 16) return (int)cudaErrorInvalidValue;
-    switch (dtype) {
-    case 1: return M <= 8 ? f(__half{}, std::integral_constant<int, 1>{}) : f(__half{}, std::integral_constant<int, 2>{});
-    case 2:
-        return M <= 8 ? f(__nv_bfloat16{}, std::integral_constant<int, 1>{})
-                      : f(__nv_bfloat16{}, std::integral_constant<int, 2>{});
-    }
-    return (int)cudaErrorInvalidValue; // fp32: cuBLAS
+    return kb::by_dtype(dtype, [&](auto t) -> int {
+        if constexpr (std::is_same_v<decltype(t), float>) return (int)cudaErrorInvalidValue; // fp32: cuBLAS
+        else if (kb::mlp::down_splitk_hrows(M) == 8) return f(t, std::integral_constant<int, 1>{});
+        else return f(t, std::integral_constant<int, 2>{});
+    });
 }
 
 } // namespace

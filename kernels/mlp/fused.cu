@@ -96,28 +96,30 @@ int occupancy(void *ctx, int dtype, int wg, int bn, int cl)
     return kb::mlp::wgmma_clusters(dtype, wg, bn, cl, *(const int *)ctx);
 }
 
-// (the down GEMM's plan stays: down_splitk runs after fused_mma too)
-void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a)
+// keep_down: a forced down_splitk stays (it runs after fused_mma too); the
+// DOWN row's was measured after fused_wgmma only, so a planned one goes
+void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
 {
     const kb_mlp_plan was = p;
     memset(&p, 0, sizeof p);
     p.variant = KB_MLP_MMA;
     p.vec = a->hidden % 8 == 0;
     p.rows = was.rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
-    p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid;
+    if (keep_down)
+        p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid;
 }
 
 // down_splitk's launch: D's and h's tensor maps, the kernel's shared memory,
 // its partials (64 x 16 floats a block) and its row blocks' counters, zeroed
-// (the kernel leaves them at 0). 0, KB_MLP_NA (no tensor map) or a cudaError_t.
-int down_workspace(kb_mlp_fused *f, const kb_mlp_args *a, const kb_mlp_plan &p)
+// (the kernel leaves them at 0). 0, KB_MLP_NA (no tensor map) or a cudaError_t,
+// with nothing left allocated.
+int down_workspace(kb::mlp::DownSplitK &L, const kb_mlp_args *a, const kb_mlp_plan &p)
 {
-    kb::mlp::DownSplitK &L = f->dn;
     L.y = a->y;
     L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
     L.splits = p.down_splits, L.kchunk = p.down_kchunk, L.grid = p.down_grid;
     if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, false) ||
-        !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, a->tokens <= 8 ? 8 : 16, false))
+        !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), false))
         return KB_MLP_NA;
     const size_t rbs = (size_t)(a->hidden + 63) / 64;
     cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens);
@@ -125,6 +127,12 @@ int down_workspace(kb_mlp_fused *f, const kb_mlp_args *a, const kb_mlp_plan &p)
     if (e == cudaSuccess) e = cudaMalloc(&L.count, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaMemset(L.count, 0, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaDeviceSynchronize(); // zeroed before a launch on any stream
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cudaFree(L.ws);
+        cudaFree(L.count);
+        L.ws = nullptr, L.count = nullptr;
+    }
     return (int)e;
 }
 
@@ -165,8 +173,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
                                                  : "x, G or U is not 16-byte aligned (TMA)");
                 return KB_MLP_NA;
             }
-            fallback_to_mma(plan, a);
-            if (r->down != 2) plan.down = 0; // the DOWN row was measured after fused_wgmma only
+            fallback_to_mma(plan, a, r->down == 2);
             note[0] = 0;
         } else {
             plan.tma_store = store;
@@ -192,18 +199,13 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         plan.down = 0;
     }
     if (plan.down) {
-        int rc = down_workspace(f, a, plan);
-        if (rc && r->down == 0) { // the planner's choice: cuBLAS instead
-            cudaFree(f->dn.ws);
-            cudaFree(f->dn.count);
-            f->dn.ws = nullptr, f->dn.count = nullptr;
-            plan.down = 0;
-            if (rc != KB_MLP_NA) cudaGetLastError();
-        } else if (rc) {
-            kb_mlp_fused_release(f);
+        const int rc = down_workspace(f->dn, a, plan);
+        if (rc && r->down == 2) {
+            delete f;
             if (rc == KB_MLP_NA) snprintf(why, why_len, "down=splitk: the TMA tensor maps of D and h cannot be made");
             return rc;
         }
+        if (rc) plan.down = 0; // the planner's choice: cuBLAS instead
     }
     f->plan = plan;
     char what[128];

@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
 {
 #ifdef KB_PTX_SM90A
     static_assert(CL == 1 || CL == 2, "clusters of 1 or 2 CTAs");
-    // a down_splitk launched after this kernel may start now: it prefetches
-    // D into L2 where its blocks find room, and waits for h (down_splitk.cu)
+    // a down_splitk launched after this kernel may start now: its blocks load
+    // D as SMs free up, and wait for this grid before they load h (down_splitk.cu)
     asm volatile("griddepcontrol.launch_dependents;");
     if (CL > 1) dyn = 0; // the host plans dyn with clusters of 1 only
     constexpr int BM = 64 * NWG, A_BYTES = BM * 128, B_HALF = BN * 128, STAGE = A_BYTES + 2 * B_HALF;

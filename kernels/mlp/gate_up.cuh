@@ -27,7 +27,7 @@ int wgmma_launch(const WgmmaLaunch &L, cudaStream_t s);
 // down_splitk.cu: y [M, H] = h [M, I] D^T for M <= 16 on Hopper (the plan's
 // down split): grid = ceil(H / 64) x splits blocks of 160 threads, K ranges of
 // kchunk columns (a multiple of 64); md: D's map (64 x 64 boxes), mh: h's
-// (64 columns by 8 rows for M <= 8, else 16); ws holds the grid's partials
+// (64 columns by down_splitk_hrows(M) rows); ws holds the grid's partials
 // (64 x 16 floats a block), count ceil(H / 64) counters that start at 0 and
 // are left at 0. Launched as the previous kernel's programmatic dependent.
 struct DownSplitK {
@@ -37,6 +37,8 @@ struct DownSplitK {
     unsigned *count;
     int M, H, I, dtype, splits, kchunk, grid;
 };
+// h's box rows, the tokens' N of the wgmma: 8 for 1-8 tokens, else 16
+constexpr int down_splitk_hrows(int M) { return M <= 8 ? 8 : 16; }
 // the kernel's shared-memory attribute (once, before launches)
 int down_splitk_setup(int dtype, int M);
 int down_splitk(const DownSplitK &L, cudaStream_t s);

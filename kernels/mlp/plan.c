@@ -82,9 +82,10 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
     [KB_MLP_ROW_DOWN] = {
         "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096 and 1-8 "
-        "tokens, where its grid keeps the SMs 95% busy or more (the measured shapes: 0.97): the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K "
-        "split to about one block an SM, the splits added in order in the kernel, launched as the gate/up kernel's "
-        "programmatic dependent, D loaded before it waits); else cuBLAS",
+        "tokens, where its grid keeps the SMs 95% busy or more (the measured shapes: 0.97): the down GEMM by "
+        "down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to about one block an SM, "
+        "the splits added in order in the kernel, launched as the gate/up kernel's programmatic dependent, D loaded "
+        "before it waits); else cuBLAS",
         "whole MLP, bf16, graph, two calls (H100, 2026-11-27), cuBLAS's down -> down_splitk, ms: 1x4096x11008 "
         "0.1062 / 0.1059 -> 0.1043 / 0.1036 and 0.1062 / 0.1061 -> 0.1049 / 0.1048; 8x4096x11008 0.1052 / 0.1044 -> "
         "0.1035 / 0.1030 and 0.1049 / 0.1050 -> 0.1041 / 0.1043; 16x8192x14336 0.2469 -> 0.2424 and 0.2473 -> "
@@ -330,15 +331,18 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
                                                     : r->inter % 8 ? "inter % 8 != 0" : "cublas_cat's path");
     }
     if (r->down == 1 || !fits) return 0;
-    kb_mlp_plan g = *p;
-    const double use = plan_down_grid(r, d, &g);
     if (r->down == 0) { /* KB_MLP_ROW_DOWN: where down_splitk was measured ahead */
         if (p->variant != KB_MLP_WGMMA) return 0; /* no overlap after fused_mma (it does not trigger); not measured */
         p->rows |= 1u << KB_MLP_ROW_DOWN;
-        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->tokens <= 8)) || use < 0.95) return 0;
+        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->tokens <= 8))) return 0;
+        if (plan_down_grid(r, d, p) < 0.95) {
+            p->down_splits = p->down_kchunk = p->down_grid = 0;
+            return 0;
+        }
+    } else {
+        plan_down_grid(r, d, p);
     }
     p->down = 1;
-    p->down_splits = g.down_splits, p->down_kchunk = g.down_kchunk, p->down_grid = g.down_grid;
     return 0;
 }
 
