@@ -588,7 +588,8 @@ static void test_impls(void **state)
     kb_sweep s;
     kb_sweep_init(&s, mlp());
     char err[KB_ERRLEN];
-    if (kb_sweep_set(&s, "bn", "112", err, sizeof err) || kb_sweep_set(&s, "warpgroups", "1", err, sizeof err))
+    if (kb_sweep_set(&s, "bn", "112", err, sizeof err) || kb_sweep_set(&s, "warpgroups", "1", err, sizeof err) ||
+        kb_sweep_set(&s, "cluster", "2", err, sizeof err))
         fail_msg("%s", err);
     kb_case *cs = NULL;
     int n = 0;
@@ -597,9 +598,9 @@ static void test_impls(void **state)
     assert_int_not_equal(kb_impl_supports(naive, &cs[0], h100, why, sizeof why), 0);
     assert_non_null(strstr(why, "takes no bn"));
     assert_int_not_equal(kb_impl_supports(mma, &cs[0], h100, why, sizeof why), 0);
-    assert_int_not_equal(kb_impl_supports(wgmma, &cs[0], h100, why, sizeof why), 0); /* warpgroups 1: bn 64 or 128 */
+    assert_int_not_equal(kb_impl_supports(wgmma, &cs[0], h100, why, sizeof why), 0); /* warpgroups 1: clusters of 1 */
     assert_non_null(strstr(why, "warpgroups=1"));
-    cs[0].v[kb_param_index(mlp(), "warpgroups")].num = 2; /* two warpgroups take 112 */
+    cs[0].v[kb_param_index(mlp(), "warpgroups")].num = 2; /* two warpgroups take clusters of 2 */
     assert_int_equal(kb_impl_supports(wgmma, &cs[0], h100, why, sizeof why), 0);
     assert_int_equal(kb_impl_supports(fused, &cs[0], h100, why, sizeof why), 0);
     assert_int_not_equal(kb_impl_supports(fused, &cs[0], a100, why, sizeof why), 0); /* fused runs mma there */

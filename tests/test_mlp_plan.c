@@ -73,11 +73,15 @@ static const int shapes[][2] = {{1024, 11008}, {4096, 11008}, {4096, 14336}, {81
  * outside this file (a script of those rules; rows 65, 2048 and 4096 by
  * hand): warpgroups, BN, cluster for each tokens (rows) x (hidden, inter). For
  * 65 x 11008: one m-block, 132 clusters of 1: BN 128 86 tiles, 1 round,
- * cost 128; 112 99, 1, 113.1; 96 115, 1, 98.0; 64 172, 2, 134.0: BN 96. */
+ * cost 128; 112 99, 1, 113.1; 96 115, 1, 98.0; 64 172, 2, 134.0: BN 96.
+ * One warpgroup (1-64 tokens) the same over 64-row m-blocks since the
+ * WG1_BN row of 2026-11-27 (before: BN 64 always): x 11008 BN 96 (115 tiles,
+ * one round), x 14336 112 (128 tiles; 96: 150, two rounds), x 28672 112
+ * (256 tiles, two rounds: 226 against 128's 256, 96's 294, 64's 268). */
 static const int h100_pins[NTOK][NSHAPE][3] = {
-    /*    1 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
-    /*   16 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
-    /*   64 */ {{1, 64, 1}, {1, 64, 1}, {1, 64, 1}, {1, 64, 1}},
+    /*    1 */ {{1, 96, 1}, {1, 96, 1}, {1, 112, 1}, {1, 112, 1}},
+    /*   16 */ {{1, 96, 1}, {1, 96, 1}, {1, 112, 1}, {1, 112, 1}},
+    /*   64 */ {{1, 96, 1}, {1, 96, 1}, {1, 112, 1}, {1, 112, 1}},
     /*   65 */ {{2, 96, 1}, {2, 96, 1}, {2, 112, 1}, {2, 112, 1}},
     /*  128 */ {{2, 96, 1}, {2, 96, 1}, {2, 112, 1}, {2, 112, 1}},
     /*  129 */ {{2, 96, 2}, {2, 96, 2}, {2, 112, 2}, {2, 112, 2}},
@@ -93,12 +97,13 @@ static const int h100_pins[NTOK][NSHAPE][3] = {
 };
 
 /* mlp_fused.cu's gate_up_hopper and pick_bn, transliterated line by line
- * (no knobs), with max_clusters<> = clusters (CL 1) or clusters / 2 (CL 2). */
+ * (no knobs), with max_clusters<> = clusters (CL 1) or clusters / 2 (CL 2);
+ * one warpgroup's BN by the same rounds since 2026-11-27 (WG1_BN). */
 static long old_cluster_tiles(int M, int N, int BM, int BN, int CL)
 {
     return ((long)(M + BM - 1) / BM + CL - 1) / CL * ((N + BN - 1) / BN);
 }
-static int old_pick_bn(int M, int N, int CL, int sms)
+static int old_pick_bn(int M, int N, int BM, int CL, int sms)
 {
     static const int bns[] = {128, 112, 96, 64};
     static const double eff[] = {1.0, 0.99, 0.98, 0.955};
@@ -107,7 +112,7 @@ static int old_pick_bn(int M, int N, int CL, int sms)
     double best_cost = 0;
     for (int i = 0; i < 4; i++) {
         if (!clusters[i]) continue;
-        const long rounds = (old_cluster_tiles(M, N, 128, bns[i], CL) + clusters[i] - 1) / clusters[i];
+        const long rounds = (old_cluster_tiles(M, N, BM, bns[i], CL) + clusters[i] - 1) / clusters[i];
         const double cost = (double)rounds * bns[i] / eff[i];
         if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
     }
@@ -118,9 +123,7 @@ static void old_hopper(int M, int N, int sms, int *wg_, int *bn_, int *cl_)
     int wg = 0, bn = 0, cl = 0;
     if (!wg) wg = M <= 64 ? 1 : 2;
     if (!cl) cl = wg == 2 && M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
-    if (!bn && wg == 2) bn = cl == 2 ? old_pick_bn(M, N, 2, sms) : old_pick_bn(M, N, 1, sms);
-    if (bn <= 0) bn = wg == 1 ? 64 : 128;
-    if (wg == 1) bn = bn == 128 ? 128 : 64, cl = 1; /* launch_wgmma<T, 1, 128 or 64, 1> */
+    if (!bn) bn = old_pick_bn(M, N, 64 * wg, cl, sms);
     *wg_ = wg, *bn_ = bn, *cl_ = cl;
 }
 
@@ -192,13 +195,13 @@ static void test_h100_seed(void **state)
     expect_wgmma(&p, 2, 128, 2, "4096");
     assert_int_equal(p.stages, 4);
     assert_int_equal(p.group, 8);
-    /* decode: one warpgroup, BN 64, 9 stages, every n-block a CTA up to 132 */
+    /* decode: one warpgroup, BN 96 (115 n-blocks, a CTA each: one round), 6 stages of 32 KiB */
     p = plan_ok("h100", req(16, 4096, 11008, 2, KB_MLP_AUTO));
-    expect_wgmma(&p, 1, 64, 1, "decode");
+    expect_wgmma(&p, 1, 96, 1, "decode");
     assert_int_equal(p.bm, 64);
-    assert_int_equal(p.stages, 9);
-    assert_int_equal(p.tiles, 172);
-    assert_int_equal(p.grid, 132);
+    assert_int_equal(p.stages, 6);
+    assert_int_equal(p.tiles, 115);
+    assert_int_equal(p.grid, 115);
     assert_int_equal(p.group, 1);
     assert_true(HAS(p, KB_MLP_ROW_WG1_BN) && !HAS(p, KB_MLP_ROW_BN_WAVE) && !HAS(p, KB_MLP_ROW_CLUSTER));
     /* 300 tokens: 3 m-blocks, odd: clusters of 1 */
@@ -370,8 +373,8 @@ static void test_tunables(void **state)
         assert_int_equal(p.group, 16);
         p = plan_ok("h100", forced(300, 1, w, 0, 2, 0)); /* clusters of 2 over 3 m-blocks, as asked */
         expect_wgmma(&p, 2, 112, 2, "300 cluster=2");
-        p = plan_ok("h100", forced(2048, 1, w, 0, 0, 1)); /* one warpgroup at 2048 tokens: BN 64 */
-        expect_wgmma(&p, 1, 64, 1, "warpgroups=1");
+        p = plan_ok("h100", forced(2048, 1, w, 0, 0, 1)); /* one warpgroup at 2048 tokens: BN 128 (21 rounds; 112: 24) */
+        expect_wgmma(&p, 1, 128, 1, "warpgroups=1");
         assert_int_equal(p.grid, 132);
         p = plan_ok("h100", forced(16, 2, w, 128, 1, 1));
         expect_wgmma(&p, 1, 128, 1, "warpgroups=1 bn=128");
@@ -381,8 +384,11 @@ static void test_tunables(void **state)
         expect_wgmma(&p, 2, 64, 2, "all three");
         assert_int_equal(p.stages, 6);
         /* combinations the kernels do not have: n/a, with the reason */
-        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 112, 0, 1)), "warpgroups=1 takes bn 64 or 128"));
-        assert_non_null(strstr(refused("h100", forced(2048, 2, w, 96, 0, 1)), "warpgroups=1 takes bn 64 or 128"));
+        p = plan_ok("h100", forced(2048, 2, w, 112, 0, 1)); /* one warpgroup takes every BN */
+        expect_wgmma(&p, 1, 112, 1, "warpgroups=1 bn=112");
+        p = plan_ok("h100", forced(16, 2, w, 96, 0, 1));
+        expect_wgmma(&p, 1, 96, 1, "warpgroups=1 bn=96");
+        assert_int_equal(p.stages, 6);
         assert_non_null(strstr(refused("h100", forced(16, 2, w, 0, 2, 1)), "clusters of 1 only"));
         assert_non_null(strstr(refused("h100", forced(2048, 2, w, 80, 0, 0)), "bn=80"));
         assert_non_null(strstr(refused("h100", forced(2048, 2, w, 0, 4, 0)), "cluster=4"));
@@ -529,7 +535,7 @@ static void test_occupancy(void **state)
 /* ---- the table ------------------------------------------------------------------------- */
 
 /* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192,
- * or >= 4096 at 1-8 tokens), cuBLAS elsewhere; its grid about one block an
+ * or >= 4096 and inter >= 16384 at 1-8 tokens), cuBLAS elsewhere; its grid about one block an
  * SM; --down fixed; n/a where the kernel cannot run */
 static void test_down(void **state)
 {
@@ -537,7 +543,9 @@ static void test_down(void **state)
     static const struct {
         int tokens, hidden, inter, dtype, down;
     } cases[] = {
-        {1, 4096, 11008, 2, 1},  {8, 4096, 11008, 1, 1},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
+        {1, 4096, 11008, 2, 0},  {8, 4096, 11008, 1, 0},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
+        {1, 4096, 28672, 2, 1},  {8, 4096, 28672, 1, 1},  {9, 4096, 28672, 2, 0},  {8, 4096, 14336, 2, 0},
+        {1, 8192, 11008, 1, 1},
         {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 0},  {16, 1024, 11008, 2, 0},
         {8, 4096, 11004, 2, 0},  {17, 8192, 28672, 2, 0}, {1, 4096, 11008, 0, 0}, {64, 8192, 28672, 2, 0},
     };
@@ -553,11 +561,13 @@ static void test_down(void **state)
     }
     /* the grid: 64 row blocks x 2 K ranges of 86 k-blocks at 4096 x 11008;
      * 16 x 8 at 1024 (a last range of 18 k-blocks); 128 x 1 at 8192 */
-    kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
+    kb_mlp_req r = req(1, 4096, 11008, 2, KB_MLP_AUTO);
+    r.down = 2;
+    kb_mlp_plan p = plan_ok("h100", r);
     assert_int_equal(p.down_splits, 2);
     assert_int_equal(p.down_kchunk, 86 * 64);
     assert_int_equal(p.down_grid, 128);
-    kb_mlp_req r = req(16, 1024, 11008, 2, KB_MLP_AUTO);
+    r = req(16, 1024, 11008, 2, KB_MLP_AUTO);
     r.down = 2;
     p = plan_ok("h100", r);
     assert_int_equal(p.down, 1);
@@ -568,17 +578,18 @@ static void test_down(void **state)
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down_splits, 1);
     assert_int_equal(p.down_grid, 128);
-    /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best: 7
-     * ranges of 25 k-blocks, 476 blocks in 4 waves, 89% busy): cuBLAS, though
-     * 1 token at hidden >= 4096; the grid when forced */
-    p = plan_ok("h100", req(1, 4352, 11008, 2, KB_MLP_AUTO));
+    /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best at
+     * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 4 waves, 90% busy):
+     * cuBLAS, though 1 token at hidden >= 4096 and inter >= 16384; the grid
+     * when forced */
+    p = plan_ok("h100", req(1, 4352, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down, 0);
     assert_true(HAS(p, KB_MLP_ROW_DOWN));
-    r = req(1, 4352, 11008, 2, KB_MLP_AUTO);
+    r = req(1, 4352, 28672, 2, KB_MLP_AUTO);
     r.down = 2;
     p = plan_ok("h100", r);
     assert_int_equal(p.down_splits, 7);
-    assert_int_equal(p.down_kchunk, 25 * 64);
+    assert_int_equal(p.down_kchunk, 64 * 64);
     assert_int_equal(p.down_grid, 476);
     /* after fused_mma (Hopper, hidden % 8 != 0): cuBLAS unless forced (no
      * overlap there, not measured) */

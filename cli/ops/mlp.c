@@ -43,7 +43,7 @@ static const kb_param params[] = {
     {"cluster", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
      "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles)", .tunable = 1},
     {"warpgroups", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
-     "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 takes bn 64 or 128, clusters of 1)", .tunable = 1},
+     "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 runs clusters of 1)", .tunable = 1},
     {"sched", KB_P_ENUM, "auto", 0, 0, "auto,static,dynamic",
      "fused_wgmma's tile scheduler: static (tile t on CTA t mod the grid) or dynamic (tiles in order from a global "
      "counter as CTAs free up; clusters of 1); auto: dynamic where the planner runs clusters of 1 with two warpgroups, else static",
@@ -509,9 +509,9 @@ static const char *const checks[] = {
      * stores of h (inter 200) and register stores (1004) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": [200, 1004], "
     "\"bn\": [64, 96, 112, 128], \"cluster\": [1, 2], \"warpgroups\": 2}",
-    /* ... and one warpgroup's two widths, at decode (40) and over 4 m-blocks of 64 rows */
+    /* ... and one warpgroup's widths, at decode (40) and over 4 m-blocks of 64 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
-    "\"bn\": [64, 128], \"cluster\": 1, \"warpgroups\": 1}",
+    "\"bn\": [64, 96, 112, 128], \"cluster\": 1, \"warpgroups\": 1}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
      * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
      * BN), TMA and register stores of h, one launch after another (the

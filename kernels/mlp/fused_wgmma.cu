@@ -356,13 +356,15 @@ template <typename T, int NWG, int BN, int CL> int launch(const kb::mlp::WgmmaLa
 template <int V> using ic = std::integral_constant<int, V>;
 
 // f(T{}, NWG, BN, CL) for the kernels there are: one consumer warpgroup with
-// BN 128 or 64 in clusters of 1; two with BN 128, 112, 96 or 64 in clusters
-// of 1 or 2. -1: no such kernel.
+// BN 128, 112, 96 or 64 in clusters of 1; two with those BN in clusters of 1
+// or 2. -1: no such kernel.
 template <typename T, typename F> int with_tile(int wg, int bn, int cl, F &&f)
 {
     if (wg == 1 && cl == 1) {
         switch (bn) {
         case 128: return f(T{}, ic<1>{}, ic<128>{}, ic<1>{});
+        case 112: return f(T{}, ic<1>{}, ic<112>{}, ic<1>{});
+        case 96: return f(T{}, ic<1>{}, ic<96>{}, ic<1>{});
         case 64: return f(T{}, ic<1>{}, ic<64>{}, ic<1>{});
         }
         return -1;

@@ -32,8 +32,12 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "decode is weight-bound: 16x4096x11008 one warpgroup 0.1068 ms, 86% of copy, vs cublas_cat 0.1117; BM 128 "
         "would compute 64 or more rows of zeros"},
     [KB_MLP_ROW_WG1_BN] = {
-        "one warpgroup: BN 64 (m64n128k16, 9 stages)",
-        "16x4096x11008: BN 64 / 128 / 32 0.1068 / 0.1070 / 0.1101 ms"},
+        "one warpgroup: BN as BN_WAVE's (128, 112, 96 or 64: the fewest rounds of tiles over the CTAs that fit, "
+        "weighted by BN / efficiency; decode x 11008: 96, 115 tiles for 132 CTAs; x 14336 and x 28672: 112)",
+        "graph, two runs, BN 64 -> chosen: 1x4096x11008 0.1054 / 0.1059 -> 0.1000 / 0.0992 ms, 16x4096x11008 "
+        "0.1047 / 0.1042 -> 0.1020 / 0.1006, 16x4096x14336 0.1288 / 0.1292 -> 0.1271 / 0.1276 (BN 96: 0.137), "
+        "16x8192x28672 0.4841 / 0.4847 -> 0.4788 / 0.4770 (BN 64: 172 tiles at x 11008, the last 40 CTAs a second "
+        "round alone)"},
     [KB_MLP_ROW_CLUSTER] = {
         "two warpgroups, tokens > 128 and an even number of 128-row m-blocks: clusters of 2 (each CTA loads G's or "
         "U's tile and multicasts it to both); else clusters of 1",
@@ -81,18 +85,18 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "-> 0.0580 / 0.0575; 128 and 384 (full m-blocks) the same within 1%. Where clusters of 2 are planned, dynamic "
         "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
     [KB_MLP_ROW_DOWN] = {
-        "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096 and 1-8 "
-        "tokens, where its grid keeps the SMs 95% busy or more (the measured shapes: 0.97): the down GEMM by "
-        "down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to about one block an SM, "
-        "the splits added in order in the kernel, launched as the gate/up kernel's programmatic dependent, D loaded "
-        "before it waits); else cuBLAS",
-        "whole MLP, bf16, graph, two calls (H100, 2026-11-27), cuBLAS's down -> down_splitk, ms: 1x4096x11008 "
-        "0.1062 / 0.1059 -> 0.1043 / 0.1036 and 0.1062 / 0.1061 -> 0.1049 / 0.1048; 8x4096x11008 0.1052 / 0.1044 -> "
-        "0.1035 / 0.1030 and 0.1049 / 0.1050 -> 0.1041 / 0.1043; 16x8192x14336 0.2469 -> 0.2424 and 0.2473 -> "
-        "0.2435; 16x8192x28672 0.4847 -> 0.4728 and 0.4801 -> 0.4763. cuBLAS kept where it was ahead: 9-16 tokens "
-        "at hidden 4096 (16x4096x11008 0.1040 / 0.1048 -> 0.1053 / 0.1053, 9x4096 0.1047 / 0.1053 -> 0.1060 / "
-        "0.1062, 16x4096x14336 0.1289 -> 0.1312) and every token count at hidden 1024 (1x1024 0.0340 -> 0.0343, "
-        "16x1024 0.0338 -> 0.0358)"},
+        "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096, inter >= "
+        "16384 and 1-8 tokens, where its grid keeps the SMs 95% busy or more (the measured shapes: 0.97): the down "
+        "GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to about one block "
+        "an SM, the splits added in order in the kernel, launched as the gate/up kernel's programmatic dependent, D "
+        "loaded before it waits); else cuBLAS",
+        "whole MLP, bf16, graph, two runs in one call (H100, 2026-11-27, after WG1_BN), cuBLAS's down -> "
+        "down_splitk, ms: 1x8192x14336 0.2409 / 0.2431 -> 0.2364 / 0.2364; 1x8192x28672 0.4759 / 0.4770 -> 0.4654 "
+        "/ 0.4659; 8x4096x28672 0.2433 / 0.2437 -> 0.2411 / 0.2410; 8x8192x28672 0.4795 / 0.4784 -> 0.4673 / "
+        "0.4661; 16x8192x28672 0.4767 / 0.4782 -> 0.4686 / 0.4695. cuBLAS kept where level or ahead: 1-8 tokens x "
+        "4096 x 11008 and x 14336 (1x4096x11008 0.0997 / 0.0994 -> 0.0998 / 0.1002; ahead by 0.7-2% with BN 64 "
+        "before WG1_BN), 9-16 tokens at hidden 4096 (16x4096x11008 0.1004 / 0.1009 -> 0.1025 / 0.1021) and every "
+        "token count at hidden 1024 (16x1024x11008 0.0327 / 0.0327 -> 0.0346 / 0.0346)"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -101,7 +105,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
  * splits of 2 k-blocks or more; the fewest splits within 1% of it. Returns
  * how well that grid uses the SMs: the k-blocks an SM would stream with the
  * work spread evenly, over that time (x 4096 x 11008 on 132 SMs: 64 x 2
- * blocks of 86 k-blocks, 0.97; x 4352: 68 x 7 of 25 in 4 waves, 0.89). */
+ * blocks of 86 k-blocks, 0.97; x 4352 x 28672: 68 x 7 of 64 in 4 waves, 0.90). */
 static double plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
 {
     const long rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
@@ -154,20 +158,21 @@ static long cluster_tiles(int M, int N, int BM, int BN, int CL)
     return ((long)(M + BM - 1) / BM + CL - 1) / CL * ((N + BN - 1) / BN);
 }
 
-/* KB_MLP_ROW_BN_WAVE: the tile width for two consumer warpgroups (BM 128).
+/* KB_MLP_ROW_BN_WAVE and _WG1_BN: the tile width for wg consumer warpgroups
+ * (BM 64 wg).
  * The weights are a guess from one measurement: at 2048 x 1024 x 11008, BN
  * 64 (21 rounds, the last 85% full) ran as fast as BN 128 (11 rounds, the
  * last 42% full), so per FLOP about 4.5% slower. */
-static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int cl)
+static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl)
 {
     static const int bns[] = {128, 112, 96, 64};
     static const double eff[] = {1.0, 0.99, 0.98, 0.955};
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 4; i++) {
-        const int clusters = clusters_of(occ, ctx, d, r->dtype, 2, bns[i], cl);
+        const int clusters = clusters_of(occ, ctx, d, r->dtype, wg, bns[i], cl);
         if (!clusters) continue;
-        const long rounds = (cluster_tiles(r->tokens, r->inter, 128, bns[i], cl) + clusters - 1) / clusters;
+        const long rounds = (cluster_tiles(r->tokens, r->inter, 64 * wg, bns[i], cl) + clusters - 1) / clusters;
         const double cost = (double)rounds * bns[i] / eff[i];
         if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
     }
@@ -210,11 +215,9 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     }
     if (wg == 1) {
         if (cl == 2) return na(why, n, "warpgroups=1 runs clusters of 1 only (cluster=2 needs warpgroups 2)");
-        if (bn && bn != 64 && bn != 128)
-            return na(why, n, "warpgroups=1 takes bn 64 or 128 only (m64n128k16, m64n256k16); bn=%d needs warpgroups 2", bn);
         cl = 1;
         if (!bn) {
-            bn = 64;
+            bn = pick_bn(r, d, occ, ctx, 1, 1);
             p->rows |= 1u << KB_MLP_ROW_WG1_BN;
         }
     } else {
@@ -223,7 +226,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
             p->rows |= 1u << KB_MLP_ROW_CLUSTER;
         }
         if (!bn) {
-            bn = pick_bn(r, d, occ, ctx, cl);
+            bn = pick_bn(r, d, occ, ctx, 2, cl);
             p->rows |= 1u << KB_MLP_ROW_BN_WAVE;
         }
     }
@@ -334,7 +337,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     if (r->down == 0) { /* KB_MLP_ROW_DOWN: where down_splitk was measured ahead */
         if (p->variant != KB_MLP_WGMMA) return 0; /* no overlap after fused_mma (it does not trigger); not measured */
         p->rows |= 1u << KB_MLP_ROW_DOWN;
-        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->tokens <= 8))) return 0;
+        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->inter >= 16384 && r->tokens <= 8))) return 0;
         if (plan_down_grid(r, d, p) < 0.95) {
             p->down_splits = p->down_kchunk = p->down_grid = 0;
             return 0;

@@ -22,7 +22,7 @@ extern "C" {
  * 64 columns (128 bytes) deep; as many stages as fit in 220 KiB (of the 227
  * a block may have), 12 at most; + 1024 to align the ring to 1024 bytes.
  * wg 2: BN 128 4 stages of 48 KiB, 112 5 of 44, 96 5 of 40, 64 6 of 32;
- * wg 1: BN 64 9 stages of 24 KiB, 128 5 of 40. */
+ * wg 1: BN 64 9 stages of 24 KiB, 96 6 of 32, 112 6 of 36, 128 5 of 40. */
 #define KB_MLP_WG_STAGE(wg, bn) (64 * (wg) * 128 + 2 * (bn) * 128)
 #define KB_MLP_WG_STAGES(wg, bn) \
     (220 * 1024 / KB_MLP_WG_STAGE(wg, bn) < 12 ? 220 * 1024 / KB_MLP_WG_STAGE(wg, bn) : 12)
@@ -59,7 +59,7 @@ typedef enum {
     KB_MLP_ROW_TMA_PITCH,   /* hidden % 8 != 0 -> mma */
     KB_MLP_ROW_OCCUPANCY,   /* the wgmma kernel fits nowhere -> mma */
     KB_MLP_ROW_WARPGROUPS,  /* tokens <= 64 -> 1 warpgroup (BM 64), else 2 (BM 128) */
-    KB_MLP_ROW_WG1_BN,      /* 1 warpgroup -> BN 64 */
+    KB_MLP_ROW_WG1_BN,      /* 1 warpgroup -> BN by rounds, as BN_WAVE */
     KB_MLP_ROW_CLUSTER,     /* 2 warpgroups, > 128 tokens, even m-blocks -> clusters of 2 */
     KB_MLP_ROW_BN_WAVE,     /* 2 warpgroups -> BN by the wave model */
     KB_MLP_ROW_STAGES,      /* the ring: up to 220 KiB */
