@@ -534,8 +534,8 @@ static void test_occupancy(void **state)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
-/* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192,
- * or >= 4096 and inter >= 16384 at 1-8 tokens), cuBLAS elsewhere; its grid about one block an
+/* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192;
+ * >= 4096 at 1-8 tokens, and at 9-16 from inter 16384), cuBLAS elsewhere; its grid about one block an
  * SM; --down fixed; n/a where the kernel cannot run */
 static void test_down(void **state)
 {
@@ -543,9 +543,9 @@ static void test_down(void **state)
     static const struct {
         int tokens, hidden, inter, dtype, down;
     } cases[] = {
-        {1, 4096, 11008, 2, 0},  {8, 4096, 11008, 1, 0},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
-        {1, 4096, 28672, 2, 1},  {8, 4096, 28672, 1, 1},  {9, 4096, 28672, 2, 0},  {8, 4096, 14336, 2, 0},
-        {1, 8192, 11008, 1, 1},
+        {1, 4096, 11008, 2, 1},  {8, 4096, 11008, 1, 1},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
+        {1, 4096, 28672, 2, 1},  {8, 4096, 28672, 1, 1},  {9, 4096, 28672, 2, 1},  {16, 4096, 28672, 1, 1},
+        {8, 4096, 14336, 2, 1},  {16, 4096, 14336, 2, 0}, {1, 8192, 11008, 1, 1},  {12, 8192, 11008, 2, 1},
         {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 0},  {16, 1024, 11008, 2, 0},
         {8, 4096, 11004, 2, 0},  {17, 8192, 28672, 2, 0}, {1, 4096, 11008, 0, 0}, {64, 8192, 28672, 2, 0},
     };
@@ -559,14 +559,17 @@ static void test_down(void **state)
         const int could = cases[i].tokens <= 16 && cases[i].inter % 8 == 0 && cases[i].dtype != 0;
         assert_int_equal(HAS(p, KB_MLP_ROW_DOWN), could);
     }
-    /* the grid: 64 row blocks x 2 K ranges of 86 k-blocks at 4096 x 11008;
-     * 16 x 8 at 1024 (a last range of 18 k-blocks); 128 x 1 at 8192 */
-    kb_mlp_req r = req(1, 4096, 11008, 2, KB_MLP_AUTO);
-    r.down = 2;
-    kb_mlp_plan p = plan_ok("h100", r);
-    assert_int_equal(p.down_splits, 2);
-    assert_int_equal(p.down_kchunk, 86 * 64);
-    assert_int_equal(p.down_grid, 128);
+    /* the grid: 64 row blocks x 4 K ranges of 43 k-blocks at 4096 x 11008,
+     * two blocks an SM (one an SM would split K in 2 already); 16 x 8 at 1024
+     * (a last range of 18 k-blocks), one an SM (two an SM fill no more); 128 x 1
+     * at 8192, one an SM (no split) */
+    kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
+    assert_int_equal(p.down, 1);
+    assert_int_equal(p.down_splits, 4);
+    assert_int_equal(p.down_kchunk, 43 * 64);
+    assert_int_equal(p.down_grid, 256);
+    assert_int_equal(p.down_per_sm, 2);
+    kb_mlp_req r;
     r = req(16, 1024, 11008, 2, KB_MLP_AUTO);
     r.down = 2;
     p = plan_ok("h100", r);
@@ -574,12 +577,15 @@ static void test_down(void **state)
     assert_int_equal(p.down_kchunk, 22 * 64);
     assert_int_equal(p.down_splits, 8);
     assert_int_equal(p.down_grid, 128);
+    assert_int_equal(p.down_per_sm, 1);
     assert_false(HAS(p, KB_MLP_ROW_DOWN)); /* fixed, not the row's */
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down_splits, 1);
     assert_int_equal(p.down_grid, 128);
+    assert_int_equal(p.down_per_sm, 1);
     /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best at
-     * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 4 waves, 90% busy):
+     * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 2 waves of two an
+     * SM, 90% busy):
      * cuBLAS, though 1 token at hidden >= 4096 and inter >= 16384; the grid
      * when forced */
     p = plan_ok("h100", req(1, 4352, 28672, 2, KB_MLP_AUTO));
@@ -591,6 +597,7 @@ static void test_down(void **state)
     assert_int_equal(p.down_splits, 7);
     assert_int_equal(p.down_kchunk, 64 * 64);
     assert_int_equal(p.down_grid, 476);
+    assert_int_equal(p.down_per_sm, 2);
     /* after fused_mma (Hopper, hidden % 8 != 0): cuBLAS unless forced (no
      * overlap there, not measured) */
     p = plan_ok("h100", req(1, 8196, 28672, 2, KB_MLP_AUTO));

@@ -40,21 +40,22 @@ namespace {
 using namespace kb::ptx;
 using kb::from_f;
 
-// a stage: D's 64 x 64 box, then h's NC x 64 box (rows of 128 bytes, 128B swizzle)
-template <int NT> struct DownShape {
+// a stage: D's 64 x 64 box, then h's NC x 64 box (rows of 128 bytes, 128B swizzle);
+// PS blocks an SM: 200 KiB of stages for one, 100 for two
+template <int NT, int PS> struct DownShape {
     static constexpr int NC = 8 * NT, A_BYTES = 64 * 128, STAGE = A_BYTES + NC * 128;
-    static constexpr int STAGES = 200 * 1024 / STAGE; // 20 (NT 2) or 22 (NT 1): 200 or 198 KiB
+    static constexpr int STAGES = 200 / PS * 1024 / STAGE; // PS 1: 20 (NT 2) or 22 (NT 1); PS 2: 10 or 11
     static constexpr int SMEM = STAGES * STAGE + 1024;
     static_assert(STAGE % 1024 == 0, "stages keep the 1024-byte alignment of 128B swizzle");
 };
 
-template <typename T, int NT>
-__global__ void __launch_bounds__(160, 1)
+template <typename T, int NT, int PS>
+__global__ void __launch_bounds__(160, PS)
     down_tma(const __grid_constant__ CUtensorMap tmd, const __grid_constant__ CUtensorMap tmh, T *__restrict__ y,
              float *__restrict__ ws, unsigned *__restrict__ count, int M, int H, int I, int splits, int kchunk)
 {
 #ifdef KB_PTX_SM90A
-    using S = DownShape<NT>;
+    using S = DownShape<NT, PS>;
     constexpr int NC = S::NC, STAGES = S::STAGES;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
@@ -165,7 +166,7 @@ __global__ void __launch_bounds__(160, 1)
 #endif
 }
 
-template <typename T, int NT> int launch(const kb::mlp::DownSplitK &L, cudaStream_t s)
+template <typename T, int NT, int PS> int launch(const kb::mlp::DownSplitK &L, cudaStream_t s)
 {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
@@ -173,39 +174,47 @@ template <typename T, int NT> int launch(const kb::mlp::DownSplitK &L, cudaStrea
     attr.val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = dim3((unsigned)L.grid);
     cfg.blockDim = dim3(160);
-    cfg.dynamicSmemBytes = DownShape<NT>::SMEM;
+    cfg.dynamicSmemBytes = DownShape<NT, PS>::SMEM;
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    return (int)cudaLaunchKernelEx(&cfg, down_tma<T, NT>, L.md, L.mh, (T *)L.y, L.ws, L.count, L.M, L.H, L.I, L.splits,
+    return (int)cudaLaunchKernelEx(&cfg, down_tma<T, NT, PS>, L.md, L.mh, (T *)L.y, L.ws, L.count, L.M, L.H, L.I, L.splits,
                                    L.kchunk);
 }
 
-template <typename T, int NT> int setup()
+template <typename T, int NT, int PS> int setup()
 {
-    return (int)cudaFuncSetAttribute(down_tma<T, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, DownShape<NT>::SMEM);
+    return (int)cudaFuncSetAttribute(down_tma<T, NT, PS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     DownShape<NT, PS>::SMEM);
 }
 
-// f(T{}, NT) for the dtype's element type and the tokens' n8 blocks (NT 1:
-// 1-8 tokens, 2: 9-16, down_splitk_hrows); fp32 and other token counts: none
-template <typename F> int with_kernel(int dtype, int M, F &&f)
+// f(T{}, NT, PS) for the dtype's element type, the tokens' n8 blocks (NT 1:
+// 1-8 tokens, 2: 9-16, down_splitk_hrows) and the blocks an SM (1 or 2);
+// fp32, other token counts and other PS: none
+template <typename F> int with_kernel(int dtype, int M, int per_sm, F &&f)
 {
-    if (M < 1 || M > 16) return (int)cudaErrorInvalidValue;
+    if (M < 1 || M > 16 || per_sm < 1 || per_sm > 2) return (int)cudaErrorInvalidValue;
+    using one = std::integral_constant<int, 1>;
+    using two = std::integral_constant<int, 2>;
     return kb::by_dtype(dtype, [&](auto t) -> int {
         if constexpr (std::is_same_v<decltype(t), float>) return (int)cudaErrorInvalidValue; // fp32: cuBLAS
-        else if (kb::mlp::down_splitk_hrows(M) == 8) return f(t, std::integral_constant<int, 1>{});
-        else return f(t, std::integral_constant<int, 2>{});
+        else if (kb::mlp::down_splitk_hrows(M) == 8) return per_sm == 1 ? f(t, one{}, one{}) : f(t, one{}, two{});
+        else return per_sm == 1 ? f(t, two{}, one{}) : f(t, two{}, two{});
     });
 }
 
 } // namespace
 
-int kb::mlp::down_splitk_setup(int dtype, int M)
+int kb::mlp::down_splitk_setup(int dtype, int M, int per_sm)
 {
-    return with_kernel(dtype, M, [](auto t, auto nt) { return setup<decltype(t), decltype(nt)::value>(); });
+    return with_kernel(dtype, M, per_sm, [](auto t, auto nt, auto ps) {
+        return setup<decltype(t), decltype(nt)::value, decltype(ps)::value>();
+    });
 }
 
 int kb::mlp::down_splitk(const DownSplitK &L, cudaStream_t s)
 {
-    return with_kernel(L.dtype, L.M, [&](auto t, auto nt) { return launch<decltype(t), decltype(nt)::value>(L, s); });
+    return with_kernel(L.dtype, L.M, L.per_sm, [&](auto t, auto nt, auto ps) {
+        return launch<decltype(t), decltype(nt)::value, decltype(ps)::value>(L, s);
+    });
 }

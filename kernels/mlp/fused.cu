@@ -106,7 +106,8 @@ void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
     p.vec = a->hidden % 8 == 0;
     p.rows = was.rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
     if (keep_down)
-        p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid;
+        p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid,
+        p.down_per_sm = was.down_per_sm;
 }
 
 // down_splitk's launch: D's and h's tensor maps, the kernel's shared memory,
@@ -117,12 +118,12 @@ int down_workspace(kb::mlp::DownSplitK &L, const kb_mlp_args *a, const kb_mlp_pl
 {
     L.y = a->y;
     L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
-    L.splits = p.down_splits, L.kchunk = p.down_kchunk, L.grid = p.down_grid;
+    L.splits = p.down_splits, L.kchunk = p.down_kchunk, L.grid = p.down_grid, L.per_sm = p.down_per_sm;
     if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, false) ||
         !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), false))
         return KB_MLP_NA;
     const size_t rbs = (size_t)(a->hidden + 63) / 64;
-    cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens);
+    cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens, p.down_per_sm);
     if (e == cudaSuccess) e = cudaMalloc(&L.ws, (size_t)p.down_grid * 64 * 16 * sizeof(float));
     if (e == cudaSuccess) e = cudaMalloc(&L.count, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaMemset(L.count, 0, rbs * sizeof(unsigned));

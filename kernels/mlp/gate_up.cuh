@@ -36,11 +36,12 @@ struct DownSplitK {
     float *ws;
     unsigned *count;
     int M, H, I, dtype, splits, kchunk, grid;
+    int per_sm; // blocks an SM: 1 (200 KiB rings) or 2 (100 KiB)
 };
 // h's box rows, the tokens' N of the wgmma: 8 for 1-8 tokens, else 16
 constexpr int down_splitk_hrows(int M) { return M <= 8 ? 8 : 16; }
 // the kernel's shared-memory attribute (once, before launches)
-int down_splitk_setup(int dtype, int M);
+int down_splitk_setup(int dtype, int M, int per_sm);
 int down_splitk(const DownSplitK &L, cudaStream_t s);
 
 // fused_mma.cu: vec: 16-byte cp.async rows (hidden % 8 == 0, x, G, U 16-byte aligned)

@@ -85,42 +85,58 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "-> 0.0580 / 0.0575; 128 and 384 (full m-blocks) the same within 1%. Where clusters of 2 are planned, dynamic "
         "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
     [KB_MLP_ROW_DOWN] = {
-        "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096, inter >= "
-        "16384 and 1-8 tokens, where its grid keeps the SMs 95% busy or more (the measured shapes: 0.97): the down "
-        "GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to about one block "
-        "an SM, the splits added in order in the kernel, launched as the gate/up kernel's programmatic dependent, D "
-        "loaded before it waits); else cuBLAS",
-        "whole MLP, bf16, graph, two runs in one call (H100, 2026-11-27, after WG1_BN), cuBLAS's down -> "
-        "down_splitk, ms: 1x8192x14336 0.2409 / 0.2431 -> 0.2364 / 0.2364; 1x8192x28672 0.4759 / 0.4770 -> 0.4654 "
-        "/ 0.4659; 8x4096x28672 0.2433 / 0.2437 -> 0.2411 / 0.2410; 8x8192x28672 0.4795 / 0.4784 -> 0.4673 / "
-        "0.4661; 16x8192x28672 0.4767 / 0.4782 -> 0.4686 / 0.4695. cuBLAS kept where level or ahead: 1-8 tokens x "
-        "4096 x 11008 and x 14336 (1x4096x11008 0.0997 / 0.0994 -> 0.0998 / 0.1002; ahead by 0.7-2% with BN 64 "
-        "before WG1_BN), 9-16 tokens at hidden 4096 (16x4096x11008 0.1004 / 0.1009 -> 0.1025 / 0.1021) and every "
-        "token count at hidden 1024 (16x1024x11008 0.0327 / 0.0327 -> 0.0346 / 0.0346)"},
+        "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096 and 1-8 "
+        "tokens, or 9-16 from inter 16384, where its grid keeps the SMs 95% busy or more (the measured shapes: "
+        "0.97): the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to "
+        "about one block an SM, or two where one already splits K, the splits added in order in the kernel, "
+        "launched as the gate/up kernel's programmatic dependent, D loaded before it waits); else cuBLAS",
+        "whole MLP, bf16, graph, two runs in one call (H100, 2026-11-27), main with cuBLAS's down -> down_splitk "
+        "two blocks an SM, ms: 1x4096x11008 0.0996 / 0.0999 -> 0.0983 / 0.0981; 8x4096x11008 0.0999 / 0.1001 -> "
+        "0.0986 / 0.0987; 8x4096x14336 0.1260 / 0.1259 -> 0.1248 / 0.1252; 16x4096x28672 0.2443 / 0.2445 -> 0.2402 "
+        "/ 0.2406; one block an SM at hidden 8192 (one split): 16x8192x28672 0.4767 / 0.4782 -> 0.4686 / 0.4695. "
+        "cuBLAS kept where level: 9-16 tokens x 4096 x 11008 and x 14336 (16x4096x11008 0.1006 / 0.1007 with "
+        "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
+        "(16x1024x11008 0.0327 -> 0.0346)"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
- * a multiple of 64 columns, one block an SM at a time (each takes 200 KiB of
- * ring): the split with the least time, waves x k-blocks a block, over 1-8
- * splits of 2 k-blocks or more; the fewest splits within 1% of it. Returns
- * how well that grid uses the SMs: the k-blocks an SM would stream with the
- * work spread evenly, over that time (x 4096 x 11008 on 132 SMs: 64 x 2
- * blocks of 86 k-blocks, 0.97; x 4352 x 28672: 68 x 7 of 64 in 4 waves, 0.90). */
+ * a multiple of 64 columns over `slots` blocks at a time: the split with the
+ * least time, waves x k-blocks a block, over 1-8 splits of 2 k-blocks or
+ * more; the fewest splits within 1% of it. */
+typedef struct {
+    long cost, kchunk, splits, grid;
+} down_split;
+
+static down_split split_k(long rbs, long kblocks, long slots)
+{
+    down_split best = {0, 0, 0, 0};
+    for (long s = 1; s <= 8 && (s == 1 || kblocks / s >= 2); s++) {
+        const long per = (kblocks + s - 1) / s, splits = (kblocks + per - 1) / per;
+        const long cost = (rbs * splits + slots - 1) / slots * per;
+        if (!best.cost || cost * 100 < best.cost * 99) best = (down_split){cost, per * 64, splits, rbs * splits};
+    }
+    return best;
+}
+
+/* One block an SM (200 KiB rings); two (100 KiB) where one an SM already
+ * splits K and two fill more than one an SM: the partials are paid either
+ * way, and twice the streams finish the down GEMM sooner in the gate/up
+ * kernel's wake (x 4096 x 11008: 64 x 4 blocks of 43 k-blocks). At x 8192
+ * one an SM needs no split (128 x 1) and stays. Returns how well the grid
+ * uses the SMs: the k-blocks a block slot would stream with the work spread
+ * evenly, over the plan's time (x 4096 x 11008 on 132 SMs: 0.97; x 4352 x
+ * 28672: 68 x 7 of 64 in 2 waves of two an SM, 0.90). */
 static double plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
 {
     const long rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
-    long best = 0;
-    for (long s = 1; s <= 8 && (s == 1 || kblocks / s >= 2); s++) {
-        const long per = (kblocks + s - 1) / s, splits = (kblocks + per - 1) / per;
-        const long cost = (rbs * splits + sms - 1) / sms * per;
-        if (!best || cost * 100 < best * 99) {
-            best = cost;
-            p->down_kchunk = (int)(per * 64);
-            p->down_splits = (int)splits;
-            p->down_grid = (int)(rbs * splits);
-        }
+    down_split g = split_k(rbs, kblocks, sms);
+    p->down_per_sm = 1;
+    if (g.splits > 1) {
+        const down_split two = split_k(rbs, kblocks, 2 * sms);
+        if (two.grid > sms) g = two, p->down_per_sm = 2;
     }
-    return (double)rbs * kblocks / sms / best;
+    p->down_kchunk = (int)g.kchunk, p->down_splits = (int)g.splits, p->down_grid = (int)g.grid;
+    return (double)rbs * kblocks / (sms * p->down_per_sm) / g.cost;
 }
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -337,9 +353,9 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     if (r->down == 0) { /* KB_MLP_ROW_DOWN: where down_splitk was measured ahead */
         if (p->variant != KB_MLP_WGMMA) return 0; /* no overlap after fused_mma (it does not trigger); not measured */
         p->rows |= 1u << KB_MLP_ROW_DOWN;
-        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && r->inter >= 16384 && r->tokens <= 8))) return 0;
+        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && (r->tokens <= 8 || r->inter >= 16384)))) return 0;
         if (plan_down_grid(r, d, p) < 0.95) {
-            p->down_splits = p->down_kchunk = p->down_grid = 0;
+            p->down_splits = p->down_kchunk = p->down_grid = p->down_per_sm = 0;
             return 0;
         }
     } else {

@@ -93,8 +93,9 @@ typedef struct {
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
     /* the down GEMM after WGMMA or MMA: cuBLAS (0) or down_splitk (1) over
-     * ceil(hidden / 64) row blocks x down_splits K ranges of down_kchunk */
-    int down, down_splits, down_kchunk, down_grid;
+     * ceil(hidden / 64) row blocks x down_splits K ranges of down_kchunk,
+     * down_per_sm blocks an SM (1: 200 KiB rings, 2: 100 KiB) */
+    int down, down_splits, down_kchunk, down_grid, down_per_sm;
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
 } kb_mlp_plan;
 
