@@ -673,13 +673,15 @@ static void test_check_sweeps(void **state)
     }
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 3; t++) assert_true(dyn[d][t] >= 1);
-    /* down_splitk: forced at 1-16 tokens, and where fused's planner takes it
-     * (hidden >= 4096 at 1-8 tokens, >= 8192 at 9-16) */
+    /* down_splitk: forced at 1-16 tokens (one block an SM and two), and
+     * where fused's planner takes it (the DOWN row: hidden >= 4096 at 1-8
+     * tokens; at 9-16, hidden >= 8192 or inter >= 16384) */
     const int pdn = kb_param_index(mlp(), "down");
     int forced[2] = {0, 0};
     for (int k = 0; k < n; k++)
         if (cases[k].v[pdn].num == 2) forced[cases[k].v[2].num > 8]++;
     assert_true(forced[0] >= 4 && forced[1] >= 4);
+    assert_true(has_case(cases, n, "bf16", "off", 16, 2056, 640));
     assert_true(has_case(cases, n, "bf16", "off", 1, 4104, 1000));
     assert_true(has_case(cases, n, "fp16", "off", 16, 8200, 168));
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of

@@ -579,6 +579,13 @@ static void test_down(void **state)
     assert_int_equal(p.down_grid, 128);
     assert_int_equal(p.down_per_sm, 1);
     assert_false(HAS(p, KB_MLP_ROW_DOWN)); /* fixed, not the row's */
+    /* kbench check's shape at two an SM: 33 row blocks x 5 ranges of 2 k-blocks (one an SM: 4 ranges) */
+    r = req(16, 2056, 640, 2, KB_MLP_AUTO);
+    r.down = 2;
+    p = plan_ok("h100", r);
+    assert_int_equal(p.down_splits, 5);
+    assert_int_equal(p.down_grid, 165);
+    assert_int_equal(p.down_per_sm, 2);
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down_splits, 1);
     assert_int_equal(p.down_grid, 128);

@@ -522,13 +522,17 @@ static const char *const checks[] = {
     "\"sched\": \"dynamic\"}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"sched\": \"dynamic\"}",
     /* down_splitk forced: 8- and 16-token boxes of h (1, 5, 9 and 16 tokens),
-     * a last row block of D cut short (hidden 72, 200, 1000, 4104), K ranges
-     * of one k-block (hidden 200: 22 of them) and of several, the last one
-     * short (inter 1400 = 21 x 64 + 56), one block an SM and two (hidden
-     * 4104: 65 x 4 blocks); one launch after another (a counter left above 0
-     * would leave y's poisoned rows unwritten) */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], "
-    "\"hidden\": [72, 200, 1000, 4104], \"inter\": [1000, 1400], \"down\": \"splitk\"}",
+     * a last row block of D cut short (hidden 72, 200, 1000), K ranges of
+     * one k-block (hidden 200: 22 of them) and of several, the last one short
+     * (inter 1400 = 21 x 64 + 56); one launch after another (a counter left
+     * above 0 would leave y's poisoned rows unwritten) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": [72, 200, 1000], "
+    "\"inter\": [1000, 1400], \"down\": \"splitk\"}",
+    /* ... at two blocks an SM (hidden 2056: 33 row blocks x 5 K ranges of 2
+     * k-blocks, 165 blocks; one an SM would split K in 4), the last row block
+     * 8 rows */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": 2056, \"inter\": 640, "
+    "\"down\": \"splitk\"}",
     /* ... and chosen by fused's planner: hidden >= 4096 at 1-8 tokens (65 row
      * blocks, 2 K ranges), >= 8192 at 9-16; inter % 8 != 0 runs cuBLAS */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [16, 1000, 1003]}",
