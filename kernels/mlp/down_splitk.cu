@@ -6,7 +6,8 @@
 // Swap-AB on wgmma: D's rows are the 64-row A operand, the tokens the N
 // operand (m64n8k16 for 1-8 tokens, m64n16k16 for 9-16), so no row of the
 // tensor-core tile is padding. A block takes 64 rows of D over one K range
-// (split s of `splits`, sized so the grid is about one block an SM): one
+// (split s of `splits`, sized so the grid is about one block an SM, or two
+// with half the ring where one an SM splits K already: plan.c): one
 // producer thread streams 64 x 64 boxes of D and 8- or 16-row boxes of h by
 // TMA into a ring of shared-memory stages (zeros past every edge), one
 // consumer warpgroup runs the wgmmas.
