@@ -534,6 +534,23 @@ static void test_occupancy(void **state)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+/* the plan of a case with down fixed (0 auto, 1 cublas, 2 splitk) */
+static kb_mlp_req with_down(int tokens, int hidden, int inter, int dtype, kb_mlp_variant want, int down)
+{
+    kb_mlp_req r = req(tokens, hidden, inter, dtype, want);
+    r.down = down;
+    return r;
+}
+
+/* down_splitk's grid: splits K ranges of kchunk columns (0: not checked), grid blocks, per_sm an SM */
+static void expect_down_grid(const kb_mlp_plan *p, int splits, int kchunk, int grid, int per_sm)
+{
+    assert_int_equal(p->down_splits, splits);
+    if (kchunk) assert_int_equal(p->down_kchunk, kchunk);
+    assert_int_equal(p->down_grid, grid);
+    assert_int_equal(p->down_per_sm, per_sm);
+}
+
 /* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192;
  * >= 4096 at 1-8 tokens, and at 9-16 from inter 16384), cuBLAS elsewhere; its grid about one block an
  * SM; --down fixed; n/a where the kernel cannot run */
@@ -565,65 +582,37 @@ static void test_down(void **state)
      * at 8192, one an SM (no split) */
     kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
     assert_int_equal(p.down, 1);
-    assert_int_equal(p.down_splits, 4);
-    assert_int_equal(p.down_kchunk, 43 * 64);
-    assert_int_equal(p.down_grid, 256);
-    assert_int_equal(p.down_per_sm, 2);
-    kb_mlp_req r;
-    r = req(16, 1024, 11008, 2, KB_MLP_AUTO);
-    r.down = 2;
-    p = plan_ok("h100", r);
+    expect_down_grid(&p, 4, 43 * 64, 256, 2);
+    p = plan_ok("h100", with_down(16, 1024, 11008, 2, KB_MLP_AUTO, 2));
     assert_int_equal(p.down, 1);
-    assert_int_equal(p.down_kchunk, 22 * 64);
-    assert_int_equal(p.down_splits, 8);
-    assert_int_equal(p.down_grid, 128);
-    assert_int_equal(p.down_per_sm, 1);
+    expect_down_grid(&p, 8, 22 * 64, 128, 1);
     assert_false(HAS(p, KB_MLP_ROW_DOWN)); /* fixed, not the row's */
     /* kbench check's shape at two an SM: 33 row blocks x 5 ranges of 2 k-blocks (one an SM: 4 ranges) */
-    r = req(16, 2056, 640, 2, KB_MLP_AUTO);
-    r.down = 2;
-    p = plan_ok("h100", r);
-    assert_int_equal(p.down_splits, 5);
-    assert_int_equal(p.down_grid, 165);
-    assert_int_equal(p.down_per_sm, 2);
+    p = plan_ok("h100", with_down(16, 2056, 640, 2, KB_MLP_AUTO, 2));
+    expect_down_grid(&p, 5, 0, 165, 2);
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
-    assert_int_equal(p.down_splits, 1);
-    assert_int_equal(p.down_grid, 128);
-    assert_int_equal(p.down_per_sm, 1);
+    expect_down_grid(&p, 1, 0, 128, 1);
     /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best at
      * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 2 waves of two an
-     * SM, 90% busy):
-     * cuBLAS, though 1 token at hidden >= 4096 and inter >= 16384; the grid
-     * when forced */
+     * SM, 90% busy): cuBLAS, though 1 token at hidden >= 4096 and inter >=
+     * 16384; the grid when forced */
     p = plan_ok("h100", req(1, 4352, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.down, 0);
     assert_true(HAS(p, KB_MLP_ROW_DOWN));
-    r = req(1, 4352, 28672, 2, KB_MLP_AUTO);
-    r.down = 2;
-    p = plan_ok("h100", r);
-    assert_int_equal(p.down_splits, 7);
-    assert_int_equal(p.down_kchunk, 64 * 64);
-    assert_int_equal(p.down_grid, 476);
-    assert_int_equal(p.down_per_sm, 2);
+    p = plan_ok("h100", with_down(1, 4352, 28672, 2, KB_MLP_AUTO, 2));
+    expect_down_grid(&p, 7, 64 * 64, 476, 2);
     /* after fused_mma (Hopper, hidden % 8 != 0): cuBLAS unless forced (no
      * overlap there, not measured) */
     p = plan_ok("h100", req(1, 8196, 28672, 2, KB_MLP_AUTO));
     assert_int_equal(p.variant, KB_MLP_MMA);
     assert_int_equal(p.down, 0);
     assert_false(HAS(p, KB_MLP_ROW_DOWN));
-    r = req(1, 8196, 28672, 2, KB_MLP_AUTO);
-    r.down = 2;
-    assert_int_equal(plan_ok("h100", r).down, 1);
+    assert_int_equal(plan_ok("h100", with_down(1, 8196, 28672, 2, KB_MLP_AUTO, 2)).down, 1);
     /* a K range never empty: 8 columns, one k-block */
-    r = req(1, 64, 8, 1, KB_MLP_WGMMA);
-    r.down = 2;
-    p = plan_ok("h100", r);
-    assert_int_equal(p.down_splits, 1);
-    assert_int_equal(p.down_grid, 1);
+    p = plan_ok("h100", with_down(1, 64, 8, 1, KB_MLP_WGMMA, 2));
+    expect_down_grid(&p, 1, 0, 1, 1);
     /* cublas fixed: never the kernel */
-    r = req(1, 8192, 28672, 2, KB_MLP_AUTO);
-    r.down = 1;
-    assert_int_equal(plan_ok("h100", r).down, 0);
+    assert_int_equal(plan_ok("h100", with_down(1, 8192, 28672, 2, KB_MLP_AUTO, 1)).down, 0);
     /* splitk fixed where it cannot run: n/a, saying why */
     static const struct {
         const char *dev;
@@ -635,9 +624,8 @@ static void test_down(void **state)
         {"h100", 1, 28672, 2, 3, "down=3"},
     };
     for (size_t i = 0; i < sizeof na / sizeof na[0]; i++) {
-        r = req(na[i].tokens, 8192, na[i].inter, na[i].dtype, KB_MLP_AUTO);
-        r.down = na[i].down;
-        const char *why = refused(na[i].dev, r);
+        const char *why = refused(na[i].dev, with_down(na[i].tokens, 8192, na[i].inter, na[i].dtype, KB_MLP_AUTO,
+                                                       na[i].down));
         if (!strstr(why, na[i].why)) fail_msg("%s: n/a for \"%s\", expected \"%s\"", na[i].dev, why, na[i].why);
     }
     assert_int_equal(plan_ok("a100", req(1, 8192, 28672, 2, KB_MLP_AUTO)).down, 0);

@@ -533,8 +533,10 @@ static const char *const checks[] = {
      * 8 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": 2056, \"inter\": 640, "
     "\"down\": \"splitk\"}",
-    /* ... and chosen by fused's planner: hidden >= 4096 at 1-8 tokens (65 row
-     * blocks, 2 K ranges), >= 8192 at 9-16; inter % 8 != 0 runs cuBLAS */
+    /* ... and chosen by fused's planner (the DOWN row): hidden >= 4096 at
+     * 1-8 tokens (65 row blocks x 4 K ranges, two an SM; inter 16: one
+     * k-block, too few blocks, cuBLAS), >= 8192 at 9-16; inter % 8 != 0 runs
+     * cuBLAS */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [16, 1000, 1003]}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 16, \"hidden\": 8200, \"inter\": 168}",
 };
