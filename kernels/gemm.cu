@@ -1,9 +1,13 @@
 // cuBLAS: the process's handle, the nn.Linear GEMM the MLP implementations
-// call, and the square GEMM the harness measures its ceiling with.
+// call, the same GEMM by cuBLASLt with K split (fused's down GEMM where its
+// planner says), and the square GEMM the harness measures its ceiling with.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <new>
 
 #include "common.cuh"
 #include "kernels.h"
@@ -158,6 +162,134 @@ extern "C" int kb_linear_cublas(const void *x, const void *w, void *y, int M, in
                                 void *stream)
 {
     return gemm_ex(CUBLAS_OP_T, CUBLAS_OP_N, x, w, y, M, N, K, dtype, tf32, (cudaStream_t)stream);
+}
+
+// ---- y = x w^T by cuBLASLt, K split in `splits` ------------------------------
+// cuBLAS's own pick (kb_linear_cublas) for a few hundred tokens runs one
+// split with too few tiles to fill the SMs (300 x 4096 x 11008: 59.5 us),
+// while the heuristic's split-K 2 algorithm takes 47.1 (H100, 2026-11-27):
+// the fused planner asks for the split (KB_MLP_ROW_DOWN_LT), this finds it.
+struct kb_lt_gemm {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc; // w^T as [K, N] column-major, x as [K, M], y as [N, M]
+    cublasLtMatmulAlgo_t algo;
+    void *ws;
+    size_t wsz;
+};
+
+namespace {
+cublasLtHandle_t lt_handle;
+
+// the largest power of two (up to 256) dividing the address: cuBLASLt's
+// heuristic offers only algorithms that take operands aligned so
+uint32_t align_of(const void *p)
+{
+    uint32_t a = 256;
+    while (a > 1 && (uintptr_t)p % a) a /= 2;
+    return a;
+}
+
+// the descriptors of g, and the first algorithm the heuristic offers with
+// `splits` K ranges and fp32 partials (the compute type's reduction, out of
+// place: deterministic), else the first that takes them; 1 where none
+int lt_find(kb_lt_gemm *g, const void *x, const void *w, const void *y, int M, int N, int K, cudaDataType_t t,
+            int splits)
+{
+    const cublasOperation_t ta = CUBLAS_OP_T, tn = CUBLAS_OP_N;
+    CK_CUBLAS(cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CK_CUBLAS(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CK_CUBLAS(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tn, sizeof tn));
+    CK_CUBLAS(cublasLtMatrixLayoutCreate(&g->la, t, K, N, K));
+    CK_CUBLAS(cublasLtMatrixLayoutCreate(&g->lb, t, K, M, K));
+    CK_CUBLAS(cublasLtMatrixLayoutCreate(&g->lc, t, N, M, N));
+    cublasLtMatmulPreference_t pr;
+    CK_CUBLAS(cublasLtMatmulPreferenceCreate(&pr));
+    const size_t max_ws = 64u << 20;
+    const uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE, aa = align_of(w), ab = align_of(x), ac = align_of(y);
+    cublasLtMatmulHeuristicResult_t res[16];
+    int found = 0;
+    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
+    if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red, sizeof red);
+    if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa);
+    if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab);
+    if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac);
+    if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac);
+    if (!s) s = cublasLtMatmulAlgoGetHeuristic(lt_handle, g->op, g->la, g->lb, g->lc, g->lc, pr, 16, res, &found);
+    cublasLtMatmulPreferenceDestroy(pr);
+    if (s == CUBLAS_STATUS_NOT_SUPPORTED) return 1; // no algorithm at all for this shape
+    CK_CUBLAS(s);
+    for (int i = 0; i < found; i++) {
+        int k = 0;
+        size_t got = 0;
+        if (res[i].state != CUBLAS_STATUS_SUCCESS ||
+            cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &k, sizeof k, &got) ||
+            k != splits)
+            continue;
+        g->algo = res[i].algo;
+        g->wsz = res[i].workspaceSize;
+        return 0;
+    }
+    // none offered (small shapes): the first of its algorithms that takes the
+    // split when it is set on it
+    const uint32_t sk = (uint32_t)splits;
+    for (int i = 0; i < found; i++) {
+        cublasLtMatmulAlgo_t a = res[i].algo;
+        cublasLtMatmulHeuristicResult_t chk = {};
+        if (res[i].state != CUBLAS_STATUS_SUCCESS ||
+            cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk, sizeof sk) ||
+            cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red) ||
+            cublasLtMatmulAlgoCheck(lt_handle, g->op, g->la, g->lb, g->lc, g->lc, &a, &chk) ||
+            chk.workspaceSize > max_ws)
+            continue;
+        g->algo = a;
+        g->wsz = chk.workspaceSize;
+        return 0;
+    }
+    return 1;
+}
+} // namespace
+
+extern "C" void kb_linear_lt_release(kb_lt_gemm *g)
+{
+    if (!g) return;
+    if (g->lc) cublasLtMatrixLayoutDestroy(g->lc);
+    if (g->lb) cublasLtMatrixLayoutDestroy(g->lb);
+    if (g->la) cublasLtMatrixLayoutDestroy(g->la);
+    if (g->op) cublasLtMatmulDescDestroy(g->op);
+    cudaFree(g->ws);
+    delete g;
+}
+
+extern "C" int kb_linear_lt_prepare(const void *x, const void *w, const void *y, int M, int N, int K, int dtype,
+                                    int splits, kb_lt_gemm **out)
+{
+    *out = nullptr;
+    cudaDataType_t t;
+    cublasComputeType_t ct;
+    if (M <= 0 || N <= 0 || K <= 0 || splits < 2 || dtype == 0 || gemm_types(dtype, 0, &t, &ct))
+        return (int)cudaErrorInvalidValue;
+    if (!lt_handle) CK_CUBLAS(cublasLtCreate(&lt_handle));
+    kb_lt_gemm *g = new (std::nothrow) kb_lt_gemm();
+    if (!g) return (int)cudaErrorMemoryAllocation;
+    int rc = lt_find(g, x, w, y, M, N, K, t, splits);
+    if (rc == 0 && g->wsz) {
+        cudaError_t e = cudaMalloc(&g->ws, g->wsz);
+        if (e != cudaSuccess) rc = cuda_fail(e, "cudaMalloc(&g->ws, g->wsz)", __FILE__, __LINE__);
+    }
+    if (rc) {
+        kb_linear_lt_release(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+extern "C" int kb_linear_lt(const kb_lt_gemm *g, const void *x, const void *w, void *y, void *stream)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CK_CUBLAS(cublasLtMatmul(lt_handle, g->op, &one, w, g->la, x, g->lb, &zero, y, g->lc, y, g->lc, &g->algo, g->ws,
+                             g->wsz, (cudaStream_t)stream));
+    return 0;
 }
 
 // elements: the largest of each operand over the shapes; false on a shape not positive

@@ -96,6 +96,19 @@ int kb_cublas_init(void);
  * CUBLAS_COMPUTE_32F_FAST_TF32), y rounded to dtype. */
 int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K, int dtype, int tf32, void *stream);
 
+/* The same y = x w^T by cuBLASLt with K split in `splits` (>= 2; bf16/fp16),
+ * fp32 partials reduced out of place (deterministic): the first algorithm
+ * cuBLASLt's heuristic offers with that split, else the first of its others
+ * that takes the split set on it (cublasLtMatmulAlgoCheck), for operands
+ * aligned as these pointers are. prepare (untimed) finds it and allocates
+ * its workspace: 0, 1 where there is none, or a cudaError_t, with nothing
+ * left allocated. */
+typedef struct kb_lt_gemm kb_lt_gemm;
+int kb_linear_lt_prepare(const void *x, const void *w, const void *y, int M, int N, int K, int dtype, int splits,
+                         kb_lt_gemm **out);
+int kb_linear_lt(const kb_lt_gemm *g, const void *x, const void *w, void *y, void *stream);
+void kb_linear_lt_release(kb_lt_gemm *g);
+
 /* The GEMM ceiling: an n x n x n kb_linear_cublas on seeded random inputs in
  * [-1, 1) (not zeros: tensor cores draw less power on them); or, for a row's
  * cuBLAS reference, a sequence of up to KB_GEMM_BENCH_SHAPES M x N x K

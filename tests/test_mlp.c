@@ -550,7 +550,7 @@ static void test_impls(void **state)
     /* bn, cluster, warpgroups, sched, down: tunable enums whose first choice is auto */
     static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched", "down"};
     static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic",
-                                     "auto,cublas,splitk"};
+                                     "auto,cublas,splitk,cublaslt"};
     for (int k = 0; k < 5; k++) {
         int i = kb_param_index(mlp(), tn[k]);
         assert_true(i >= 0);
@@ -684,6 +684,14 @@ static void test_check_sweeps(void **state)
     assert_true(has_case(cases, n, "bf16", "off", 16, 2056, 640));
     assert_true(has_case(cases, n, "bf16", "off", 1, 4104, 1000));
     assert_true(has_case(cases, n, "fp16", "off", 16, 8200, 168));
+    /* cuBLASLt's split-K 2 down forced: after fused_wgmma, fused_mma (hidden
+     * 257) and cublas_cat's path (129 x 4096), in both 16-bit dtypes */
+    int lt[2] = {0, 0};
+    for (int k = 0; k < n; k++)
+        if (cases[k].v[pdn].num == 3) lt[kb_case_dtype(&cases[k]) == KB_BF16]++;
+    assert_true(lt[0] >= 9 && lt[1] >= 9);
+    for (int k = 0; k < n; k++)
+        if (cases[k].v[pdn].num == 3) assert_true(kb_case_dtype(&cases[k]) != KB_FP32);
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {

@@ -152,7 +152,11 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int 
         return;
     }
     if (p->variant != KB_MLP_CUBLAS_CAT) fail_msg("%s: variant %d, expected cublas_cat's path", what, p->variant);
-    assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID);
+    /* ... its down GEMM by cuBLASLt's split-K 2 at 257-383 tokens below hidden 8192 (KB_MLP_ROW_DOWN_LT) */
+    const int lt = M >= 257 && M <= 383 && H < 8192;
+    assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID | (unsigned)lt << KB_MLP_ROW_DOWN_LT);
+    assert_int_equal(p->down, lt ? 2 : 0);
+    assert_int_equal(p->down_splits, lt ? 2 : 0);
     assert_int_equal(p->grid, 0);
 }
 
@@ -621,7 +625,7 @@ static void test_down(void **state)
     } na[] = {
         {"h100", 17, 11008, 2, 2, "tokens > 16"}, {"h100", 1, 11008, 0, 2, "fp32"},
         {"h100", 1, 11004, 2, 2, "inter % 8"},    {"a100", 1, 28672, 2, 2, "not Hopper"},
-        {"h100", 1, 28672, 2, 3, "down=3"},
+        {"h100", 1, 28672, 2, 4, "down=4"},       {"h100", 300, 28672, 0, 3, "down=cublaslt takes bf16/fp16"},
     };
     for (size_t i = 0; i < sizeof na / sizeof na[0]; i++) {
         const char *why = refused(na[i].dev, with_down(na[i].tokens, 8192, na[i].inter, na[i].dtype, KB_MLP_AUTO,
@@ -629,6 +633,56 @@ static void test_down(void **state)
         if (!strstr(why, na[i].why)) fail_msg("%s: n/a for \"%s\", expected \"%s\"", na[i].dev, why, na[i].why);
     }
     assert_int_equal(plan_ok("a100", req(1, 8192, 28672, 2, KB_MLP_AUTO)).down, 0);
+}
+
+/* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
+ * at 257-383 tokens and hidden 4096-8191, where it was measured ahead;
+ * cuBLAS's own pick elsewhere; --down cublaslt after any 16-bit gate/up */
+static void test_down_lt(void **state)
+{
+    (void)state;
+    static const struct {
+        int tokens, hidden, inter, dtype, lt;
+    } cases[] = {
+        {300, 4096, 11008, 2, 1}, {300, 4096, 11008, 1, 1}, {320, 4096, 14336, 2, 1}, {257, 4096, 11008, 2, 1},
+        {383, 6144, 16384, 1, 1}, {256, 4096, 11008, 2, 0}, {384, 4096, 11008, 2, 0}, {385, 4096, 11008, 2, 0},
+        {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 8192, 28672, 2, 0}, {300, 1024, 11008, 2, 0},
+        {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype,
+                                                 KB_MLP_AUTO));
+        if ((p.down == 2) != cases[i].lt || (int)HAS(p, KB_MLP_ROW_DOWN_LT) != cases[i].lt)
+            fail_msg("%dx%dx%d dtype %d: down %d rows 0x%x, expected cuBLASLt %d", cases[i].tokens, cases[i].hidden,
+                     cases[i].inter, cases[i].dtype, p.down, p.rows, cases[i].lt);
+        if (cases[i].lt) assert_int_equal(p.down_splits, 2);
+    }
+    /* fused_wgmma by name at 300 x 4096 runs its own kernel: cuBLAS's down */
+    assert_int_equal(plan_ok("h100", req(300, 4096, 11008, 2, KB_MLP_WGMMA)).down, 0);
+    /* a tunable forced keeps fused on the wgmma kernel: cuBLAS's down */
+    kb_mlp_req r = req(300, 4096, 11008, 2, KB_MLP_AUTO);
+    r.bn = 128;
+    assert_int_equal(plan_ok("h100", r).down, 0);
+    /* cublas fixed: cuBLAS's pick on the row's shape */
+    assert_int_equal(plan_ok("h100", with_down(300, 4096, 11008, 2, KB_MLP_AUTO, 1)).down, 0);
+    /* cublaslt fixed: after fused_wgmma, fused_mma (hidden 257), cublas_cat's path, on the A100 (fused_mma) */
+    static const struct {
+        const char *dev;
+        int tokens, hidden;
+        kb_mlp_variant want, runs;
+    } forced[] = {
+        {"h100", 17, 72, KB_MLP_AUTO, KB_MLP_WGMMA},     {"h100", 80, 257, KB_MLP_AUTO, KB_MLP_MMA},
+        {"h100", 129, 4096, KB_MLP_AUTO, KB_MLP_CUBLAS_CAT}, {"h100", 16, 4096, KB_MLP_WGMMA, KB_MLP_WGMMA},
+        {"h100", 16, 4096, KB_MLP_MMA, KB_MLP_MMA},       {"a100", 300, 4096, KB_MLP_AUTO, KB_MLP_MMA},
+    };
+    for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
+        const kb_mlp_plan p = plan_ok(forced[i].dev, with_down(forced[i].tokens, forced[i].hidden, 1003, 1,
+                                                               forced[i].want, 3));
+        assert_int_equal(p.variant, forced[i].runs);
+        assert_int_equal(p.down, 2);
+        assert_int_equal(p.down_splits, 2);
+        assert_false(HAS(p, KB_MLP_ROW_DOWN_LT)); /* fixed, not the row's */
+    }
 }
 
 static void test_rows(void **state)
@@ -674,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_sched),
         cmocka_unit_test(test_occupancy),
         cmocka_unit_test(test_down),
+        cmocka_unit_test(test_down_lt),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,10 +48,11 @@ static const kb_param params[] = {
      "fused_wgmma's tile scheduler: static (tile t on CTA t mod the grid) or dynamic (tiles in order from a global "
      "counter as CTAs free up; clusters of 1); auto: dynamic where the planner runs clusters of 1 with two warpgroups, else static",
      .tunable = 1},
-    {"down", KB_P_ENUM, "auto", 0, 0, "auto,cublas,splitk",
-     "the fused implementations' down GEMM y = h D^T: cublas, or splitk (Hopper, 1-16 tokens, bf16/fp16, inter % 8 "
+    {"down", KB_P_ENUM, "auto", 0, 0, "auto,cublas,splitk,cublaslt",
+     "the fused implementations' down GEMM y = h D^T: cublas; splitk (Hopper, 1-16 tokens, bf16/fp16, inter % 8 "
      "== 0: one TMA + wgmma kernel, 64 rows of D a block, K split across blocks and added in order, D loaded while "
-     "the gate/up kernel ends); auto: the planner's", .tunable = 1},
+     "the gate/up kernel ends); or cublaslt (bf16/fp16: cuBLASLt's heuristic's first algorithm with K split in two, "
+     "fp32 partials added in order); auto: the planner's", .tunable = 1},
 };
 enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, NPARAMS };
 
@@ -439,7 +440,7 @@ static const kb_impl impls[] = {
      .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then the down GEMM (bf16/fp16)"},
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, or down_splitk at decode on Hopper; "
+     .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
              "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576; the kernel column says so)"},
 };
 
@@ -539,6 +540,14 @@ static const char *const checks[] = {
      * cuBLAS */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [16, 1000, 1003]}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 16, \"hidden\": 8200, \"inter\": 168}",
+    /* cuBLASLt's split-K 2 down GEMM forced: after fused_wgmma (hidden 72)
+     * and fused_mma (257: rows of x not 16-byte multiples), rows of h 16-byte
+     * multiples (inter 200) and not (1003); and after cublas_cat's path
+     * (129 x 4096, the CUBLAS_MID row) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [17, 80], \"hidden\": [72, 257], "
+    "\"inter\": [200, 1003], \"down\": \"cublaslt\"}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 129, \"hidden\": 4096, \"inter\": 40, "
+    "\"down\": \"cublaslt\"}",
 };
 
 const kb_op kb_op_mlp = {

@@ -113,16 +113,21 @@ extern "C" int kb_mlp_cublas(const kb_mlp_args *a, void *stream)
     return kb_linear_cublas(a->h, a->D, a->y, T, H, I, a->dtype, a->tf32, s);
 }
 
-extern "C" int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream)
+extern "C" int kb_mlp_cublas_cat_h(const kb_mlp_args *a, void *stream)
 {
     if (!args_ok(a) || !a->GU || (long)2 * a->inter > 0x7fffffffL) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
     const int T = a->tokens, H = a->hidden, I = a->inter;
     // gu [T, 2I]: row t holds g_t (columns 0..I-1), then u_t (I..2I-1)
     char *gu = (char *)a->gu;
-    int rc;
-    if ((rc = kb_linear_cublas(a->x, a->GU, gu, T, 2 * I, H, a->dtype, a->tf32, s))) return rc;
-    if ((rc = kb_mlp_silu_mul(a->dtype, gu, gu + (size_t)I * esize(a->dtype), a->h, T, I, 2L * I, a->sm_count, s)))
-        return rc;
-    return kb_linear_cublas(a->h, a->D, a->y, T, H, I, a->dtype, a->tf32, s);
+    int rc = kb_linear_cublas(a->x, a->GU, gu, T, 2 * I, H, a->dtype, a->tf32, s);
+    if (rc) return rc;
+    return kb_mlp_silu_mul(a->dtype, gu, gu + (size_t)I * esize(a->dtype), a->h, T, I, 2L * I, a->sm_count, s);
+}
+
+extern "C" int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream)
+{
+    int rc = kb_mlp_cublas_cat_h(a, stream);
+    if (rc) return rc;
+    return kb_linear_cublas(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype, a->tf32, stream);
 }

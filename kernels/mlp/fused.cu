@@ -2,9 +2,10 @@
 // prepare plans the case (plan.c, with the runtime's occupancy of the wgmma
 // kernels), sets the kernel's shared-memory attribute, makes the TMA tensor
 // maps and names what runs; launch runs the gate/up kernel the plan chose,
-// then the down projection y = h D^T through cuBLAS (kb_linear_cublas) or
-// down_splitk (the plan's down, with its maps and workspace); or,
-// where the planner measured cuBLAS ahead (KB_MLP_CUBLAS_CAT), cublas_cat.
+// or, where the planner measured cuBLAS ahead (KB_MLP_CUBLAS_CAT), cublas_cat's
+// GEMM and silu(g) * u; then the down projection y = h D^T through cuBLAS
+// (kb_linear_cublas), down_splitk (with its maps and workspace) or cuBLASLt
+// with K split (kb_linear_lt), as the plan's down says.
 #include <cuda.h> // CUtensorMap and its enums only: the encoder comes from cudaGetDriverEntryPoint, no -lcuda
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -22,7 +23,8 @@ struct kb_mlp_fused {
     kb_mlp_args a;
     kb_mlp_plan plan;
     kb::mlp::WgmmaLaunch w; // the wgmma kernel's maps and launch (plan.variant WGMMA)
-    kb::mlp::DownSplitK dn;  // down_splitk's launch and workspace (plan.down)
+    kb::mlp::DownSplitK dn;  // down_splitk's launch and workspace (plan.down 1)
+    kb_lt_gemm *lt;          // cuBLASLt's split-K algorithm and workspace (plan.down 2)
 };
 
 namespace {
@@ -174,7 +176,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
                                                  : "x, G or U is not 16-byte aligned (TMA)");
                 return KB_MLP_NA;
             }
-            fallback_to_mma(plan, a, r->down == 2);
+            fallback_to_mma(plan, a, r->down >= 2);
             note[0] = 0;
         } else {
             plan.tma_store = store;
@@ -191,7 +193,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         return (int)cudaErrorInvalidValue; /* the caller gave no stacked weights or g/u workspace */
     }
     if (plan.variant == KB_MLP_MMA) plan.vec = plan.vec && aligned16(a->x) && aligned16(a->G) && aligned16(a->U);
-    if (plan.down && !(aligned16(a->h) && aligned16(a->D))) {
+    if (plan.down == 1 && !(aligned16(a->h) && aligned16(a->D))) {
         if (r->down == 2) {
             delete f;
             snprintf(why, why_len, "down=splitk: h or D is not 16-byte aligned (TMA)");
@@ -199,7 +201,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         }
         plan.down = 0;
     }
-    if (plan.down) {
+    if (plan.down == 1) {
         const int rc = down_workspace(f->dn, a, plan);
         if (rc && r->down == 2) {
             delete f;
@@ -208,13 +210,25 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         }
         if (rc) plan.down = 0; // the planner's choice: cuBLAS instead
     }
+    if (plan.down == 2) {
+        const int rc = kb_linear_lt_prepare(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype,
+                                            plan.down_splits, &f->lt);
+        if (rc && r->down == 3) {
+            delete f;
+            if (rc == 1) snprintf(why, why_len, "down=cublaslt: cuBLASLt's heuristic offers no split-K %d algorithm here",
+                                  plan.down_splits);
+            return rc == 1 ? KB_MLP_NA : rc;
+        }
+        if (rc) cudaGetLastError(), plan.down = 0, plan.down_splits = 0; // cuBLAS instead
+    }
     f->plan = plan;
     char what[128];
     kb_mlp_plan_describe(&plan, what, sizeof what);
-    if (plan.variant == KB_MLP_CUBLAS_CAT) /* cublas_cat's whole path, its down GEMM included */
+    static const char *const downs[] = {"cublas down", "splitk down", "cublaslt split-k 2 down"};
+    if (plan.variant == KB_MLP_CUBLAS_CAT && !plan.down) /* cublas_cat's whole path, its down GEMM included */
         snprintf(kernel, kernel_len, "%s", what);
     else
-        snprintf(kernel, kernel_len, "%s%s + %s%s", what, note, plan.down ? "splitk down" : "cublas down",
+        snprintf(kernel, kernel_len, "%s%s + %s%s", what, note, downs[plan.down],
                  a->dtype == 0 && a->tf32 ? " tf32" : "");
     *out = f;
     return 0;
@@ -229,11 +243,12 @@ extern "C" int kb_mlp_fused_launch(const kb_mlp_fused *f, void *stream)
     case KB_MLP_WGMMA: rc = kb::mlp::wgmma_launch(f->w, s); break;
     case KB_MLP_MMA: rc = kb::mlp::gate_up_mma(a, f->plan.vec != 0, s); break;
     case KB_MLP_F32: rc = kb::mlp::gate_up_f32(a, s); break;
-    case KB_MLP_CUBLAS_CAT: return kb_mlp_cublas_cat(a, s);
+    case KB_MLP_CUBLAS_CAT: rc = kb_mlp_cublas_cat_h(a, s); break;
     default: return (int)cudaErrorInvalidValue;
     }
     if (rc) return rc;
-    if (f->plan.down) return kb::mlp::down_splitk(f->dn, s);
+    if (f->plan.down == 1) return kb::mlp::down_splitk(f->dn, s);
+    if (f->plan.down == 2) return kb_linear_lt(f->lt, a->h, a->D, a->y, s);
     return kb_linear_cublas(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype, a->tf32, s);
 }
 
@@ -242,5 +257,6 @@ extern "C" void kb_mlp_fused_release(kb_mlp_fused *f)
     if (!f) return;
     cudaFree(f->dn.ws);
     cudaFree(f->dn.count);
+    kb_linear_lt_release(f->lt);
     delete f;
 }

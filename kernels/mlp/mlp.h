@@ -42,13 +42,16 @@ typedef struct {
 int kb_mlp_naive(const kb_mlp_args *a, void *stream);
 int kb_mlp_cublas(const kb_mlp_args *a, void *stream);
 int kb_mlp_cublas_cat(const kb_mlp_args *a, void *stream);
+/* cublas_cat without its down GEMM: h = silu(g) * u from the stacked product (fused's KB_MLP_CUBLAS_CAT) */
+int kb_mlp_cublas_cat_h(const kb_mlp_args *a, void *stream);
 /* h [rows, cols] = silu(g) * u, g's and u's rows ld elements apart (cublas.cu) */
 int kb_mlp_silu_mul(int dtype, const void *g, const void *u, void *h, long rows, int cols, long ld, int sm_count,
                     void *stream);
 
 /* fused, fused_wgmma, fused_mma: one kernel for h = silu(x G^T) * (x U^T)
- * (g and u stay in fp32 registers; uses x, G, U, h), then the down GEMM by
- * cuBLAS or down_splitk (the plan's). prepare (untimed) plans r on d (kb_mlp_plan_make, with the
+ * (g and u stay in fp32 registers; uses x, G, U, h), or cublas_cat's GEMM and
+ * silu(g) * u where the planner says, then the down GEMM by cuBLAS,
+ * down_splitk or cuBLASLt's split-K (the plan's). prepare (untimed) plans r on d (kb_mlp_plan_make, with the
  * runtime's occupancy), sets the kernel's shared-memory attribute and makes
  * the tensor maps; it returns 0 with what runs in kernel ("fused_wgmma
  * wg=2 bn=112 cl=2 tma-store + cublas down"), KB_MLP_NA with why, or a

@@ -45,7 +45,8 @@ typedef struct {
     kb_mlp_variant want;
     int bn, cluster, warpgroups; /* wgmma's tile width, cluster size, consumer warpgroups; 0 = auto */
     int sched;                   /* wgmma's tile scheduler: 0 auto (KB_MLP_ROW_SCHED), 1 static, 2 dynamic */
-    int down;                    /* the down GEMM: 0 auto (KB_MLP_ROW_DOWN), 1 cuBLAS, 2 down_splitk */
+    int down;                    /* the down GEMM: 0 auto (KB_MLP_ROW_DOWN, _DOWN_LT), 1 cuBLAS, 2 down_splitk,
+                                  * 3 cuBLASLt with K split in two */
 } kb_mlp_req;
 
 /* Clusters of cl CTAs of the wgmma kernel <dtype, wg, bn> that fit on the
@@ -69,6 +70,7 @@ typedef enum {
     KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
     KB_MLP_ROW_DOWN,        /* after wgmma, inter % 8 == 0, tokens <= 16 at hidden >= 8192 or <= 8 at >= 4096 -> down_splitk */
+    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path, tokens 257-383, hidden 4096-8191 -> the down GEMM by cuBLASLt split-K 2 */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
@@ -92,9 +94,10 @@ typedef struct {
     int dyn;             /* tiles handed out in order by a global counter (else tile t on CTA t mod grid) */
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
-    /* the down GEMM after WGMMA or MMA: cuBLAS (0) or down_splitk (1) over
+    /* the down GEMM: cuBLAS (0); down_splitk (1, after WGMMA or MMA) over
      * ceil(hidden / 64) row blocks x down_splits K ranges of down_kchunk,
-     * down_per_sm blocks an SM (1: 200 KiB rings, 2: 100 KiB) */
+     * down_per_sm blocks an SM (1: 200 KiB rings, 2: 100 KiB); or cuBLASLt
+     * (2, any 16-bit variant) with K split in down_splits */
     int down, down_splits, down_kchunk, down_grid, down_per_sm;
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
 } kb_mlp_plan;
