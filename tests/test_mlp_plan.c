@@ -152,8 +152,8 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int 
         return;
     }
     if (p->variant != KB_MLP_CUBLAS_CAT) fail_msg("%s: variant %d, expected cublas_cat's path", what, p->variant);
-    /* ... its down GEMM by cuBLASLt's split-K 2 at 257-383 tokens below hidden 8192 (KB_MLP_ROW_DOWN_LT) */
-    const int lt = M >= 257 && M <= 383 && H < 8192;
+    /* ... its down GEMM by cuBLASLt's split-K 2 at 257-352 tokens below hidden 8192 (KB_MLP_ROW_DOWN_LT) */
+    const int lt = M >= 257 && M <= 352 && H < 8192;
     assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID | (unsigned)lt << KB_MLP_ROW_DOWN_LT);
     assert_int_equal(p->down, lt ? 2 : 0);
     assert_int_equal(p->down_splits, lt ? 2 : 0);
@@ -636,7 +636,7 @@ static void test_down(void **state)
 }
 
 /* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
- * at 257-383 tokens and hidden 4096-8191, where it was measured ahead;
+ * at 257-352 tokens and hidden 4096-8191, where it was measured ahead;
  * cuBLAS's own pick elsewhere; --down cublaslt after any 16-bit gate/up */
 static void test_down_lt(void **state)
 {
@@ -645,7 +645,8 @@ static void test_down_lt(void **state)
         int tokens, hidden, inter, dtype, lt;
     } cases[] = {
         {300, 4096, 11008, 2, 1}, {300, 4096, 11008, 1, 1}, {320, 4096, 14336, 2, 1}, {257, 4096, 11008, 2, 1},
-        {383, 6144, 16384, 1, 1}, {256, 4096, 11008, 2, 0}, {384, 4096, 11008, 2, 0}, {385, 4096, 11008, 2, 0},
+        {352, 6144, 16384, 1, 1}, {256, 4096, 11008, 2, 0}, {353, 4096, 11008, 2, 0}, {383, 4096, 11008, 2, 0},
+        {384, 4096, 11008, 2, 0}, {385, 4096, 11008, 2, 0},
         {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 8192, 28672, 2, 0}, {300, 1024, 11008, 2, 0},
         {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
     };

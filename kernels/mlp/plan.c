@@ -98,14 +98,18 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
-        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-383 tokens and hidden 4096-8191: the down GEMM by "
+        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191: the down GEMM by "
         "cuBLASLt with K split in two (its heuristic's first such algorithm, fp32 partials reduced out of place); "
         "else cuBLAS's own pick",
         "the down GEMM alone, 300 x 4096 x 11008 bf16 (H100, 2026-11-27, flushed, median of 30): cuBLAS's pick, one "
         "split, 59.5 us; the heuristic's first split-K 2 algorithm 47.1. Whole MLP, graph, two runs in one call, "
         "cublas -> cublaslt down, ms: 300x4096x11008 0.1574 / 0.1572 -> 0.1471 / 0.1468 (fp16 0.1572 / 0.1586 -> "
         "0.1544 / 0.1516), 320x4096x11008 0.1673 / 0.1659 -> 0.1569 / 0.1566, 300x4096x14336 0.1967 / 0.1964 -> "
-        "0.1890 / 0.1896, 320x4096x14336 0.1988 / 0.1990 -> 0.1971 / 0.1968. Kept on cuBLAS where level or behind: "
+        "0.1890 / 0.1896, 320x4096x14336 0.1988 / 0.1990 -> 0.1971 / 0.1968; another call: 336x4096x11008 0.1676 / "
+        "0.1665 -> 0.1564 / 0.1565, 336x4096x14336 0.2296 / 0.2300 -> 0.2131 / 0.2110, 352x4096x11008 0.1772 / 0.1708 "
+        "-> 0.1672 / 0.1689 (fp16 1.1-5.3% alike; fp16 320x4096x14336 0.2068 / 0.2081 vs 0.2139 / 0.2144 there, "
+        "ahead 0.2142 vs 0.2063 in a third). Kept on cuBLAS where level or behind: 368 tokens (0.983-1.003x), 383 "
+        "(0.983-1.022x), "
         "300x8192x28672 0.6867 / 0.6868 vs 0.6825 / 0.6989; after fused_wgmma 16-128 tokens (within 1%), "
         "512x4096x11008 0.2064 / 0.2065 vs 0.2139 / 0.2110, 128x1024x11008 0.0355 / 0.0356 vs 0.0393 / 0.0394, "
         "320x1024x11008 0.0534 / 0.0532 vs 0.0608 / 0.0609"},
@@ -348,11 +352,11 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
 }
 
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
- * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-383
- * tokens (three 128-row m-blocks, the last short) and hidden 4096-8191 */
+ * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
+ * tokens (measured ends; level from 368) and hidden 4096-8191 */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
-    return p->variant == KB_MLP_CUBLAS_CAT && r->tokens >= 257 && r->tokens <= 383 && r->hidden >= 4096 &&
+    return p->variant == KB_MLP_CUBLAS_CAT && r->tokens >= 257 && r->tokens <= 352 && r->hidden >= 4096 &&
            r->hidden < 8192;
 }
 
