@@ -156,7 +156,7 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int 
     const int lt = M >= 257 && M <= 352 && H < 8192;
     assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID | (unsigned)lt << KB_MLP_ROW_DOWN_LT);
     assert_int_equal(p->down, lt ? 2 : 0);
-    assert_int_equal(p->down_splits, lt ? 2 : 0);
+    assert_int_equal(p->dsplit.splits, lt ? 2 : 0);
     assert_int_equal(p->grid, 0);
 }
 
@@ -549,10 +549,10 @@ static kb_mlp_req with_down(int tokens, int hidden, int inter, int dtype, kb_mlp
 /* down_splitk's grid: splits K ranges of kchunk columns (0: not checked), grid blocks, per_sm an SM */
 static void expect_down_grid(const kb_mlp_plan *p, int splits, int kchunk, int grid, int per_sm)
 {
-    assert_int_equal(p->down_splits, splits);
-    if (kchunk) assert_int_equal(p->down_kchunk, kchunk);
-    assert_int_equal(p->down_grid, grid);
-    assert_int_equal(p->down_per_sm, per_sm);
+    assert_int_equal(p->dsplit.splits, splits);
+    if (kchunk) assert_int_equal(p->dsplit.kchunk, kchunk);
+    assert_int_equal(p->dsplit.grid, grid);
+    assert_int_equal(p->dsplit.per_sm, per_sm);
 }
 
 /* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192;
@@ -656,7 +656,7 @@ static void test_down_lt(void **state)
         if ((p.down == 2) != cases[i].lt || (int)HAS(p, KB_MLP_ROW_DOWN_LT) != cases[i].lt)
             fail_msg("%dx%dx%d dtype %d: down %d rows 0x%x, expected cuBLASLt %d", cases[i].tokens, cases[i].hidden,
                      cases[i].inter, cases[i].dtype, p.down, p.rows, cases[i].lt);
-        if (cases[i].lt) assert_int_equal(p.down_splits, 2);
+        if (cases[i].lt) assert_int_equal(p.dsplit.splits, 2);
     }
     /* fused_wgmma by name at 300 x 4096 runs its own kernel: cuBLAS's down */
     assert_int_equal(plan_ok("h100", req(300, 4096, 11008, 2, KB_MLP_WGMMA)).down, 0);
@@ -681,7 +681,7 @@ static void test_down_lt(void **state)
                                                                forced[i].want, 3));
         assert_int_equal(p.variant, forced[i].runs);
         assert_int_equal(p.down, 2);
-        assert_int_equal(p.down_splits, 2);
+        assert_int_equal(p.dsplit.splits, 2);
         assert_false(HAS(p, KB_MLP_ROW_DOWN_LT)); /* fixed, not the row's */
     }
 }

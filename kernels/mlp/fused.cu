@@ -107,9 +107,7 @@ void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
     p.variant = KB_MLP_MMA;
     p.vec = a->hidden % 8 == 0;
     p.rows = was.rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
-    if (keep_down)
-        p.down = was.down, p.down_splits = was.down_splits, p.down_kchunk = was.down_kchunk, p.down_grid = was.down_grid,
-        p.down_per_sm = was.down_per_sm;
+    if (keep_down) p.down = was.down, p.dsplit = was.dsplit;
 }
 
 // down_splitk's launch: D's and h's tensor maps, the kernel's shared memory,
@@ -120,13 +118,13 @@ int down_workspace(kb::mlp::DownSplitK &L, const kb_mlp_args *a, const kb_mlp_pl
 {
     L.y = a->y;
     L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
-    L.splits = p.down_splits, L.kchunk = p.down_kchunk, L.grid = p.down_grid, L.per_sm = p.down_per_sm;
+    L.splits = p.dsplit.splits, L.kchunk = p.dsplit.kchunk, L.grid = p.dsplit.grid, L.per_sm = p.dsplit.per_sm;
     if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, false) ||
         !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), false))
         return KB_MLP_NA;
     const size_t rbs = (size_t)(a->hidden + 63) / 64;
-    cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens, p.down_per_sm);
-    if (e == cudaSuccess) e = cudaMalloc(&L.ws, (size_t)p.down_grid * 64 * 16 * sizeof(float));
+    cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens, p.dsplit.per_sm);
+    if (e == cudaSuccess) e = cudaMalloc(&L.ws, (size_t)p.dsplit.grid * 64 * 16 * sizeof(float));
     if (e == cudaSuccess) e = cudaMalloc(&L.count, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaMemset(L.count, 0, rbs * sizeof(unsigned));
     if (e == cudaSuccess) e = cudaDeviceSynchronize(); // zeroed before a launch on any stream
@@ -212,14 +210,14 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     }
     if (plan.down == 2) {
         const int rc = kb_linear_lt_prepare(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype,
-                                            plan.down_splits, &f->lt);
+                                            plan.dsplit.splits, &f->lt);
         if (rc && r->down == 3) {
             delete f;
             if (rc == 1) snprintf(why, why_len, "down=cublaslt: cuBLASLt's heuristic offers no split-K %d algorithm here",
-                                  plan.down_splits);
+                                  plan.dsplit.splits);
             return rc == 1 ? KB_MLP_NA : rc;
         }
-        if (rc) cudaGetLastError(), plan.down = 0, plan.down_splits = 0; // cuBLAS instead
+        if (rc) cudaGetLastError(), plan.down = 0, plan.dsplit = {}; // cuBLAS instead
     }
     f->plan = plan;
     char what[128];

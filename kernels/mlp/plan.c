@@ -146,13 +146,13 @@ static double plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_pl
 {
     const long rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
     down_split g = split_k(rbs, kblocks, sms);
-    p->down_per_sm = 1;
+    p->dsplit.per_sm = 1;
     if (g.splits > 1) {
         const down_split two = split_k(rbs, kblocks, 2 * sms);
-        if (two.grid > sms) g = two, p->down_per_sm = 2;
+        if (two.grid > sms) g = two, p->dsplit.per_sm = 2;
     }
-    p->down_kchunk = (int)g.kchunk, p->down_splits = (int)g.splits, p->down_grid = (int)g.grid;
-    return (double)rbs * kblocks / (sms * p->down_per_sm) / g.cost;
+    p->dsplit.kchunk = (int)g.kchunk, p->dsplit.splits = (int)g.splits, p->dsplit.grid = (int)g.grid;
+    return (double)rbs * kblocks / (sms * p->dsplit.per_sm) / g.cost;
 }
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -371,7 +371,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
             return na(why, n, "down=cublaslt takes bf16/fp16 (fp32 runs fused_f32 with cuBLAS's down GEMM)");
         }
         if (r->down == 0) p->rows |= 1u << KB_MLP_ROW_DOWN_LT;
-        p->down = 2, p->down_splits = 2;
+        p->down = 2, p->dsplit.splits = 2;
         return 0;
     }
     const int gemm = p->variant == KB_MLP_WGMMA || p->variant == KB_MLP_MMA;
@@ -389,7 +389,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         p->rows |= 1u << KB_MLP_ROW_DOWN;
         if (!(r->hidden >= 8192 || (r->hidden >= 4096 && (r->tokens <= 8 || r->inter >= 16384)))) return 0;
         if (plan_down_grid(r, d, p) < 0.95) {
-            p->down_splits = p->down_kchunk = p->down_grid = p->down_per_sm = 0;
+            memset(&p->dsplit, 0, sizeof p->dsplit);
             return 0;
         }
     } else {

@@ -95,10 +95,14 @@ typedef struct {
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
     /* the down GEMM: cuBLAS (0); down_splitk (1, after WGMMA or MMA) over
-     * ceil(hidden / 64) row blocks x down_splits K ranges of down_kchunk,
-     * down_per_sm blocks an SM (1: 200 KiB rings, 2: 100 KiB); or cuBLASLt
-     * (2, any 16-bit variant) with K split in down_splits */
-    int down, down_splits, down_kchunk, down_grid, down_per_sm;
+     * ceil(hidden / 64) row blocks x dsplit.splits K ranges of dsplit.kchunk
+     * columns, dsplit.grid blocks, dsplit.per_sm an SM (1: 200 KiB rings,
+     * 2: 100 KiB); or cuBLASLt (2, any 16-bit variant) with K split in
+     * dsplit.splits. One struct: a fallback keeps it, a row clears it whole. */
+    int down;
+    struct {
+        int splits, kchunk, grid, per_sm;
+    } dsplit;
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
 } kb_mlp_plan;
 
