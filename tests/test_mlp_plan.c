@@ -636,7 +636,8 @@ static void test_down(void **state)
 }
 
 /* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
- * at 257-352 tokens and hidden 4096-8191, where it was measured ahead;
+ * at 257-352 tokens and hidden 4096-8191, and after fused_wgmma at 768-1024
+ * tokens and hidden <= 1024, where it was measured ahead;
  * cuBLAS's own pick elsewhere; --down cublaslt after any 16-bit gate/up */
 static void test_down_lt(void **state)
 {
@@ -649,6 +650,10 @@ static void test_down_lt(void **state)
         {384, 4096, 11008, 2, 0}, {385, 4096, 11008, 2, 0},
         {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 8192, 28672, 2, 0}, {300, 1024, 11008, 2, 0},
         {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
+        /* after fused_wgmma at 768-1024 tokens and hidden <= 1024 */
+        {768, 1024, 11008, 2, 1}, {1000, 1024, 11008, 1, 1}, {1024, 1024, 11008, 2, 1}, {900, 512, 4096, 1, 1},
+        {767, 1024, 11008, 2, 0}, {1025, 1024, 11008, 2, 0}, {1536, 1024, 11008, 2, 0}, {512, 1024, 11008, 2, 0},
+        {1000, 1032, 11008, 2, 0}, {1000, 4096, 11008, 2, 0}, {1000, 1024, 11008, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype,
@@ -658,8 +663,12 @@ static void test_down_lt(void **state)
                      cases[i].inter, cases[i].dtype, p.down, p.rows, cases[i].lt);
         if (cases[i].lt) assert_int_equal(p.dsplit.splits, 2);
     }
-    /* fused_wgmma by name at 300 x 4096 runs its own kernel: cuBLAS's down */
+    /* fused_wgmma by name at 300 x 4096 runs its own kernel: cuBLAS's down;
+     * at 1000 x 1024 the row's, as fused's */
     assert_int_equal(plan_ok("h100", req(300, 4096, 11008, 2, KB_MLP_WGMMA)).down, 0);
+    assert_true(HAS(plan_ok("h100", req(1000, 1024, 11008, 2, KB_MLP_WGMMA)), KB_MLP_ROW_DOWN_LT));
+    /* fused_mma (hidden % 8 != 0) at 1000 x 1020: not measured, cuBLAS */
+    assert_int_equal(plan_ok("h100", req(1000, 1020, 11008, 2, KB_MLP_AUTO)).down, 0);
     /* a tunable forced keeps fused on the wgmma kernel: cuBLAS's down */
     kb_mlp_req r = req(300, 4096, 11008, 2, KB_MLP_AUTO);
     r.bn = 128;

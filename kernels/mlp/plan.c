@@ -98,9 +98,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
-        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191: the down GEMM by "
-        "cuBLASLt with K split in two (its heuristic's first such algorithm, fp32 partials reduced out of place); "
-        "else cuBLAS's own pick",
+        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191, or after "
+        "fused_wgmma at 768-1024 tokens and hidden <= 1024: the down GEMM by cuBLASLt with K split in two (its "
+        "heuristic's first such algorithm, fp32 partials reduced out of place); else cuBLAS's own pick",
         "the down GEMM alone, 300 x 4096 x 11008 bf16 (H100, 2026-11-27, flushed, median of 30): cuBLAS's pick, one "
         "split, 59.5 us; the heuristic's first split-K 2 algorithm 47.1. Whole MLP, graph, two runs in one call, "
         "cublas -> cublaslt down, ms: 300x4096x11008 0.1574 / 0.1572 -> 0.1471 / 0.1468 (fp16 0.1572 / 0.1586 -> "
@@ -112,7 +112,11 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "(0.983-1.022x), "
         "300x8192x28672 0.6867 / 0.6868 vs 0.6825 / 0.6989; after fused_wgmma 16-128 tokens (within 1%), "
         "512x4096x11008 0.2064 / 0.2065 vs 0.2139 / 0.2110, 128x1024x11008 0.0355 / 0.0356 vs 0.0393 / 0.0394, "
-        "320x1024x11008 0.0534 / 0.0532 vs 0.0608 / 0.0609"},
+        "320x1024x11008 0.0534 / 0.0532 vs 0.0608 / 0.0609. x 1024 x 11008 after fused_wgmma, a third call, two "
+        "runs each, verified: 768 0.1024 / 0.1020 -> 0.0851 / 0.0852 ms (fp16 0.1076 / 0.1073 -> 0.0895 / 0.0902), "
+        "1000 0.1174 / 0.1174 -> 0.1100 / 0.1106 (fp16 1.004x), 1024 0.1139 / 0.1160 -> 0.1106 / 0.1110 (fp16 "
+        "1.052x); kept: 384 and 640 level, 448 0.973x (fp16 0.995), 512 1.052x (fp16 1.033; alone between a loss "
+        "and a level), 1536 0.1568 / 0.1575 vs 0.1625 / 0.1629, 2048 0.998x (fp16 0.959)"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -353,11 +357,14 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
 
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
- * tokens (measured ends; level from 368) and hidden 4096-8191 */
+ * tokens (measured ends; level from 368) and hidden 4096-8191; after the
+ * wgmma kernel at 768-1024 tokens (measured ends: level at 640, behind at
+ * 1536) and hidden <= 1024 */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
-    return p->variant == KB_MLP_CUBLAS_CAT && r->tokens >= 257 && r->tokens <= 352 && r->hidden >= 4096 &&
-           r->hidden < 8192;
+    if (p->variant == KB_MLP_CUBLAS_CAT)
+        return r->tokens >= 257 && r->tokens <= 352 && r->hidden >= 4096 && r->hidden < 8192;
+    return p->variant == KB_MLP_WGMMA && r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024;
 }
 
 int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,

@@ -70,7 +70,7 @@ typedef enum {
     KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
     KB_MLP_ROW_DOWN,        /* after wgmma, inter % 8 == 0, tokens <= 16 at hidden >= 8192 or <= 8 at >= 4096 -> down_splitk */
-    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path, tokens 257-352, hidden 4096-8191 -> the down GEMM by cuBLASLt split-K 2 */
+    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-8191, wgmma 768-1024 x <= 1024 -> cuBLASLt split-K 2 down */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
