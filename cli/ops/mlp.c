@@ -52,7 +52,7 @@ static const kb_param params[] = {
      "the fused implementations' down GEMM y = h D^T: cublas; splitk (Hopper, 1-16 tokens, bf16/fp16, inter % 8 "
      "== 0: one TMA + wgmma kernel, 64 rows of D a block, K split across blocks and added in order, D loaded while "
      "the gate/up kernel ends); or cublaslt (bf16/fp16: cuBLASLt's heuristic's first algorithm with K split in two, "
-     "fp32 partials added in order); auto: the planner's", .tunable = 1},
+     "else one that takes the split, fp32 partials reduced out of place); auto: the planner's", .tunable = 1},
 };
 enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, NPARAMS };
 
@@ -434,7 +434,7 @@ static const kb_impl impls[] = {
      .help = "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
     {.name = "fused_wgmma", .supports = supports_wgmma, .prepare = prepare_wgmma, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then the down GEMM (cuBLAS, or down_splitk at decode)"},
+     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then the down GEMM (cuBLAS, down_splitk at decode, cuBLASLt's split-K 2 where the planner says)"},
     {.name = "fused_mma", .supports = supports_mma, .prepare = prepare_mma, .launch = launch_fused,
      .release = release_fused, .tunables = "down",
      .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then the down GEMM (bf16/fp16)"},
