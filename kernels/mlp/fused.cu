@@ -213,7 +213,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
                                             plan.dsplit.splits, &f->lt);
         if (rc && r->down == 3) {
             delete f;
-            if (rc == 1) snprintf(why, why_len, "down=cublaslt: cuBLASLt's heuristic offers no split-K %d algorithm here",
+            if (rc == 1) snprintf(why, why_len, "down=cublaslt: no cuBLASLt algorithm takes split-K %d here",
                                   plan.dsplit.splits);
             return rc == 1 ? KB_MLP_NA : rc;
         }
