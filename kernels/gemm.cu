@@ -191,7 +191,7 @@ uint32_t align_of(const void *p)
 
 // the descriptors of g, and the first algorithm the heuristic offers with
 // `splits` K ranges and fp32 partials (the compute type's reduction, out of
-// place: deterministic), else the first that takes them; 1 where none
+// place: deterministic), else the first that takes them; -1 where none
 int lt_find(kb_lt_gemm *g, const void *x, const void *w, const void *y, int M, int N, int K, cudaDataType_t t,
             int splits)
 {
@@ -216,7 +216,7 @@ int lt_find(kb_lt_gemm *g, const void *x, const void *w, const void *y, int M, i
     if (!s) s = cublasLtMatmulPreferenceSetAttribute(pr, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac);
     if (!s) s = cublasLtMatmulAlgoGetHeuristic(lt_handle, g->op, g->la, g->lb, g->lc, g->lc, pr, 16, res, &found);
     cublasLtMatmulPreferenceDestroy(pr);
-    if (s == CUBLAS_STATUS_NOT_SUPPORTED) return 1; // no algorithm at all for this shape
+    if (s == CUBLAS_STATUS_NOT_SUPPORTED) return -1; // no algorithm at all for this shape
     CK_CUBLAS(s);
     for (int i = 0; i < found; i++) {
         int k = 0;
@@ -245,7 +245,7 @@ int lt_find(kb_lt_gemm *g, const void *x, const void *w, const void *y, int M, i
         g->wsz = chk.workspaceSize;
         return 0;
     }
-    return 1;
+    return -1;
 }
 } // namespace
 

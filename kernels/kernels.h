@@ -101,8 +101,8 @@ int kb_linear_cublas(const void *x, const void *w, void *y, int M, int N, int K,
  * cuBLASLt's heuristic offers with that split, else the first of its others
  * that takes the split set on it (cublasLtMatmulAlgoCheck), for operands
  * aligned as these pointers are. prepare (untimed) finds it and allocates
- * its workspace: 0, 1 where there is none, or a cudaError_t, with nothing
- * left allocated. */
+ * its workspace: 0, -1 where there is none (KB_NA: apart from every
+ * cudaError_t), or a cudaError_t, with nothing left allocated. */
 typedef struct kb_lt_gemm kb_lt_gemm;
 int kb_linear_lt_prepare(const void *x, const void *w, const void *y, int M, int N, int K, int dtype, int splits,
                          kb_lt_gemm **out);

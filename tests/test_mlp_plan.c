@@ -669,10 +669,14 @@ static void test_down_lt(void **state)
     assert_true(HAS(plan_ok("h100", req(1000, 1024, 11008, 2, KB_MLP_WGMMA)), KB_MLP_ROW_DOWN_LT));
     /* fused_mma (hidden % 8 != 0) at 1000 x 1020: not measured, cuBLAS */
     assert_int_equal(plan_ok("h100", req(1000, 1020, 11008, 2, KB_MLP_AUTO)).down, 0);
-    /* a tunable forced keeps fused on the wgmma kernel: cuBLAS's down */
+    /* at 300 x 4096 a tunable forced keeps fused on the wgmma kernel, where
+     * the row does not reach: cuBLAS's down; at 1000 x 1024 (the wgmma
+     * range) the row's, whatever the tile */
     kb_mlp_req r = req(300, 4096, 11008, 2, KB_MLP_AUTO);
     r.bn = 128;
     assert_int_equal(plan_ok("h100", r).down, 0);
+    r.tokens = 1000, r.hidden = 1024;
+    assert_int_equal(plan_ok("h100", r).down, 2);
     /* cublas fixed: cuBLAS's pick on the row's shape */
     assert_int_equal(plan_ok("h100", with_down(300, 4096, 11008, 2, KB_MLP_AUTO, 1)).down, 0);
     /* cublaslt fixed: after fused_wgmma, fused_mma (hidden 257), cublas_cat's path, on the A100 (fused_mma) */

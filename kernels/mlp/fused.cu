@@ -197,7 +197,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
             snprintf(why, why_len, "down=splitk: h or D is not 16-byte aligned (TMA)");
             return KB_MLP_NA;
         }
-        plan.down = 0;
+        plan.down = 0, plan.dsplit = {};
     }
     if (plan.down == 1) {
         const int rc = down_workspace(f->dn, a, plan);
@@ -206,18 +206,22 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
             if (rc == KB_MLP_NA) snprintf(why, why_len, "down=splitk: the TMA tensor maps of D and h cannot be made");
             return rc;
         }
-        if (rc) plan.down = 0; // the planner's choice: cuBLAS instead
+        if (rc) plan.down = 0, plan.dsplit = {}; // the planner's choice: cuBLAS instead
     }
     if (plan.down == 2) {
         const int rc = kb_linear_lt_prepare(a->h, a->D, a->y, a->tokens, a->hidden, a->inter, a->dtype,
                                             plan.dsplit.splits, &f->lt);
         if (rc && r->down == 3) {
             delete f;
-            if (rc == 1) snprintf(why, why_len, "down=cublaslt: no cuBLASLt algorithm takes split-K %d here",
-                                  plan.dsplit.splits);
-            return rc == 1 ? KB_MLP_NA : rc;
+            if (rc == KB_MLP_NA)
+                snprintf(why, why_len, "down=cublaslt: no cuBLASLt algorithm takes split-K %d here", plan.dsplit.splits);
+            return rc;
         }
-        if (rc) cudaGetLastError(), plan.down = 0, plan.dsplit = {}; // cuBLAS instead
+        if (rc) { // the planner's choice: cuBLAS instead
+            cudaGetLastError();
+            plan.down = 0, plan.dsplit = {};
+            plan.rows &= ~(1u << KB_MLP_ROW_DOWN_LT);
+        }
     }
     f->plan = plan;
     char what[128];
