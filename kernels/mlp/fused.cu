@@ -226,12 +226,13 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     f->plan = plan;
     char what[128];
     kb_mlp_plan_describe(&plan, what, sizeof what);
-    static const char *const downs[] = {"cublas down", "splitk down", "cublaslt split-k 2 down"};
+    char down[40]; // the plan's down GEMM, its split as planned
+    if (plan.down == 2) snprintf(down, sizeof down, "cublaslt split-k %d down", plan.dsplit.splits);
+    else snprintf(down, sizeof down, "%s", plan.down ? "splitk down" : "cublas down");
     if (plan.variant == KB_MLP_CUBLAS_CAT && !plan.down) /* cublas_cat's whole path, its down GEMM included */
         snprintf(kernel, kernel_len, "%s", what);
     else
-        snprintf(kernel, kernel_len, "%s%s + %s%s", what, note, downs[plan.down],
-                 a->dtype == 0 && a->tf32 ? " tf32" : "");
+        snprintf(kernel, kernel_len, "%s%s + %s%s", what, note, down, a->dtype == 0 && a->tf32 ? " tf32" : "");
     *out = f;
     return 0;
 }
