@@ -533,8 +533,8 @@ static void test_impls(void **state)
 {
     (void)state;
     static const char *const names[] = {"naive", "cublas", "cublas_cat", "fused_wgmma", "fused_mma", "fused"};
-    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups,sched,down", "down",
-                                           "bn,cluster,warpgroups,sched,down"};
+    static const char *const tunables[] = {NULL, NULL, NULL, "bn,cluster,warpgroups,sched,down,swap", "down",
+                                           "bn,cluster,warpgroups,sched,down,swap"};
     assert_int_equal(mlp()->nimpls, 6);
     for (int i = 0; i < 6; i++) {
         const kb_impl *im = &mlp()->impls[i];
@@ -547,11 +547,11 @@ static void test_impls(void **state)
         else assert_null(im->tunables);
         assert_false(im->nondeterministic);
     }
-    /* bn, cluster, warpgroups, sched, down: tunable enums whose first choice is auto */
-    static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched", "down"};
-    static const char *const tc[] = {"auto,64,96,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic",
-                                     "auto,cublas,splitk,cublaslt"};
-    for (int k = 0; k < 5; k++) {
+    /* bn, cluster, warpgroups, sched, down, swap: tunable enums whose first choice is auto */
+    static const char *const tn[] = {"bn", "cluster", "warpgroups", "sched", "down", "swap"};
+    static const char *const tc[] = {"auto,64,80,96,104,112,128", "auto,1,2", "auto,1,2", "auto,static,dynamic",
+                                     "auto,cublas,splitk,cublaslt", "auto,off,on"};
+    for (int k = 0; k < 6; k++) {
         int i = kb_param_index(mlp(), tn[k]);
         assert_true(i >= 0);
         const kb_param *p = &mlp()->params[i];
@@ -651,18 +651,26 @@ static void test_check_sweeps(void **state)
     /* and h rows that TMA cannot store (inter % 8 != 0), odd and even */
     assert_true(has_case(cases, n, "bf16", "off", 40, 72, 1003));
     assert_true(has_case(cases, n, "fp16", "off", 200, 72, 1004));
-    /* fused's CUBLAS_MID row (hidden >= 4096, 129-192, 257-383, 385-447, 513-576 tokens): cublas_cat's path */
-    assert_true(has_case(cases, n, "bf16", "off", 300, 4096, 16));
-    assert_true(has_case(cases, n, "fp16", "off", 300, 4096, 16));
+    /* fused's CUBLAS_MID row (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336): cublas_cat's path */
+    assert_true(has_case(cases, n, "bf16", "off", 129, 4096, 16));
+    assert_true(has_case(cases, n, "fp16", "off", 129, 4096, 16));
     /* fused_wgmma's tunables forced: every tile the kernel has, once each at least */
     const int pbn = kb_param_index(mlp(), "bn"), pcl = kb_param_index(mlp(), "cluster"),
               pwg = kb_param_index(mlp(), "warpgroups");
-    int tiles[3][5][3] = {{{0}}}; /* [warpgroups][bn][cluster], enum indices */
-    for (int k = 0; k < n; k++) tiles[(int)cases[k].v[pwg].num][(int)cases[k].v[pbn].num][(int)cases[k].v[pcl].num]++;
-    for (int b = 1; b <= 4; b++)
-        for (int c = 1; c <= 2; c++) assert_true(tiles[2][b][c] >= 4); /* bn 64..128 x clusters 1, 2 */
-    assert_true(tiles[1][1][1] >= 4 && tiles[1][4][1] >= 4);       /* one warpgroup: bn 64, 128 */
-    assert_true(tiles[0][0][0] > 0);                                 /* and the rest at auto */
+    const int psw = kb_param_index(mlp(), "swap");
+    int tiles[3][7][3] = {{{0}}}, swapped[7] = {0}; /* [warpgroups][bn][cluster], [bn]: enum indices */
+    for (int k = 0; k < n; k++) {
+        if (cases[k].v[psw].num == 2) swapped[(int)cases[k].v[pbn].num]++;
+        else tiles[(int)cases[k].v[pwg].num][(int)cases[k].v[pbn].num][(int)cases[k].v[pcl].num]++;
+    }
+    static const int wide[] = {1, 3, 5, 6}; /* bn 64, 96, 112, 128 */
+    for (int b = 0; b < 4; b++)
+        for (int c = 1; c <= 2; c++) assert_true(tiles[2][wide[b]][c] >= 4); /* x clusters 1, 2 */
+    assert_true(tiles[1][1][1] >= 4 && tiles[1][6][1] >= 4);             /* one warpgroup: bn 64, 128 */
+    assert_true(tiles[0][0][0] > 0);                                       /* and the rest at auto */
+    /* the swapped kernel: every token tile (bn 80..128) and auto's, in each dtype */
+    for (int b = 2; b <= 6; b++) assert_true(swapped[b] >= 8);
+    assert_true(swapped[0] >= 4);
     /* the dynamic scheduler, each dtype: one warpgroup and two, one tile a CTA and several */
     const int psc = kb_param_index(mlp(), "sched");
     int dyn[2][3] = {{0}}; /* [fp16, bf16][40, 300, 640 tokens] */

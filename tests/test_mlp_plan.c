@@ -135,19 +135,61 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
- * (tokens 129-192, 257-447, 513-576 at hidden >= 4096), written out apart
- * from plan.c's table */
-static int cublas_mid(int M, int H)
+ * (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383
+ * from 28672), written out apart from plan.c's table */
+static int cublas_mid(int M, int H, int N)
 {
-    return H >= 4096 && ((M >= 129 && M <= 192) || (M >= 257 && M <= 447 && M != 384) || (M >= 513 && M <= 576));
+    if (H < 4096) return 0;
+    return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) || (N >= 28672 && M >= 257 && M <= 383);
+}
+
+/* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
+ * where it takes the case (129-1024 tokens, inter % 8 == 0, its rounds' work
+ * a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
+ * cluster tiles over 132 / cl clusters x 128 x 2 BN / BN's efficiency; the
+ * swapped kernel's: rounds of 128 x bn tiles over 132 CTAs x 256 x bn / its
+ * efficiency, the cheapest bn, the wider within 0.1%. */
+static int old_pick_bn(int M, int N, int BM, int CL, int sms);
+static long old_cluster_tiles(int M, int N, int BM, int BN, int CL);
+static int swap_bn(int M, int N)
+{
+    if (M < 129 || M > 1024 || N % 8) return 0;
+    const int cl = M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1, bn = old_pick_bn(M, N, 128, cl, 132);
+    const double weff = bn == 128 ? 1.0 : bn == 112 ? 0.99 : bn == 96 ? 0.98 : 0.955;
+    const long clusters = 132 / cl;
+    const double tile = (double)((old_cluster_tiles(M, N, 128, bn, cl) + clusters - 1) / clusters) * 128 * 2 * bn / weff;
+    static const int sbn[] = {128, 112, 104, 96, 80};
+    static const double seff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
+    int best = 0;
+    double cost = 0;
+    for (int i = 0; i < 5; i++) {
+        const long tiles = (long)(N + 127) / 128 * ((M + sbn[i] - 1) / sbn[i]);
+        const double c = (double)((tiles + 131) / 132) * sbn[i] / seff[i];
+        if (!best || c < cost * 0.999) best = sbn[i], cost = c;
+    }
+    return cost * 256 <= tile ? best : 0;
+}
+
+static void expect_swap(const kb_mlp_plan *p, int bn, const char *what)
+{
+    if (p->variant != KB_MLP_WGMMA || !p->swap || p->bn != bn || p->wg != 2 || p->cl != 1 || p->dyn || !p->tma_store)
+        fail_msg("%s: variant %d swap %d bn %d wg %d cl %d, expected the swapped kernel bn %d", what, p->variant,
+                 p->swap, p->bn, p->wg, p->cl, bn);
 }
 
 /* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
- * wgmma tile (and fused_wgmma asked by name plans that tile everywhere) */
-static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int cl, const char *what)
+ * swapped kernel where swap_bn, else the wgmma tile (and fused_wgmma asked by
+ * name with swap off plans that tile everywhere) */
+static void expect_h100(const kb_mlp_plan *p, int M, int H, int N, int wg, int bn, int cl, const char *what)
 {
-    if (!cublas_mid(M, H)) {
-        expect_wgmma(p, wg, bn, cl, what);
+    if (!cublas_mid(M, H, N)) {
+        if (swap_bn(M, N)) {
+            expect_swap(p, swap_bn(M, N), what);
+            assert_true(HAS(*p, KB_MLP_ROW_SWAP));
+        } else {
+            expect_wgmma(p, wg, bn, cl, what);
+            assert_false(HAS(*p, KB_MLP_ROW_SWAP));
+        }
         assert_false(HAS(*p, KB_MLP_ROW_CUBLAS_MID));
         return;
     }
@@ -158,6 +200,13 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int wg, int bn, int 
     assert_int_equal(p->down, lt ? 2 : 0);
     assert_int_equal(p->dsplit.splits, lt ? 2 : 0);
     assert_int_equal(p->grid, 0);
+}
+
+/* the request with the swapped kernel off (fused_wgmma's old tile) */
+static kb_mlp_req unswapped(kb_mlp_req r)
+{
+    r.swap = 1;
+    return r;
 }
 
 /* ---- H100 ----------------------------------------------------------------------- */
@@ -208,19 +257,33 @@ static void test_h100_seed(void **state)
     assert_int_equal(p.grid, 115);
     assert_int_equal(p.group, 1);
     assert_true(HAS(p, KB_MLP_ROW_WG1_BN) && !HAS(p, KB_MLP_ROW_BN_WAVE) && !HAS(p, KB_MLP_ROW_CLUSTER));
-    /* 300 tokens: 3 m-blocks, odd: clusters of 1 */
-    p = plan_ok("h100", req(300, 1024, 11008, 2, KB_MLP_AUTO));
+    /* 300 tokens: 3 m-blocks, odd: clusters of 1 (the old tile); planned, the
+     * swapped kernel: 3 tiles of 104 tokens x 86 of 128 columns, 258 on 132 SMs,
+     * 2 rounds (2 x 104 x 256 / 0.985 = 54058) against the tile's 258 tiles of
+     * 128 x 256, 2 rounds (65536) */
+    p = plan_ok("h100", unswapped(req(300, 1024, 11008, 2, KB_MLP_AUTO)));
     assert_int_equal(p.cl, 1);
     assert_int_equal(p.group, 3);
-    /* ... at hidden 1024; at 4096 fused runs cublas_cat's path (measured
-     * ahead), named in the kernel column, and not where a tunable is fixed,
-     * nor on the A100, nor at 256 or 448 tokens, nor at hidden 2048 */
-    for (int dt = 1; dt <= 2; dt++) {
-        p = plan_ok("h100", req(300, 4096, 11008, dt, KB_MLP_AUTO));
-        assert_int_equal(p.variant, KB_MLP_CUBLAS_CAT);
+    p = plan_ok("h100", req(300, 1024, 11008, 2, KB_MLP_AUTO));
+    expect_swap(&p, 104, "300x1024");
+    assert_int_equal(p.tiles, 258);
+    assert_int_equal(p.grid, 132);
+    assert_int_equal(p.stages, 4);
+    assert_int_equal(p.smem, KB_MLP_SW_SMEM(104));
+    assert_true(HAS(p, KB_MLP_ROW_SWAP) && HAS(p, KB_MLP_ROW_HOPPER) && HAS(p, KB_MLP_ROW_WARPGROUPS));
+    assert_false(HAS(p, KB_MLP_ROW_CLUSTER) || HAS(p, KB_MLP_ROW_BN_WAVE) || HAS(p, KB_MLP_ROW_SCHED));
+    {
         char buf[96];
         kb_mlp_plan_describe(&p, buf, sizeof buf);
-        assert_string_equal(buf, "cublas_cat (planner: short last m-block)");
+        assert_string_equal(buf, "fused_wgmma swap-ab bn=104 tma-store");
+    }
+    /* at hidden 4096 too, with cuBLASLt's down (DOWN_LT); cublas_cat's path
+     * (CUBLAS_MID) at 129-160 and 513-544 tokens below inter 14336 and 257-383
+     * from 28672; a tunable fixed keeps the tile; the A100 runs mma */
+    for (int dt = 1; dt <= 2; dt++) {
+        p = plan_ok("h100", req(300, 4096, 11008, dt, KB_MLP_AUTO));
+        expect_swap(&p, 104, "300x4096x11008");
+        assert_int_equal(p.down, 2);
         kb_mlp_req f = req(300, 4096, 11008, dt, KB_MLP_AUTO);
         f.cluster = 1;
         kb_mlp_plan q;
@@ -228,25 +291,33 @@ static void test_h100_seed(void **state)
         assert_int_equal(kb_mlp_plan_make(&f, dev("h100"), NULL, NULL, &q, why, sizeof why), 0);
         expect_wgmma(&q, 2, 128, 1, "300x4096x11008 cluster=1");
         assert_int_equal(plan_ok("a100", req(300, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_MMA);
-        q = plan_ok("h100", req(256, 4096, 11008, dt, KB_MLP_AUTO));
+        q = plan_ok("h100", unswapped(req(256, 4096, 11008, dt, KB_MLP_AUTO)));
         expect_wgmma(&q, 2, 96, 2, "256x4096");
         assert_int_equal(plan_ok("h100", req(383, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA); /* full m-blocks */
-        assert_int_equal(plan_ok("h100", req(385, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-        assert_int_equal(plan_ok("h100", req(447, 4096, 14336, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-        assert_int_equal(plan_ok("h100", req(448, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(300, 8192, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-        static const int edges[][2] = {{128, 0}, {129, 1}, {192, 1}, {193, 0}, {256, 0}, {257, 1},
-                                       {383, 1}, {384, 0}, {385, 1}, {447, 1}, {448, 0}, {512, 0},
-                                       {513, 1}, {576, 1}, {577, 0}, {1000, 0}};
+        static const int edges[][3] = {{128, 11008, 0}, {129, 11008, 1}, {160, 11008, 1}, {161, 11008, 0},
+                                       {129, 14336, 0}, {300, 11008, 0}, {512, 11008, 0}, {513, 11008, 1},
+                                       {544, 11008, 1}, {545, 11008, 0}, {513, 14336, 0}, {256, 28672, 0},
+                                       {257, 28672, 1}, {383, 28672, 1}, {384, 28672, 0}, {1000, 11008, 0}};
         for (int e = 0; e < (int)(sizeof edges / sizeof edges[0]); e++)
-            assert_int_equal(plan_ok("h100", req(edges[e][0], 4096, 14336, dt, KB_MLP_AUTO)).variant,
-                             edges[e][1] ? KB_MLP_CUBLAS_CAT : KB_MLP_WGMMA);
+            assert_int_equal(plan_ok("h100", req(edges[e][0], 4096, edges[e][1], dt, KB_MLP_AUTO)).variant,
+                             edges[e][2] ? KB_MLP_CUBLAS_CAT : KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(300, 2048, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     }
-    /* 128 tokens: one m-block; 129: two */
-    assert_int_equal(plan_ok("h100", req(128, 1024, 11008, 1, KB_MLP_AUTO)).cl, 1);
-    assert_int_equal(plan_ok("h100", req(129, 1024, 11008, 1, KB_MLP_AUTO)).cl, 2);
+    /* the SWAP row's ends: 128 (one m-block) and 1025 tokens keep the tile;
+     * 352 x 4096 x 14336 too (the tile's 3 rounds of 128 x 224 against the
+     * swapped kernel's 3 of 128 x 256); inter % 8 != 0 has no TMA store of h */
+    assert_false(plan_ok("h100", req(128, 4096, 14336, 2, KB_MLP_AUTO)).swap);
+    assert_true(plan_ok("h100", req(129, 4096, 14336, 2, KB_MLP_AUTO)).swap);
+    assert_true(plan_ok("h100", req(1024, 4096, 14336, 2, KB_MLP_AUTO)).swap);
+    assert_false(plan_ok("h100", req(1025, 4096, 14336, 2, KB_MLP_AUTO)).swap);
+    assert_false(plan_ok("h100", req(352, 4096, 14336, 2, KB_MLP_AUTO)).swap);
+    assert_false(plan_ok("h100", req(300, 4096, 11004, 2, KB_MLP_AUTO)).swap);
+    /* 128 tokens: one m-block; 129: two (the old tile) */
+    assert_int_equal(plan_ok("h100", unswapped(req(128, 1024, 11008, 1, KB_MLP_AUTO))).cl, 1);
+    assert_int_equal(plan_ok("h100", unswapped(req(129, 1024, 11008, 1, KB_MLP_AUTO))).cl, 2);
     /* 64 tokens one warpgroup, 65 two */
     assert_int_equal(plan_ok("h100", req(64, 1024, 11008, 1, KB_MLP_AUTO)).wg, 1);
     assert_int_equal(plan_ok("h100", req(65, 1024, 11008, 1, KB_MLP_AUTO)).wg, 2);
@@ -261,9 +332,10 @@ static void test_h100_pins(void **state)
                 char what[96];
                 snprintf(what, sizeof what, "h100 dtype %d %dx%dx%d", dt, toks[t], shapes[s][0], shapes[s][1]);
                 kb_mlp_plan p = plan_ok("h100", req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_AUTO));
-                expect_h100(&p, toks[t], shapes[s][0], h100_pins[t][s][0], h100_pins[t][s][1], h100_pins[t][s][2], what);
-                if (cublas_mid(toks[t], shapes[s][0])) /* the kernel by name: the pinned tile */
-                    p = plan_ok("h100", req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_WGMMA));
+                expect_h100(&p, toks[t], shapes[s][0], shapes[s][1], h100_pins[t][s][0], h100_pins[t][s][1],
+                            h100_pins[t][s][2], what);
+                /* the kernel by name, swap off: the pinned tile */
+                p = plan_ok("h100", unswapped(req(toks[t], shapes[s][0], shapes[s][1], dt, KB_MLP_WGMMA)));
                 expect_wgmma(&p, h100_pins[t][s][0], h100_pins[t][s][1], h100_pins[t][s][2], what);
                 int wg, bn, cl;
                 old_hopper(toks[t], shapes[s][1], 132, &wg, &bn, &cl);
@@ -282,7 +354,7 @@ static void test_h100_old_code(void **state)
     static const int inters[] = {8, 200, 1000, 1004, 2736, 11008, 14336, 28672, 65536};
     for (int M = 1; M <= 1100; M += (M < 300 ? 1 : 7))
         for (int i = 0; i < (int)(sizeof inters / sizeof inters[0]); i++) {
-            kb_mlp_plan p = plan_ok("h100", req(M, 4096, inters[i], 2, cublas_mid(M, 4096) ? KB_MLP_WGMMA : KB_MLP_AUTO));
+            kb_mlp_plan p = plan_ok("h100", unswapped(req(M, 4096, inters[i], 2, KB_MLP_WGMMA)));
             int wg, bn, cl;
             old_hopper(M, inters[i], 132, &wg, &bn, &cl);
             char what[64];
@@ -291,6 +363,17 @@ static void test_h100_old_code(void **state)
             const long tiles = old_cluster_tiles(M, inters[i], 64 * wg, bn, cl), clusters = 132 / cl;
             assert_int_equal(p.tiles, tiles);
             assert_int_equal(p.grid, cl * (tiles < clusters ? tiles : clusters));
+            /* swap auto: the swapped kernel where the SWAP row (written out above) takes it */
+            p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_WGMMA));
+            const int sb = swap_bn(M, inters[i]);
+            if (sb) {
+                expect_swap(&p, sb, what);
+                const long st = (long)(inters[i] + 127) / 128 * ((M + sb - 1) / sb);
+                assert_int_equal(p.tiles, st);
+                assert_int_equal(p.grid, st < 132 ? st : 132);
+            } else {
+                expect_wgmma(&p, wg, bn, cl, what);
+            }
         }
 }
 
@@ -310,7 +393,7 @@ static void test_variants(void **state)
                     const int N = s < NSHAPE ? shapes[s][1] : odd[s - NSHAPE][1];
                     kb_mlp_plan p = plan_ok(devs[d], req(toks[t], H, N, dt, KB_MLP_AUTO));
                     kb_mlp_variant want = dt == 0 ? KB_MLP_F32 : d == 0 && H % 8 == 0 ? KB_MLP_WGMMA : KB_MLP_MMA;
-                    if (want == KB_MLP_WGMMA && cublas_mid(toks[t], H)) want = KB_MLP_CUBLAS_CAT;
+                    if (want == KB_MLP_WGMMA && cublas_mid(toks[t], H, N)) want = KB_MLP_CUBLAS_CAT;
                     if (p.variant != want)
                         fail_msg("%s dtype %d %dx%dx%d: variant %d, expected %d", devs[d], dt, toks[t], H, N, p.variant, want);
                     if (want == KB_MLP_MMA) {
@@ -398,6 +481,39 @@ static void test_tunables(void **state)
         assert_non_null(strstr(refused("h100", forced(2048, 2, w, 0, 4, 0)), "cluster=4"));
         assert_non_null(strstr(refused("h100", forced(2048, 2, w, 0, 0, 3)), "warpgroups=3"));
     }
+    /* swap: on plans the swapped kernel (bn auto or fixed to its token tiles),
+     * off the old tile; what it cannot take is refused with the reason */
+    for (int k = 0; k < 2; k++) {
+        kb_mlp_req r = forced(300, 2, both[k], 0, 0, 0);
+        r.swap = 2;
+        kb_mlp_plan p = plan_ok("h100", r);
+        expect_swap(&p, 104, "swap=on");
+        assert_false(HAS(p, KB_MLP_ROW_SWAP)); /* fixed, not the row's */
+        r.bn = 80;
+        expect_swap((p = plan_ok("h100", r), &p), 80, "swap=on bn=80");
+        assert_int_equal(p.stages, 5);
+        r.tokens = 1;
+        expect_swap((p = plan_ok("h100", r), &p), 80, "swap=on 1 token");
+        assert_int_equal(p.tiles, 86);
+        r.tokens = 300, r.bn = 64;
+        assert_non_null(strstr(refused("h100", r), "bn=64"));
+        r.bn = 0, r.warpgroups = 1;
+        assert_non_null(strstr(refused("h100", r), "two warpgroups"));
+        r.warpgroups = 0, r.cluster = 2;
+        assert_non_null(strstr(refused("h100", r), "clusters of 1"));
+        r.cluster = 0, r.inter = 1003;
+        assert_non_null(strstr(refused("h100", r), "inter % 8"));
+        r.inter = 11008, r.swap = 3;
+        assert_non_null(strstr(refused("h100", r), "swap=3"));
+        r.swap = 1;
+        p = plan_ok("h100", r);
+        expect_wgmma(&p, 2, 128, 1, "swap=off");
+        assert_false(p.swap);
+        r.swap = 2;
+        assert_non_null(strstr(refused("a100", r), k ? "Hopper-only" : "runs fused_mma"));
+        r.dtype = 0;
+        assert_non_null(strstr(refused("h100", r), k ? "fp32" : "swap"));
+    }
     /* fused where the wgmma kernel does not run: the tunables are refused, not ignored */
     assert_non_null(strstr(refused("a100", forced(2048, 2, KB_MLP_AUTO, 112, 0, 0)), "runs fused_mma"));
     assert_non_null(strstr(refused("l40s", forced(2048, 2, KB_MLP_AUTO, 0, 2, 0)), "runs fused_mma"));
@@ -424,7 +540,7 @@ static void test_sched(void **state)
         kb_mlp_plan_describe(&p, buf, sizeof buf);
         assert_int_equal(strstr(buf, " dynamic") != NULL, sched == 2);
     }
-    kb_mlp_req r = forced(300, 2, KB_MLP_AUTO, 0, 0, 0);
+    kb_mlp_req r = forced(160, 2, KB_MLP_AUTO, 0, 0, 0);
     r.hidden = 4096;
     assert_int_equal(plan_ok("h100", r).variant, KB_MLP_CUBLAS_CAT); /* auto: CUBLAS_MID's path */
     r.sched = 2; /* sched alone forces the wgmma kernel */
@@ -442,9 +558,9 @@ static void test_sched(void **state)
     /* KB_MLP_ROW_SCHED, sched auto: dynamic exactly where two warpgroups run
      * in clusters of 1 (whatever picked the cluster), else static */
     static const struct { int tokens, hidden, wg, cl, bn, cluster; } at[] = {
-        {300, 1024, 2, 1, 0, 0},   /* 3 m-blocks: clusters of 1 -> dynamic */
+        {1100, 1024, 2, 1, 0, 0},  /* 9 m-blocks: clusters of 1 -> dynamic (past the SWAP row) */
         {128, 4096, 2, 1, 0, 0},   /* one m-block */
-        {384, 4096, 2, 1, 0, 0},   /* full m-blocks, out of CUBLAS_MID: the wgmma kernel, dynamic */
+        {1281, 4096, 2, 1, 0, 0},  /* 11 m-blocks, odd: clusters of 1 -> dynamic (past the SWAP row) */
         {2048, 1024, 2, 2, 0, 0},  /* clusters of 2: static */
         {40, 4096, 1, 1, 0, 0},    /* one warpgroup: static */
         {2048, 1024, 2, 1, 0, 1},  /* cluster=1 fixed: dynamic */
@@ -458,11 +574,17 @@ static void test_sched(void **state)
         assert_true(HAS(p, KB_MLP_ROW_SCHED));
         assert_int_equal(p.dyn, at[i].wg == 2 && at[i].cl == 1);
     }
-    /* a short last m-block at hidden 4096 stays cuBLAS's (CUBLAS_MID): 383 and 385 */
-    for (int t = 383; t <= 385; t += 2) {
+    /* CUBLAS_MID's ends at hidden 4096: 129 and 160 cuBLAS's, 161 the swapped kernel (static) */
+    for (int t = 129; t <= 161; t++) {
         r = forced(t, 2, KB_MLP_AUTO, 0, 0, 0);
         r.hidden = 4096;
-        assert_int_equal(plan_ok("h100", r).variant, KB_MLP_CUBLAS_CAT);
+        p = plan_ok("h100", r);
+        if (t <= 160) {
+            assert_int_equal(p.variant, KB_MLP_CUBLAS_CAT);
+        } else {
+            expect_swap(&p, 80, "161x4096");
+            assert_false(HAS(p, KB_MLP_ROW_SCHED));
+        }
     }
     r = forced(2048, 0, KB_MLP_AUTO, 0, 0, 0);
     r.sched = 1; /* fp32: no wgmma kernel to schedule */
@@ -475,16 +597,16 @@ static void test_sched(void **state)
 /* ---- occupancy ------------------------------------------------------------------------- */
 
 static int occ_calls;
-static int occ_none(void *ctx, int dtype, int wg, int bn, int cl)
+static int occ_none(void *ctx, int dtype, int wg, int bn, int cl, int swap)
 {
-    (void)ctx, (void)dtype, (void)wg, (void)bn, (void)cl;
+    (void)ctx, (void)dtype, (void)wg, (void)bn, (void)cl, (void)swap;
     occ_calls++;
     return 0;
 }
 /* 64 clusters of 2 (a part whose GPCs leave SMs over), 128 of 1 */
-static int occ_64(void *ctx, int dtype, int wg, int bn, int cl)
+static int occ_64(void *ctx, int dtype, int wg, int bn, int cl, int swap)
 {
-    (void)ctx, (void)dtype, (void)wg, (void)bn;
+    (void)ctx, (void)dtype, (void)wg, (void)bn, (void)swap;
     occ_calls++;
     return cl == 2 ? 64 : 128;
 }
@@ -636,21 +758,25 @@ static void test_down(void **state)
 }
 
 /* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
- * at 257-352 tokens and hidden 4096-8191, and after fused_wgmma at 768-1024
- * tokens and hidden <= 1024, where it was measured ahead;
- * cuBLAS's own pick elsewhere; --down cublaslt after any 16-bit gate/up */
+ * at 257-352 tokens and hidden 4096-8191, after the swapped kernel at 257-400
+ * tokens and hidden 4096-8191, and after a wgmma kernel at 768-1024 tokens
+ * and hidden <= 1024, where it was measured ahead; cuBLAS's own pick
+ * elsewhere; --down cublaslt after any 16-bit gate/up */
 static void test_down_lt(void **state)
 {
     (void)state;
     static const struct {
         int tokens, hidden, inter, dtype, lt;
     } cases[] = {
+        /* the swapped kernel at 257-400 x 4096-8191 */
         {300, 4096, 11008, 2, 1}, {300, 4096, 11008, 1, 1}, {320, 4096, 14336, 2, 1}, {257, 4096, 11008, 2, 1},
-        {352, 6144, 16384, 1, 1}, {256, 4096, 11008, 2, 0}, {353, 4096, 11008, 2, 0}, {383, 4096, 11008, 2, 0},
-        {384, 4096, 11008, 2, 0}, {385, 4096, 11008, 2, 0},
-        {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 8192, 28672, 2, 0}, {300, 1024, 11008, 2, 0},
+        {352, 6144, 16384, 1, 1}, {353, 4096, 11008, 2, 1}, {383, 4096, 11008, 2, 1}, {384, 4096, 11008, 2, 1},
+        {400, 4096, 11008, 1, 1}, {256, 4096, 11008, 2, 0}, {401, 4096, 11008, 2, 0}, {300, 8192, 11008, 2, 0},
+        /* the old tile there (352 x 14336); cublas_cat's path from inter 28672 (hidden 6144 and 8192) */
+        {352, 4096, 14336, 2, 0}, {300, 6144, 28672, 2, 1}, {353, 6144, 28672, 2, 0}, {300, 8192, 28672, 2, 0},
+        {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 1024, 11008, 2, 0},
         {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
-        /* after fused_wgmma at 768-1024 tokens and hidden <= 1024 */
+        /* after a wgmma kernel at 768-1024 tokens and hidden <= 1024 */
         {768, 1024, 11008, 2, 1}, {1000, 1024, 11008, 1, 1}, {1024, 1024, 11008, 2, 1}, {900, 512, 4096, 1, 1},
         {767, 1024, 11008, 2, 0}, {1025, 1024, 11008, 2, 0}, {1536, 1024, 11008, 2, 0}, {512, 1024, 11008, 2, 0},
         {1000, 1032, 11008, 2, 0}, {1000, 4096, 11008, 2, 0}, {1000, 1024, 11008, 0, 0},
@@ -663,9 +789,11 @@ static void test_down_lt(void **state)
                      cases[i].inter, cases[i].dtype, p.down, p.rows, cases[i].lt);
         if (cases[i].lt) assert_int_equal(p.dsplit.splits, 2);
     }
-    /* fused_wgmma by name at 300 x 4096 runs its own kernel: cuBLAS's down;
-     * at 1000 x 1024 the row's, as fused's */
-    assert_int_equal(plan_ok("h100", req(300, 4096, 11008, 2, KB_MLP_WGMMA)).down, 0);
+    /* fused_wgmma by name plans as fused does: the swapped kernel and the
+     * row's down at 300 x 4096, the row's at 1000 x 1024; with swap off the
+     * old tile and cuBLAS's down at 300 x 4096 */
+    assert_int_equal(plan_ok("h100", req(300, 4096, 11008, 2, KB_MLP_WGMMA)).down, 2);
+    assert_int_equal(plan_ok("h100", unswapped(req(300, 4096, 11008, 2, KB_MLP_WGMMA))).down, 0);
     assert_true(HAS(plan_ok("h100", req(1000, 1024, 11008, 2, KB_MLP_WGMMA)), KB_MLP_ROW_DOWN_LT));
     /* fused_mma (hidden % 8 != 0) at 1000 x 1020: not measured, cuBLAS */
     assert_int_equal(plan_ok("h100", req(1000, 1020, 11008, 2, KB_MLP_AUTO)).down, 0);

@@ -12,7 +12,7 @@
  * where they are (the Hopper kernel loads a G tile and the matching U tile
  * into one stage, so no interleaved copy is needed) and write only h; the
  * tolerance below already covers a kernel that keeps g and u in fp32.
- * bn, cluster, warpgroups and sched are the wgmma kernel's tunables.
+ * bn, cluster, warpgroups, sched and swap are the wgmma kernel's tunables.
  */
 #include "ops.h"
 #include "../core/errors.h"
@@ -38,8 +38,9 @@ static const kb_param params[] = {
     {"tokens", KB_P_INT, "2048", 1, 1 << 20, NULL, "rows of x (batch x sequence; 1..64 is decode)"},
     {"hidden", KB_P_INT, "1024", 1, 65536, NULL, "model width: x's and y's row length"},
     {"inter", KB_P_INT, "11008", 1, 1 << 18, NULL, "intermediate width: rows of G and U, columns of D"},
-    {"bn", KB_P_ENUM, "auto", 0, 0, "auto,64,96,112,128",
-     "fused_wgmma's tile width (columns of h a tile; the wgmma is m64 n(2 bn) k16); auto: the wave model's", .tunable = 1},
+    {"bn", KB_P_ENUM, "auto", 0, 0, "auto,64,80,96,104,112,128",
+     "fused_wgmma's tile width: columns of h a tile, the wgmma m64 n(2 bn) k16 (64, 96, 112, 128); with swap=on the "
+     "tokens a tile, the wgmma m64 n(bn) k16 (80, 96, 104, 112, 128); auto: the wave model's", .tunable = 1},
     {"cluster", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
      "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles)", .tunable = 1},
     {"warpgroups", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
@@ -53,8 +54,12 @@ static const kb_param params[] = {
      "== 0: one TMA + wgmma kernel, 64 rows of D a block, K split across blocks and added in order, D loaded while "
      "the gate/up kernel ends); or cublaslt (bf16/fp16: cuBLASLt's heuristic's first algorithm with K split in two, "
      "else one that takes the split, fp32 partials reduced out of place); auto: the planner's", .tunable = 1},
+    {"swap", KB_P_ENUM, "auto", 0, 0, "auto,off,on",
+     "fused_wgmma's operands: off, x's 128 rows are wgmma's A and the weights its N; on (swap-AB), G's and U's "
+     "128 rows are A and bn tokens its N, so a tile wastes fewer than bn rows past the last token (two warpgroups, "
+     "clusters of 1, static, inter % 8 == 0); auto: the planner's", .tunable = 1},
 };
-enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, NPARAMS };
+enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, P_SWAP, NPARAMS };
 
 #define I(c, k) ((long)(c)->v[k].num)
 
@@ -358,10 +363,10 @@ static int launch_cublas_cat(const kb_case *c, kb_state *st, kb_impl_run *r, voi
 
 static kb_mlp_req fused_req(const kb_case *c, kb_mlp_variant want)
 {
-    static const int bns[] = {0, 64, 96, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
+    static const int bns[] = {0, 64, 80, 96, 104, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
     kb_mlp_req r = {(int)I(c, P_TOKENS), (int)I(c, P_HIDDEN), (int)I(c, P_INTER), (int)kb_case_dtype(c), want,
                     bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)], (int)I(c, P_SCHED),
-                    (int)I(c, P_DOWN)};
+                    (int)I(c, P_DOWN), (int)I(c, P_SWAP)};
     return r;
 }
 
@@ -423,7 +428,7 @@ static void release_fused(const kb_case *c, kb_state *st, kb_impl_run *r)
     r->priv = NULL;
 }
 
-#define FUSED_TUNABLES "bn,cluster,warpgroups,sched,down"
+#define FUSED_TUNABLES "bn,cluster,warpgroups,sched,down,swap"
 
 static const kb_impl impls[] = {
     {.name = "naive", .prepare = prepare_naive, .launch = launch_naive, .release = release_args,
@@ -434,14 +439,14 @@ static const kb_impl impls[] = {
      .help = "one cuBLAS GEMM over the stacked [G; U], silu(g)*u over both halves, the down GEMM"},
     {.name = "fused_wgmma", .supports = supports_wgmma, .prepare = prepare_wgmma, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
-     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters), then the down GEMM (cuBLAS, down_splitk at decode, cuBLASLt's split-K 2 where the planner says)"},
+     .help = "Hopper: silu(x G^T)*(x U^T) in one persistent TMA + wgmma kernel (warp-specialised, clusters; swapped, the weights as the 128-row operand, at 129-1024 tokens where the planner says), then the down GEMM (cuBLAS, down_splitk at decode, cuBLASLt's split-K 2 where the planner says)"},
     {.name = "fused_mma", .supports = supports_mma, .prepare = prepare_mma, .launch = launch_fused,
      .release = release_fused, .tunables = "down",
      .help = "sm_80+: silu(x G^T)*(x U^T) in one mma.sync + cp.async kernel, then the down GEMM (bf16/fp16)"},
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
-             "cublas_cat's path where measured faster (hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576; the kernel column says so)"},
+             "cublas_cat's path where measured faster (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
@@ -499,10 +504,10 @@ static const char *const checks[] = {
      * store, the threads store h, pairs where inter is even), with one
      * consumer warpgroup (40 tokens) and two */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
-    /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096 and 300
-     * tokens), and the wgmma kernel over 64 k-blocks with a short last
-     * m-block */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 300, \"hidden\": 4096, \"inter\": 16}",
+    /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096 and 129
+     * tokens), and the SWAP row's kernel over 64 k-blocks with a short last
+     * token tile (300) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [129, 300], \"hidden\": 4096, \"inter\": 16}",
     /* fused_wgmma's and fused's tunables forced (n/a off Hopper and for the
      * other implementations): every two-warpgroup tile width in clusters of
      * 1 and 2, over an even (200) and an odd (300: the last cluster's second
@@ -513,6 +518,14 @@ static const char *const checks[] = {
     /* ... and one warpgroup's widths, at decode (40) and over 4 m-blocks of 64 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
     "\"bn\": [64, 96, 112, 128], \"cluster\": 1, \"warpgroups\": 1}",
+    /* the swapped kernel forced (swap=on): every token tile, over 1 token,
+     * a tile and one more (105), three tiles the last short (300), columns of
+     * h cut short (inter 200 and 1000: 128-column tiles), K of two k-blocks
+     * the last short (hidden 72) and of three (136); inter % 8 != 0 is n/a */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 105, 300], \"hidden\": 72, "
+    "\"inter\": [200, 1000], \"bn\": [80, 96, 104, 112, 128], \"swap\": \"on\"}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [17, 130], \"hidden\": 136, "
+    "\"inter\": [200, 1003], \"swap\": \"on\"}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
      * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
      * BN), TMA and register stores of h, one launch after another (the

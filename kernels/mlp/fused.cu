@@ -55,31 +55,35 @@ encode_tiled_fn encoder()
     return fn;
 }
 
-// rows x cols (cols contiguous, 2-byte elements), boxes of box_rows x box_cols;
-// loads (x, G, U): 64 columns, 128B swizzle, zeros past the edges; stores (h):
-// 16 columns, no swizzle, nothing written past the edges
-bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, int box_rows, bool store)
+// rows x cols (cols contiguous, 2-byte elements), boxes of box_rows rows:
+// LOAD (x, G, U): 64 columns, 128B swizzle, zeros past the edges; STORE (h):
+// 16 columns, no swizzle; STORE_SW (h from the swapped kernel): 64 columns,
+// 128B swizzle. A store writes nothing past the edges.
+enum map_kind { LOAD, STORE, STORE_SW };
+bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, int box_rows, map_kind kind)
 {
     encode_tiled_fn enc = encoder();
     if (!enc) return false;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
-    const cuuint32_t box[2] = {store ? 16u : 64u, (cuuint32_t)box_rows}, estr[2] = {1, 1};
+    const cuuint32_t box[2] = {kind == STORE ? 16u : 64u, (cuuint32_t)box_rows}, estr[2] = {1, 1};
     return enc(m, dtype == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
                const_cast<void *>(p), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               store ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
-               store ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               kind == STORE ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+               kind == LOAD ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// x's, G's and U's maps (boxes of BM and BN rows), and h's where the plan
-// stores h by TMA (else mh is a valid map the kernel never uses)
-bool make_maps(kb::mlp::WgmmaLaunch &w, const kb_mlp_args *a, int bm, int bn, bool store)
+// x's, G's and U's maps (boxes of BM and BN rows; swapped: BN and 128), and
+// h's where the plan stores h by TMA (else mh is a valid map the kernel never uses)
+bool make_maps(kb::mlp::WgmmaLaunch &w, const kb_mlp_args *a, int bm, int bn, bool store, bool swap)
 {
-    if (!tensor_map(&w.mx, a->x, a->dtype, a->tokens, a->hidden, bm, false) ||
-        !tensor_map(&w.mg, a->G, a->dtype, a->inter, a->hidden, bn, false) ||
-        !tensor_map(&w.mu, a->U, a->dtype, a->inter, a->hidden, bn, false))
+    const int xrows = swap ? bn : bm, wrows = swap ? 128 : bn;
+    if (!tensor_map(&w.mx, a->x, a->dtype, a->tokens, a->hidden, xrows, LOAD) ||
+        !tensor_map(&w.mg, a->G, a->dtype, a->inter, a->hidden, wrows, LOAD) ||
+        !tensor_map(&w.mu, a->U, a->dtype, a->inter, a->hidden, wrows, LOAD))
         return false;
-    if (store) return tensor_map(&w.mh, a->h, a->dtype, a->tokens, a->inter, 64, true);
+    if (swap) return tensor_map(&w.mh, a->h, a->dtype, a->tokens, a->inter, bn, STORE_SW);
+    if (store) return tensor_map(&w.mh, a->h, a->dtype, a->tokens, a->inter, 64, STORE);
     w.mh = w.mx;
     return true;
 }
@@ -93,8 +97,9 @@ bool args_ok(const kb_mlp_args *a)
 }
 
 // kb_mlp_occupancy_fn: the runtime's answer (ctx: the SM count)
-int occupancy(void *ctx, int dtype, int wg, int bn, int cl)
+int occupancy(void *ctx, int dtype, int wg, int bn, int cl, int swap)
 {
+    if (swap) return kb::mlp::swap_ctas(dtype, bn, *(const int *)ctx);
     return kb::mlp::wgmma_clusters(dtype, wg, bn, cl, *(const int *)ctx);
 }
 
@@ -119,8 +124,8 @@ int down_workspace(kb::mlp::DownSplitK &L, const kb_mlp_args *a, const kb_mlp_pl
     L.y = a->y;
     L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
     L.splits = p.dsplit.splits, L.kchunk = p.dsplit.kchunk, L.grid = p.dsplit.grid, L.per_sm = p.dsplit.per_sm;
-    if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, false) ||
-        !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), false))
+    if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, LOAD) ||
+        !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), LOAD))
         return KB_MLP_NA;
     const size_t rbs = (size_t)(a->hidden + 63) / 64;
     cudaError_t e = (cudaError_t)kb::mlp::down_splitk_setup(a->dtype, a->tokens, p.dsplit.per_sm);
@@ -147,7 +152,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     int sms = d->sm_count;
     kb_mlp_plan plan;
     if (kb_mlp_plan_make(r, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
-    const bool forced = r->bn || r->cluster || r->warpgroups || r->sched;
+    const bool forced = r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
     kb_mlp_fused *f = new (std::nothrow) kb_mlp_fused();
     if (!f) return (int)cudaErrorMemoryAllocation;
     f->a = *a;
@@ -166,7 +171,8 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         }
         // TMA: rows of 16-byte multiples (the plan's), bases 16-byte aligned
         const bool store = plan.tma_store && aligned16(a->h);
-        if (!aligned16(a->x) || !aligned16(a->G) || !aligned16(a->U) || !make_maps(f->w, a, plan.bm, plan.bn, store)) {
+        if (!aligned16(a->x) || !aligned16(a->G) || !aligned16(a->U) || (plan.swap && !store) ||
+            !make_maps(f->w, a, plan.bm, plan.bn, store, plan.swap != 0)) {
             if (r->want == KB_MLP_WGMMA || forced) {
                 delete f;
                 snprintf(why, why_len, "%s", aligned16(a->x) && aligned16(a->G) && aligned16(a->U)
@@ -184,6 +190,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
             w.wg = plan.wg, w.bn = plan.bn, w.cl = plan.cl, w.grid = plan.grid, w.group = plan.group;
             w.tma_store = store ? 1 : 0;
             w.dyn = plan.dyn;
+            w.swap = plan.swap;
         }
     }
     if (plan.variant == KB_MLP_CUBLAS_CAT && (!a->GU || !a->gu || (long)2 * a->inter > 0x7fffffffL)) {
@@ -243,7 +250,7 @@ extern "C" int kb_mlp_fused_launch(const kb_mlp_fused *f, void *stream)
     const kb_mlp_args *a = &f->a;
     int rc;
     switch (f->plan.variant) {
-    case KB_MLP_WGMMA: rc = kb::mlp::wgmma_launch(f->w, s); break;
+    case KB_MLP_WGMMA: rc = f->w.swap ? kb::mlp::swap_launch(f->w, s) : kb::mlp::wgmma_launch(f->w, s); break;
     case KB_MLP_MMA: rc = kb::mlp::gate_up_mma(a, f->plan.vec != 0, s); break;
     case KB_MLP_F32: rc = kb::mlp::gate_up_f32(a, s); break;
     case KB_MLP_CUBLAS_CAT: rc = kb_mlp_cublas_cat_h(a, s); break;

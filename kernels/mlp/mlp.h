@@ -10,6 +10,7 @@
  *   naive.cu       a textbook 16x16 shared-memory tiled GEMM, three times
  *   cublas.cu      cublas, cublas_cat, and their silu(g) * u kernel
  *   fused_wgmma.cu Hopper gate/up: TMA + wgmma, warp-specialised, clusters
+ *   gate_up_swap.cu the same with the weights as wgmma's 128-row operand (swap-AB)
  *   fused_mma.cu   portable gate/up: mma.sync + cp.async (sm_80+)
  *   fused_f32.cu   fp32 gate/up on CUDA cores
  *   down_splitk.cu Hopper decode down GEMM: TMA + wgmma, split K, in-kernel sums

@@ -67,15 +67,16 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "else element loads through registers",
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
-        "fused on Hopper with no tunable fixed, hidden >= 4096, tokens 129-192, 257-383, 385-447 or 513-576 (2 to 5 "
-        "m-blocks of 128, the last short): cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "fused on Hopper with no tunable fixed, hidden >= 4096, and 129-160 or 513-544 tokens below inter 14336, or "
+        "257-383 tokens from inter 28672: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
-        "bf16 x 4096 x 11008, fused_wgmma vs the better cuBLAS path (2026-11-25): 129 0.1404 vs 0.1229 ms, 160 0.1317 "
-        "vs 0.1263, 192 (2026-11-27, two runs) 0.1358 / 0.1294 vs cublas_cat 0.1329 / 0.1236, 257 0.2040 vs 0.1485, "
-        "300 0.1954 vs 0.1596, 320 0.1847 vs 0.1646, 352 0.1831 vs 0.1804, 385 0.2307 vs 0.1878, 416 0.2202 vs "
-        "0.2083, 513 0.3131 vs 0.2173, 576 0.2969 vs 0.2305; 300x8192x28672 0.9603 vs 0.6837; kept: 127, 256, 384 (full m-blocks, 2026-11-25: fused_wgmma 0.1671 / 0.1675 ms vs cublas_cat 0.1727 "
-        "/ 0.1737, fp16 0.1733 / 0.1741 vs cublas 0.1798 / 0.1799), 448 (0.2014 vs 0.2015), 512, 1000, and hidden 1024 "
-        "(300: 0.0566 vs 0.0566)"},
+        "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
+        "bf16 x 4096 x 11008 129 cublas_cat 0.1208 / 0.1202 vs swapped 0.1294 / 0.1282 (fp16 0.1168 / 0.1184 vs "
+        "0.1243 / 0.1246), 160 0.1181 / 0.1190 vs 0.1219 / 0.1220, 513 0.2182 / 0.2180 vs 0.2378 / 0.2283 (fp16 "
+        "0.2356 / 0.2338 vs 0.2448 / 0.2440); 300x8192x28672 0.6852 / 0.6866 vs 0.7025 / 0.7033 (320 level: 0.7207 "
+        "/ 0.7224 vs 0.7288 / 0.7157). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
+        "/ 0.3230 vs 0.3019 / 0.3044), nor at 192 (swapped + cuBLASLt down 0.1178 / 0.1184 vs 0.1306 / 0.1305) or "
+        "576 (0.2421 / 0.2395 vs 0.2474 / 0.2478)"},
     [KB_MLP_ROW_SCHED] = {
         "two warpgroups in clusters of 1: the dynamic scheduler (tiles in order from a global counter as CTAs free "
         "up); clusters of 2 and one warpgroup: static (tile t on CTA t mod the grid)",
@@ -98,9 +99,10 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
-        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191, or after "
-        "fused_wgmma at 768-1024 tokens and hidden <= 1024: the down GEMM by cuBLASLt with K split in two (its "
-        "heuristic's first such algorithm, fp32 partials reduced out of place); else cuBLAS's own pick",
+        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191, after the swapped "
+        "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens "
+        "and hidden <= 1024: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
+        "fp32 partials reduced out of place); else cuBLAS's own pick",
         "the down GEMM alone, 300 x 4096 x 11008 bf16 (H100, 2026-11-27, flushed, median of 30): cuBLAS's pick, one "
         "split, 59.5 us; the heuristic's first split-K 2 algorithm 47.1. Whole MLP, graph, two runs in one call, "
         "cublas -> cublaslt down, ms: 300x4096x11008 0.1574 / 0.1572 -> 0.1471 / 0.1468 (fp16 0.1572 / 0.1586 -> "
@@ -116,7 +118,24 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "runs each, verified: 768 0.1024 / 0.1020 -> 0.0851 / 0.0852 ms (fp16 0.1076 / 0.1073 -> 0.0895 / 0.0902), "
         "1000 0.1174 / 0.1174 -> 0.1100 / 0.1106 (fp16 1.004x), 1024 0.1139 / 0.1160 -> 0.1106 / 0.1110 (fp16 "
         "1.052x); kept: 384 and 640 level, 448 0.973x (fp16 0.995), 512 1.052x (fp16 1.033; alone between a loss "
-        "and a level), 1536 0.1568 / 0.1575 vs 0.1625 / 0.1629, 2048 0.998x (fp16 0.959)"},
+        "and a level), 1536 0.1568 / 0.1575 vs 0.1625 / 0.1629, 2048 0.998x (fp16 0.959). After the swapped kernel (2026-11-27, two runs, "
+        "bf16, cublas -> cublaslt down, ms): 257x4096x11008 0.1373 / 0.1336 -> 0.1271 / 0.1296, 300 0.1477 / 0.1469 "
+        "-> 0.1394 / 0.1422, 400 0.1971 / 0.1967 -> 0.1819 / 0.1870 (fp16 0.1953 / 0.1959 -> 0.1956 / 0.1951), "
+        "300x4096x14336 0.2038 / 0.2018 -> 0.1874 / 0.1959; kept: 192x4096x14336 0.1433 / 0.1447 vs 0.1473 / 0.1461, "
+        "447x4096x11008 0.2009 / 0.2024 vs 0.2045 / 0.2066"},
+    [KB_MLP_ROW_SWAP] = {
+        "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0: the swapped kernel (G's and U's 128 rows "
+        "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
+        "0.98, 0.96 for 128, 112, 104, 96, 80) where its rounds' work a CTA is no more than the planned tile's "
+        "(rounds x 128 rows x 2 BN / BN_WAVE's efficiency)",
+        "fused_wgmma, the planned tile -> the swapped kernel (H100, 2026-11-27, graph, two runs in one call, ms): "
+        "bf16 x 4096 x 11008 129 0.1414 / 0.1396 -> 0.1294 / 0.1282, 257 0.1959 / 0.1967 -> 0.1393 / 0.1373, 300 "
+        "0.1812 / 0.1796 -> 0.1477 / 0.1469 (fp16 0.1805 / 0.1726 -> 0.1523 / 0.1493), 513 0.2758 / 0.2783 -> 0.2200 / "
+        "0.2205, 1000 0.4247 / 0.4216 -> 0.3876 / 0.3936; x 1024 x 11008 300 0.0539 / 0.0546 -> 0.0482 / 0.0460, 1000 "
+        "0.1113 / 0.1108 -> 0.1062 / 0.1067. Kept where the model says the tile: bf16 352x4096x14336 0.2143 / 0.2135 "
+        "vs 0.2240 / 0.2312, 383 0.2123 / 0.2238 vs 0.2344 / 0.2381; and from 1536 tokens (clusters of 2): "
+        "2048x1024x11008 0.2069 / 0.2075 vs 0.2236 / 0.2201, 2048x4096x11008 0.7972 / 0.8030 vs 0.8179 / 0.8563. The "
+        "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -183,9 +202,76 @@ int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl)
     return (int)((long)d->sm_count * per_sm / cl);
 }
 
+int kb_mlp_swap_model(const kb_devattr *d, int bn)
+{
+    if (!d || bn < 8) return 0;
+    const long smem = KB_MLP_SW_SMEM(bn) + 16L * KB_MLP_SW_STAGES(bn);
+    if (smem > d->smem_per_block_optin) return 0;
+    long per_sm = d->smem_per_sm / (smem + 1024);
+    if (d->max_threads_per_sm / 384 < per_sm) per_sm = d->max_threads_per_sm / 384;
+    return (int)((long)d->sm_count * per_sm);
+}
+
 static int clusters_of(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int wg, int bn, int cl)
 {
-    return occ ? occ(ctx, dtype, wg, bn, cl) : kb_mlp_clusters_model(d, wg, bn, cl);
+    return occ ? occ(ctx, dtype, wg, bn, cl, 0) : kb_mlp_clusters_model(d, wg, bn, cl);
+}
+
+static int swap_ctas(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int bn)
+{
+    return occ ? occ(ctx, dtype, 2, bn, 1, 1) : kb_mlp_swap_model(d, bn);
+}
+
+/* KB_MLP_ROW_SWAP: the swapped kernel's token tile, the fewest rounds of its
+ * tiles (128 columns of h by bn tokens) over the CTAs that fit, weighted by
+ * bn / efficiency (narrower tiles a little slower per FLOP, as BN_WAVE's:
+ * 1, 0.99, 0.985, 0.98, 0.96); within 0.1% the wider. *cost: the rounds'
+ * work a CTA, in weight rows x tokens, / efficiency. */
+static int pick_swap_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, double *cost)
+{
+    static const int bns[] = KB_MLP_SW_BNS;
+    static const double eff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < (int)(sizeof bns / sizeof bns[0]); i++) {
+        const int ctas = swap_ctas(occ, ctx, d, r->dtype, bns[i]);
+        if (!ctas) continue;
+        const long tiles = (long)(r->inter + 127) / 128 * ((r->tokens + bns[i] - 1) / bns[i]);
+        const double c = (double)((tiles + ctas - 1) / ctas) * bns[i] / eff[i];
+        if (!best || c < best_cost * 0.999) best = bns[i], best_cost = c;
+    }
+    if (cost) *cost = best_cost * 256; /* G's and U's 128 rows a tile */
+    return best;
+}
+
+/* The swapped kernel's plan: 0, 1 (n/a, why) or 2 (it fits nowhere here, why). */
+static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
+                     char *why, size_t n)
+{
+    static const int bns[] = KB_MLP_SW_BNS;
+    int bn = r->bn, ok = !bn;
+    for (int i = 0; i < (int)(sizeof bns / sizeof bns[0]); i++) ok |= bn == bns[i];
+    if (!ok) return na(why, n, "bn=%d: the swapped kernel's token tiles are 80, 96, 104, 112 or 128", bn);
+    if (r->warpgroups == 1 || r->cluster == 2 || r->sched == 2)
+        return na(why, n, "swap=on runs two warpgroups in clusters of 1, scheduled statically");
+    if (r->inter % 8)
+        return na(why, n, "swap=on stores h by TMA, which needs inter %% 8 == 0 (rows of h 16-byte multiples)");
+    if (!bn) bn = pick_swap_bn(r, d, occ, ctx, NULL);
+    p->wg = 2, p->bn = bn, p->cl = 1, p->bm = 128, p->swap = 1;
+    p->stages = KB_MLP_SW_STAGES(bn);
+    p->smem = KB_MLP_SW_SMEM(bn);
+    p->clusters = bn ? swap_ctas(occ, ctx, d, r->dtype, bn) : 0;
+    if (p->clusters < 1) {
+        p->clusters = 0;
+        na(why, n, "the swapped wgmma kernel (bn=%d, %d bytes of shared memory) fits no SM of this device", bn, p->smem);
+        return 2;
+    }
+    p->tiles = (long)(r->inter + 127) / 128 * ((r->tokens + bn - 1) / bn);
+    p->grid = (int)(p->tiles < p->clusters ? p->tiles : p->clusters);
+    p->tma_store = 1;
+    p->rows |= 1u << KB_MLP_ROW_STAGES;
+    p->variant = KB_MLP_WGMMA;
+    return 0;
 }
 
 /* tiles of BM x BN over h, counted in clusters' units (CL m-blocks of one n-block) */
@@ -199,10 +285,13 @@ static long cluster_tiles(int M, int N, int BM, int BN, int CL)
  * The weights are a guess from one measurement: at 2048 x 1024 x 11008, BN
  * 64 (21 rounds, the last 85% full) ran as fast as BN 128 (11 rounds, the
  * last 42% full), so per FLOP about 4.5% slower. */
+static const int wave_bns[] = {128, 112, 96, 64};
+static const double wave_eff[] = {1.0, 0.99, 0.98, 0.955};
+
 static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl)
 {
-    static const int bns[] = {128, 112, 96, 64};
-    static const double eff[] = {1.0, 0.99, 0.98, 0.955};
+    const int *bns = wave_bns;
+    const double *eff = wave_eff;
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 4; i++) {
@@ -215,20 +304,35 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
     return best ? best : 128;
 }
 
-/* KB_MLP_ROW_CUBLAS_MID: the token ranges where cuBLAS was measured ahead
- * of the wgmma kernel at hidden >= 4096, each a few 128-row m-blocks with
- * the last one short. The kernel's time grows as the last m-block empties
- * (bf16 x 4096 x 11008: 384 tokens 0.1809 ms, 320 0.1847, 300 0.1954, 257
- * 0.2040, with the same tiles), and cuBLAS, whose tiles follow the tokens,
- * is ahead there. Ranges, not a model: each end is a measured point or the
- * m-block edge next to one. */
+/* KB_MLP_ROW_CUBLAS_MID: where cuBLAS was measured ahead of the wgmma
+ * kernels (the swapped one included) at hidden >= 4096: boxes of tokens and
+ * inter, each end a measured point. cuBLAS's tiles follow the tokens; at
+ * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
+ * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
+ * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. */
 static int cublas_mid(const kb_mlp_req *r)
 {
-    static const int ranges[][2] = {{129, 192}, {257, 383}, {385, 447}, {513, 576}};
+    static const int boxes[][4] = {{129, 160, 0, 14335}, {513, 544, 0, 14335}, {257, 383, 28672, 1 << 30}};
     if (r->hidden < 4096) return 0;
-    for (int i = 0; i < (int)(sizeof ranges / sizeof ranges[0]); i++)
-        if (r->tokens >= ranges[i][0] && r->tokens <= ranges[i][1]) return 1;
+    for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
+        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->inter >= boxes[i][2] && r->inter <= boxes[i][3])
+            return 1;
     return 0;
+}
+
+/* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
+ * more than the planned tile's (rounds of cluster tiles x 128 rows x 2 BN /
+ * BN_WAVE's efficiency), at 129-1024 tokens (measured; from 1536 the tile in
+ * clusters of 2 was level or ahead) and inter % 8 == 0 (h by TMA). */
+static int swap_wins(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, const kb_mlp_plan *p)
+{
+    if (p->wg != 2 || r->tokens < 129 || r->tokens > 1024 || r->inter % 8) return 0;
+    double eff = 1;
+    for (int i = 0; i < 4; i++)
+        if (wave_bns[i] == p->bn) eff = wave_eff[i];
+    const double tile = (double)((p->tiles + p->clusters - 1) / p->clusters) * 128 * 2 * p->bn / eff;
+    double swapped = 0;
+    return pick_swap_bn(r, d, occ, ctx, &swapped) && swapped <= tile;
 }
 
 /* The wgmma kernel's tile: 0, 1 (n/a, why) or 2 (it fits no cluster here, why). */
@@ -239,9 +343,11 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     int wg = r->warpgroups, cl = r->cluster, bn = r->bn;
     if (wg && wg != 1 && wg != 2) return na(why, n, "warpgroups=%d: the wgmma kernel has 1 or 2 consumer warpgroups", wg);
     if (cl && cl != 1 && cl != 2) return na(why, n, "cluster=%d: the wgmma kernel runs clusters of 1 or 2", cl);
-    if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
-        return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide", bn);
     if (r->sched < 0 || r->sched > 2) return na(why, n, "sched=%d: 0 auto, 1 static, 2 dynamic", r->sched);
+    if (r->swap < 0 || r->swap > 2) return na(why, n, "swap=%d: 0 auto, 1 off, 2 on", r->swap);
+    if (r->swap == 2) return plan_swap(r, d, occ, ctx, p, why, n);
+    if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
+        return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide (80 and 104: swap=on only)", bn);
     if (r->sched == 2 && cl == 2)
         return na(why, n, "sched=dynamic runs clusters of 1 (cluster=2 needs sched static)");
     if (r->sched == 2) cl = 1;
@@ -291,6 +397,15 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     }
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
+    if (!r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched && swap_wins(r, d, occ, ctx, p)) {
+        const unsigned tile_rows = 1u << KB_MLP_ROW_CLUSTER | 1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_GROUP |
+                                   1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED | 1u << KB_MLP_ROW_STAGES;
+        const unsigned rows = p->rows & ~tile_rows;
+        memset(p, 0, sizeof *p);
+        p->rows = rows;
+        if (plan_swap(r, d, occ, ctx, p, why, n)) return 2; /* not taken where it fits nowhere (swap_wins) */
+        p->rows |= 1u << KB_MLP_ROW_SWAP;
+    }
     return 0;
 }
 
@@ -302,7 +417,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
     if (r->tokens < 1 || r->hidden < 1 || r->inter < 1 || r->dtype < 0 || r->dtype > 2)
         return na(why, n, "no such MLP case (tokens %d, hidden %d, inter %d, dtype %d)", r->tokens, r->hidden, r->inter,
                   r->dtype);
-    const int forced = r->bn || r->cluster || r->warpgroups || r->sched;
+    const int forced = r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
     char sm[32];
     snprintf(sm, sizeof sm, "sm_%d%d", d->cc_major, d->cc_minor);
     if (r->dtype == 0) {
@@ -311,7 +426,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (r->want == KB_MLP_MMA)
             return na(why, n, "fp32: fused_mma takes bf16/fp16 (mma.sync m16n8k16 on 16-bit operands); fused runs fp32 on CUDA cores");
         if (forced)
-            return na(why, n, "dtype fp32 runs fused_f32 (CUDA cores), which takes no bn, cluster, warpgroups or sched (auto for them)");
+            return na(why, n, "dtype fp32 runs fused_f32 (CUDA cores), which takes no bn, cluster, warpgroups, sched or swap (auto for them)");
         p->variant = KB_MLP_F32;
         p->rows |= 1u << KB_MLP_ROW_F32;
         return 0;
@@ -320,7 +435,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         return na(why, n, "the 16-bit fused kernels need sm_80 or newer (mma.sync m16n8k16 bf16); this device is %s", sm);
     const int hopper = d->cc_major == 9, pitch = r->hidden % 8 == 0;
     if (r->want == KB_MLP_MMA) {
-        if (forced) return na(why, n, "fused_mma takes no bn, cluster, warpgroups or sched (auto for them)");
+        if (forced) return na(why, n, "fused_mma takes no bn, cluster, warpgroups, sched or swap (auto for them)");
     } else if (r->want == KB_MLP_WGMMA) {
         if (!hopper) return na(why, n, "fused_wgmma is Hopper-only (sm_90a TMA, wgmma, clusters); this device is %s", sm);
         if (!pitch)
@@ -345,7 +460,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
             p->rows = rows | 1u << KB_MLP_ROW_OCCUPANCY;
             if (why && n) why[0] = 0;
         } else if (forced) {
-            return na(why, n, "bn, cluster, warpgroups and sched are fused_wgmma's; this case runs fused_mma (%s)",
+            return na(why, n, "bn, cluster, warpgroups, sched and swap are fused_wgmma's; this case runs fused_mma (%s)",
                       hopper ? "hidden % 8 != 0" : sm);
         }
     }
@@ -358,13 +473,16 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
  * tokens (measured ends; level from 368) and hidden 4096-8191; after the
- * wgmma kernel at 768-1024 tokens (measured ends: level at 640, behind at
- * 1536) and hidden <= 1024 */
+ * swapped kernel at 257-400 tokens and hidden 4096-8191 (measured ends: 192
+ * and 447 level or behind); after a wgmma kernel at 768-1024 tokens (measured
+ * ends: level at 640, behind at 1536) and hidden <= 1024 */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
-    if (p->variant == KB_MLP_CUBLAS_CAT)
-        return r->tokens >= 257 && r->tokens <= 352 && r->hidden >= 4096 && r->hidden < 8192;
-    return p->variant == KB_MLP_WGMMA && r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024;
+    const int mid = r->hidden >= 4096 && r->hidden < 8192;
+    if (p->variant == KB_MLP_CUBLAS_CAT) return mid && r->tokens >= 257 && r->tokens <= 352;
+    if (p->variant != KB_MLP_WGMMA) return 0;
+    if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return 1;
+    return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024;
 }
 
 int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
@@ -410,8 +528,11 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
 {
     switch (p->variant) {
     case KB_MLP_WGMMA:
-        snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s%s", p->wg, p->bn, p->cl, p->tma_store ? "tma-store" : "reg-store",
-                 p->dyn ? " dynamic" : "");
+        if (p->swap)
+            snprintf(buf, n, "fused_wgmma swap-ab bn=%d tma-store", p->bn);
+        else
+            snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s%s", p->wg, p->bn, p->cl,
+                     p->tma_store ? "tma-store" : "reg-store", p->dyn ? " dynamic" : "");
         break;
     case KB_MLP_MMA: snprintf(buf, n, "fused_mma %s", p->vec ? "vec" : "scalar"); break;
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;

@@ -27,6 +27,13 @@ extern "C" {
 #define KB_MLP_WG_STAGES(wg, bn) \
     (220 * 1024 / KB_MLP_WG_STAGE(wg, bn) < 12 ? 220 * 1024 / KB_MLP_WG_STAGE(wg, bn) : 12)
 #define KB_MLP_WG_SMEM(wg, bn) (KB_MLP_WG_STAGES(wg, bn) * KB_MLP_WG_STAGE(wg, bn) + 1024)
+/* The swapped kernel's (gate_up_swap.cu, two consumer warpgroups): 128 rows
+ * of G and of U and bn rows (tokens) of x a stage, 64 columns deep; bn 104:
+ * 4 stages of 45 KiB. Its token tiles: KB_MLP_SW_BNS. */
+#define KB_MLP_SW_STAGE(bn) (2 * 128 * 128 + (bn) * 128)
+#define KB_MLP_SW_STAGES(bn) (220 * 1024 / KB_MLP_SW_STAGE(bn) < 12 ? 220 * 1024 / KB_MLP_SW_STAGE(bn) : 12)
+#define KB_MLP_SW_SMEM(bn) (KB_MLP_SW_STAGES(bn) * KB_MLP_SW_STAGE(bn) + 1024)
+#define KB_MLP_SW_BNS {128, 112, 104, 96, 80}
 
 typedef enum {
     KB_MLP_AUTO = 0, /* the planner's choice (`fused`) */
@@ -47,11 +54,14 @@ typedef struct {
     int sched;                   /* wgmma's tile scheduler: 0 auto (KB_MLP_ROW_SCHED), 1 static, 2 dynamic */
     int down;                    /* the down GEMM: 0 auto (KB_MLP_ROW_DOWN, _DOWN_LT), 1 cuBLAS, 2 down_splitk,
                                   * 3 cuBLASLt with K split in two */
+    int swap;                    /* wgmma's operands: 0 auto, 1 off (x's rows the A operand), 2 on (the weights'
+                                  * rows A, tokens the N: gate_up_swap.cu; bn is then the tokens a tile) */
 } kb_mlp_req;
 
 /* Clusters of cl CTAs of the wgmma kernel <dtype, wg, bn> that fit on the
- * device at once (cudaOccupancyMaxActiveClusters in prepare); 0: none. */
-typedef int (*kb_mlp_occupancy_fn)(void *ctx, int dtype, int wg, int bn, int cl);
+ * device at once (cudaOccupancyMaxActiveClusters in prepare), or with swap
+ * CTAs of the swapped kernel <dtype, bn> (wg 2, cl 1); 0: none. */
+typedef int (*kb_mlp_occupancy_fn)(void *ctx, int dtype, int wg, int bn, int cl, int swap);
 
 /* The rows of the planner table (bits of kb_mlp_plan.rows). */
 typedef enum {
@@ -67,10 +77,12 @@ typedef enum {
     KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
     KB_MLP_ROW_TMA_STORE,   /* inter % 8 == 0 -> h by TMA stores, else register stores */
     KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
-    KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096, tokens 129-192, 257-383, 385-447, 513-576 -> cublas_cat's path */
+    KB_MLP_ROW_CUBLAS_MID,  /* fused, hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
     KB_MLP_ROW_DOWN,        /* after wgmma, inter % 8 == 0, tokens <= 16 at hidden >= 8192 or <= 8 at >= 4096 -> down_splitk */
-    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-8191, wgmma 768-1024 x <= 1024 -> cuBLASLt split-K 2 down */
+    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-8191, swapped 257-400 x 4096-8191, wgmma 768-1024 x <= 1024
+                             * -> cuBLASLt split-K 2 down */
+    KB_MLP_ROW_SWAP,        /* 129-1024 tokens, inter % 8 == 0, its rounds no more work than the tile's -> swapped kernel */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
@@ -92,6 +104,7 @@ typedef struct {
     int group;           /* m-groups walking the n-blocks together (kernel argument) */
     int tma_store;       /* h by TMA stores from shared memory (else register stores) */
     int dyn;             /* tiles handed out in order by a global counter (else tile t on CTA t mod grid) */
+    int swap;            /* the swapped kernel: 128 columns of h by bn tokens a tile (bm 128, cl 1, static, TMA stores) */
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
     /* the down GEMM: cuBLAS (0); down_splitk (1, after WGMMA or MMA) over
@@ -120,6 +133,8 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
  * KiB, so one CTA an SM: on the H100 132 clusters of 1 and 66 of 2 (a TPC is
  * 2 SMs, so every GPC holds clusters of 2 without a spare SM). */
 int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl);
+/* The same for the swapped kernel <bn> (KB_MLP_SW_SMEM, 384 threads): CTAs. */
+int kb_mlp_swap_model(const kb_devattr *d, int bn);
 
 /* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
  * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM), or
