@@ -22,6 +22,7 @@
 #include "epilogue.cuh"
 #include "gate_up.cuh"
 #include "plan.h"
+#include "ring.cuh"
 
 namespace {
 
@@ -230,12 +231,6 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             for (int k = 0; k < 4; k++) wgmma<2 * BN, T>(d, da + 2 * k, db + 2 * k, kb > 0 || k > 0);
             wgmma_commit();
         };
-        auto advance = [&] {
-            if (++stage == STAGES) {
-                stage = 0;
-                phase ^= 1;
-            }
-        };
         auto finish = [&] { // the tile's wgmmas done: d final
             wgmma_wait<0>();
 #pragma unroll
@@ -269,17 +264,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             int mg, nb;
             tile_coords(t, m_groups, n_blocks, group, mg, nb);
             const int m0 = (mg * CL + (int)rank) * BM, n0 = nb * BN;
-            int prev = 0;
-            for (int kb = 0; kb < nk; kb++) {
-                issue(kb);
-                if (kb == 0) drain(); // the last tile's h stored while this one's first wgmmas run
-                if (kb > 0) { // the previous stage's wgmmas are done: hand it back
-                    wgmma_wait<1>();
-                    release(prev);
-                }
-                prev = stage;
-                advance();
-            }
+            const int prev = kb::mlp::consume_tile<STAGES>(nk, stage, phase, issue, drain, release);
             finish();
             if (tma_store_h) {
                 if (NWG > 1) named_barrier(1, 128 * NWG); // every warpgroup's wgmmas are done with stage prev

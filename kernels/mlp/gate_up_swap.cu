@@ -27,6 +27,7 @@
 #include "epilogue.cuh"
 #include "gate_up.cuh"
 #include "plan.h"
+#include "ring.cuh"
 
 namespace {
 
@@ -154,20 +155,7 @@ __global__ void __launch_bounds__(384, 1)
         };
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
             const int n0 = t / m_blocks * 128, m0 = t % m_blocks * BN;
-            int prev = 0;
-            for (int kb = 0; kb < nk; kb++) {
-                issue(kb);
-                if (kb == 0) drain(); // the last tile's h stored while this one's first wgmmas run
-                if (kb > 0) {         // the previous stage's wgmmas are done: hand it back
-                    wgmma_wait<1>();
-                    release(prev);
-                }
-                prev = stage;
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1;
-                }
-            }
+            const int prev = kb::mlp::consume_tile<STAGES>(nk, stage, phase, issue, drain, release);
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < BN / 2; i++) reg_fence(dg[i]), reg_fence(du[i]);
