@@ -611,6 +611,13 @@ static int occ_64(void *ctx, int dtype, int wg, int bn, int cl, int swap)
     return cl == 2 ? 64 : 128;
 }
 
+/* the tiles fit (132 of 1, 66 of 2), the swapped kernel nowhere */
+static int occ_noswap(void *ctx, int dtype, int wg, int bn, int cl, int swap)
+{
+    (void)ctx, (void)dtype, (void)wg, (void)bn;
+    return swap ? 0 : 132 / cl;
+}
+
 static void test_occupancy(void **state)
 {
     (void)state;
@@ -656,6 +663,28 @@ static void test_occupancy(void **state)
     r.want = KB_MLP_AUTO;
     r.bn = 128;
     assert_int_not_equal(kb_mlp_plan_make(&r, h, occ_none, NULL, &p, why, sizeof why), 0);
+    /* the swapped kernel's model: 181-221 KiB, so one CTA an SM on the H100,
+     * none on the A100 or L40S */
+    static const int sbns[] = {80, 96, 104, 112, 128}, sstages[] = {5, 5, 4, 4, 4};
+    for (int i = 0; i < 5; i++) {
+        assert_true(KB_MLP_SW_SMEM(sbns[i]) >= 181 * 1024 && KB_MLP_SW_SMEM(sbns[i]) <= 221 * 1024);
+        assert_int_equal(KB_MLP_SW_STAGES(sbns[i]), sstages[i]);
+        assert_int_equal(kb_mlp_swap_model(h, sbns[i]), 132);
+        assert_int_equal(kb_mlp_swap_model(dev("a100"), sbns[i]), 0);
+        assert_int_equal(kb_mlp_swap_model(dev("l40s"), sbns[i]), 0);
+    }
+    /* the runtime's answer for it: where none fits, the SWAP row keeps the
+     * tile, and swap=on is n/a saying so */
+    r = req(300, 1024, 11008, 2, KB_MLP_AUTO);
+    assert_int_equal(kb_mlp_plan_make(&r, h, occ_noswap, NULL, &p, why, sizeof why), 0);
+    expect_wgmma(&p, 2, 128, 1, "no swapped CTA fits");
+    assert_false(HAS(p, KB_MLP_ROW_SWAP));
+    assert_int_equal(kb_mlp_plan_make(&r, h, NULL, NULL, &p, why, sizeof why), 0);
+    expect_swap(&p, 104, "the model"); /* and where it fits, the row's */
+    r.swap = 2;
+    assert_int_not_equal(kb_mlp_plan_make(&r, h, occ_noswap, NULL, &p, why, sizeof why), 0);
+    assert_non_null(strstr(why, "swapped"));
+    assert_non_null(strstr(why, "fits no SM"));
 }
 
 /* ---- the table ------------------------------------------------------------------------- */

@@ -494,19 +494,24 @@ static const char *const checks[] = {
     /* fused on Hopper: two consumer warpgroups (tokens > 64), clusters of 2
      * (an even number of 128-row blocks: 200) and not (300), each with the
      * last row block, column tile (200 = 128 + 72) and k block (72 = 64 + 8)
-     * cut short */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": 200}",
-    /* ... and CTAs that take two tiles or more (at BN 96, 84 tiles for 66
-     * clusters of 2 at 512 tokens, 210 for 132 CTAs at 640), the last n-block
-     * and k-block cut short */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [512, 640], \"hidden\": 72, \"inter\": 4000}",
+     * cut short; planned (the SWAP row's kernel there) and the tile (swap off) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": 200, "
+    "\"swap\": [\"auto\", \"off\"]}",
+    /* ... and CTAs that take two tiles or more (the tile at BN 96: 84 tiles
+     * for 66 clusters of 2 at 512 tokens, 210 for 132 CTAs at 640; the swapped
+     * kernel at bn 80: 256 tiles at 640), the last n-block and k-block cut
+     * short */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [512, 640], \"hidden\": 72, \"inter\": 4000, "
+    "\"swap\": \"off\"}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"bn\": 80, "
+    "\"swap\": \"on\"}",
     /* ... whose h rows are not 16-byte multiples (inter % 8 != 0: no TMA
      * store, the threads store h, pairs where inter is even), with one
      * consumer warpgroup (40 tokens) and two */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [1003, 1004]}",
     /* fused's CUBLAS_MID row (cublas_cat's path at hidden >= 4096 and 129
-     * tokens), and the SWAP row's kernel over 64 k-blocks with a short last
-     * token tile (300) */
+     * tokens), and the wgmma tile over 64 k-blocks with a short last m-block
+     * (300 x 16: one n-block, where the SWAP row keeps the tile) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [129, 300], \"hidden\": 4096, \"inter\": 16}",
     /* fused_wgmma's and fused's tunables forced (n/a off Hopper and for the
      * other implementations): every two-warpgroup tile width in clusters of
@@ -526,6 +531,11 @@ static const char *const checks[] = {
     "\"inter\": [200, 1000], \"bn\": [80, 96, 104, 112, 128], \"swap\": \"on\"}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [17, 130], \"hidden\": 136, "
     "\"inter\": [200, 1003], \"swap\": \"on\"}",
+    /* ... and over more k-blocks than its ring has stages (hidden 520: 9
+     * through 5 stages at bn 80, 4 at 128), the stages reused and the phase
+     * turned within a tile */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 105, \"hidden\": 520, \"inter\": 200, "
+    "\"bn\": [80, 128], \"swap\": \"on\"}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
      * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
      * BN), TMA and register stores of h, one launch after another (the

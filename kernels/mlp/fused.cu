@@ -108,10 +108,16 @@ int occupancy(void *ctx, int dtype, int wg, int bn, int cl, int swap)
 void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
 {
     const kb_mlp_plan was = p;
+    // the wgmma kernels' rows no longer decide anything, nor the down rows
+    // measured after them (DOWN_LT's cublas_cat arm is not a wgmma plan's)
+    const unsigned gone = 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_WG1_BN | 1u << KB_MLP_ROW_CLUSTER |
+                          1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP |
+                          1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED | 1u << KB_MLP_ROW_SWAP |
+                          1u << KB_MLP_ROW_DOWN | 1u << KB_MLP_ROW_DOWN_LT;
     memset(&p, 0, sizeof p);
     p.variant = KB_MLP_MMA;
     p.vec = a->hidden % 8 == 0;
-    p.rows = was.rows | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
+    p.rows = (was.rows & ~gone) | 1u << KB_MLP_ROW_OCCUPANCY | 1u << KB_MLP_ROW_MMA_VEC;
     if (keep_down) p.down = was.down, p.dsplit = was.dsplit;
 }
 
@@ -152,6 +158,17 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
     int sms = d->sm_count;
     kb_mlp_plan plan;
     if (kb_mlp_plan_make(r, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
+    if (plan.variant == KB_MLP_WGMMA && plan.swap && !aligned16(a->h)) {
+        // the swapped kernel stores h by TMA only: the tile, which can store
+        // it from registers, unless swap=on was asked
+        if (r->swap == 2) {
+            snprintf(why, why_len, "swap=on: h is not 16-byte aligned (the swapped kernel stores h by TMA)");
+            return KB_MLP_NA;
+        }
+        kb_mlp_req off = *r;
+        off.swap = 1;
+        if (kb_mlp_plan_make(&off, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
+    }
     const bool forced = r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
     kb_mlp_fused *f = new (std::nothrow) kb_mlp_fused();
     if (!f) return (int)cudaErrorMemoryAllocation;
@@ -164,8 +181,9 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         kb_mlp_plan model;
         char w2[160];
         if (kb_mlp_plan_make(r, d, nullptr, nullptr, &model, w2, sizeof w2) == 0 && model.variant == KB_MLP_WGMMA &&
-            (model.clusters != plan.clusters || model.bn != plan.bn)) {
+            (model.clusters != plan.clusters || model.bn != plan.bn || model.swap != plan.swap)) {
             int k = snprintf(note, sizeof note, " clusters=%d (model %d", plan.clusters, model.clusters);
+            if (model.swap != plan.swap) k += snprintf(note + k, sizeof note - k, ", %s", model.swap ? "swapped" : "the tile");
             if (model.bn != plan.bn) k += snprintf(note + k, sizeof note - k, ", bn %d", model.bn);
             snprintf(note + k, sizeof note - k, ")");
         }

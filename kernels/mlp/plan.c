@@ -400,11 +400,15 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     if (!r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched && swap_wins(r, d, occ, ctx, p)) {
         const unsigned tile_rows = 1u << KB_MLP_ROW_CLUSTER | 1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_GROUP |
                                    1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED | 1u << KB_MLP_ROW_STAGES;
-        const unsigned rows = p->rows & ~tile_rows;
-        memset(p, 0, sizeof *p);
-        p->rows = rows;
-        if (plan_swap(r, d, occ, ctx, p, why, n)) return 2; /* not taken where it fits nowhere (swap_wins) */
-        p->rows |= 1u << KB_MLP_ROW_SWAP;
+        kb_mlp_plan q;
+        memset(&q, 0, sizeof q);
+        q.rows = p->rows & ~tile_rows;
+        if (plan_swap(r, d, occ, ctx, &q, why, n) == 0) { /* else the tile stands */
+            q.rows |= 1u << KB_MLP_ROW_SWAP;
+            *p = q;
+        } else if (why && n) {
+            why[0] = 0;
+        }
     }
     return 0;
 }
