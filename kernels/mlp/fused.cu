@@ -110,9 +110,7 @@ void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
     const kb_mlp_plan was = p;
     // the wgmma kernels' rows no longer decide anything, nor the down rows
     // measured after them (DOWN_LT's cublas_cat arm is not a wgmma plan's)
-    const unsigned gone = 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_WG1_BN | 1u << KB_MLP_ROW_CLUSTER |
-                          1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP |
-                          1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED | 1u << KB_MLP_ROW_SWAP |
+    const unsigned gone = KB_MLP_TILE_ROWS | 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_SWAP |
                           1u << KB_MLP_ROW_DOWN | 1u << KB_MLP_ROW_DOWN_LT;
     memset(&p, 0, sizeof p);
     p.variant = KB_MLP_MMA;
@@ -189,7 +187,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         }
         // TMA: rows of 16-byte multiples (the plan's), bases 16-byte aligned
         const bool store = plan.tma_store && aligned16(a->h);
-        if (!aligned16(a->x) || !aligned16(a->G) || !aligned16(a->U) || (plan.swap && !store) ||
+        if (!aligned16(a->x) || !aligned16(a->G) || !aligned16(a->U) ||
             !make_maps(f->w, a, plan.bm, plan.bn, store, plan.swap != 0)) {
             if (r->want == KB_MLP_WGMMA || forced) {
                 delete f;

@@ -253,13 +253,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
             return v;
         };
         int pending = -1; // the stage h's TMA stores read from, handed back once they have
-        auto drain = [&] {
-            if (pending < 0) return;
-            if (tid == 0) bulk_wait_read();
-            named_barrier(2 + wg, 128);
-            release(pending);
-            pending = -1;
-        };
+        auto drain = [&] { kb::mlp::drain_stores(pending, tid, 2 + wg, release); };
         for (int t = next_tile(-1); t < tiles; t = next_tile(t)) {
             int mg, nb;
             tile_coords(t, m_groups, n_blocks, group, mg, nb);

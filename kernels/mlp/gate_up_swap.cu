@@ -146,13 +146,7 @@ __global__ void __launch_bounds__(384, 1)
             wgmma_commit();
         };
         int pending = -1; // the stage h's TMA stores read from, handed back once they have
-        auto drain = [&] {
-            if (pending < 0) return;
-            if (tid == 0) bulk_wait_read();
-            named_barrier(2 + wg, 128);
-            release(pending);
-            pending = -1;
-        };
+        auto drain = [&] { kb::mlp::drain_stores(pending, tid, 2 + wg, release); };
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
             const int n0 = t / m_blocks * 128, m0 = t % m_blocks * BN;
             const int prev = kb::mlp::consume_tile<STAGES>(nk, stage, phase, issue, drain, release);

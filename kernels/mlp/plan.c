@@ -222,6 +222,12 @@ static int swap_ctas(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, in
     return occ ? occ(ctx, dtype, 2, bn, 1, 1) : kb_mlp_swap_model(d, bn);
 }
 
+/* the swapped kernel's tiles: 128 columns of h by bn tokens */
+static long swap_tiles(const kb_mlp_req *r, int bn)
+{
+    return (long)(r->inter + 127) / 128 * ((r->tokens + bn - 1) / bn);
+}
+
 /* KB_MLP_ROW_SWAP: the swapped kernel's token tile, the fewest rounds of its
  * tiles (128 columns of h by bn tokens) over the CTAs that fit, weighted by
  * bn / efficiency (narrower tiles a little slower per FLOP, as BN_WAVE's:
@@ -236,8 +242,7 @@ static int pick_swap_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
     for (int i = 0; i < (int)(sizeof bns / sizeof bns[0]); i++) {
         const int ctas = swap_ctas(occ, ctx, d, r->dtype, bns[i]);
         if (!ctas) continue;
-        const long tiles = (long)(r->inter + 127) / 128 * ((r->tokens + bns[i] - 1) / bns[i]);
-        const double c = (double)((tiles + ctas - 1) / ctas) * bns[i] / eff[i];
+        const double c = (double)((swap_tiles(r, bns[i]) + ctas - 1) / ctas) * bns[i] / eff[i];
         if (!best || c < best_cost * 0.999) best = bns[i], best_cost = c;
     }
     if (cost) *cost = best_cost * 256; /* G's and U's 128 rows a tile */
@@ -266,7 +271,7 @@ static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         na(why, n, "the swapped wgmma kernel (bn=%d, %d bytes of shared memory) fits no SM of this device", bn, p->smem);
         return 2;
     }
-    p->tiles = (long)(r->inter + 127) / 128 * ((r->tokens + bn - 1) / bn);
+    p->tiles = swap_tiles(r, bn);
     p->grid = (int)(p->tiles < p->clusters ? p->tiles : p->clusters);
     p->tma_store = 1;
     p->rows |= 1u << KB_MLP_ROW_STAGES;
@@ -290,16 +295,14 @@ static const double wave_eff[] = {1.0, 0.99, 0.98, 0.955};
 
 static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl)
 {
-    const int *bns = wave_bns;
-    const double *eff = wave_eff;
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 4; i++) {
-        const int clusters = clusters_of(occ, ctx, d, r->dtype, wg, bns[i], cl);
+        const int clusters = clusters_of(occ, ctx, d, r->dtype, wg, wave_bns[i], cl);
         if (!clusters) continue;
-        const long rounds = (cluster_tiles(r->tokens, r->inter, 64 * wg, bns[i], cl) + clusters - 1) / clusters;
-        const double cost = (double)rounds * bns[i] / eff[i];
-        if (!best || cost < best_cost * 0.999) best = bns[i], best_cost = cost;
+        const long rounds = (cluster_tiles(r->tokens, r->inter, 64 * wg, wave_bns[i], cl) + clusters - 1) / clusters;
+        const double cost = (double)rounds * wave_bns[i] / wave_eff[i];
+        if (!best || cost < best_cost * 0.999) best = wave_bns[i], best_cost = cost;
     }
     return best ? best : 128;
 }
@@ -398,11 +401,9 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
     if (!r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched && swap_wins(r, d, occ, ctx, p)) {
-        const unsigned tile_rows = 1u << KB_MLP_ROW_CLUSTER | 1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_GROUP |
-                                   1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED | 1u << KB_MLP_ROW_STAGES;
         kb_mlp_plan q;
         memset(&q, 0, sizeof q);
-        q.rows = p->rows & ~tile_rows;
+        q.rows = p->rows & ~KB_MLP_TILE_ROWS;
         if (plan_swap(r, d, occ, ctx, &q, why, n) == 0) { /* else the tile stands */
             q.rows |= 1u << KB_MLP_ROW_SWAP;
             *p = q;

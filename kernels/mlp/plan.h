@@ -86,6 +86,12 @@ typedef enum {
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
+/* The rows that plan a wgmma kernel's tile: a plan that leaves that kernel
+ * (the swapped kernel, fused_mma's fallback) no longer takes them. */
+#define KB_MLP_TILE_ROWS                                                                                          \
+    (1u << KB_MLP_ROW_WG1_BN | 1u << KB_MLP_ROW_CLUSTER | 1u << KB_MLP_ROW_BN_WAVE | 1u << KB_MLP_ROW_STAGES |  \
+     1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE | 1u << KB_MLP_ROW_SCHED)
+
 typedef struct {
     const char *rule;   /* when, and what it chooses */
     const char *reason; /* the measurement (or the constraint) behind it */

@@ -5,10 +5,14 @@
 // drained (drain()), so they overlap this tile's first wgmmas; from the
 // second, the previous stage goes back to the producer once its wgmmas are
 // done (wait_group 1, release(s)). Returns the tile's last stage, which the
-// caller hands back after its epilogue. sm_90a code paths only.
+// caller hands back after its epilogue. drain_stores hands back the stage a
+// tile's h left from by TMA stores, once they have read it. sm_90a code
+// paths only.
 #pragma once
 #include <stdint.h>
 
+#include "../ptx/barrier.cuh"
+#include "../ptx/mbarrier.cuh"
 #include "../ptx/wgmma.cuh"
 
 namespace kb::mlp {
@@ -33,6 +37,19 @@ __device__ __forceinline__ int consume_tile(int nk, int &stage, uint32_t &phase,
         }
     }
     return prev;
+}
+
+// pending: the stage the warpgroup's TMA stores of h read from (-1: none);
+// its store thread (tid 0) waits for the reads, the warpgroup meets at
+// named barrier `bar`, and the stage goes back to the producer
+template <typename Release>
+__device__ __forceinline__ void drain_stores(int &pending, int tid, int bar, Release &&release)
+{
+    if (pending < 0) return;
+    if (tid == 0) kb::ptx::bulk_wait_read();
+    kb::ptx::named_barrier(bar, 128);
+    release(pending);
+    pending = -1;
 }
 #endif
 
