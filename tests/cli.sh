@@ -405,6 +405,19 @@ cli_device() {
             [ "$(tail -n +2 "$T/res/rope.csv" | grep -c ',pass,')" -eq 4 ] || bad "not every row verified"
         fi
         done_test "kbench rope writes CSV and JSON on the GPU"
+
+        # --order sequence: the same rows, each implementation timed to its end before the next
+        run rope --seq 16,32 --batch 1 --heads 2 --dim 64 --min-samples 3 --min-time 0 --warmup 1 \
+            --max-noise 100 --timeout 2 --quiet --order sequence --out-dir "$T/res-turns"
+        expect_rc 0
+        if [ -s "$T/res-turns/rope.csv" ]; then
+            [ "$(nlines "$T/res-turns/rope.csv")" -eq 5 ] || bad "$(nlines "$T/res-turns/rope.csv") CSV lines, want 5"
+            [ "$(tail -n +2 "$T/res-turns/rope.csv" | grep -c ',pass,')" -eq 4 ] || bad "not every row verified"
+            csv_col "$T/res-turns/rope.csv" samples | awk '$1 < 3 { bad = 1 } END { exit bad }' || bad "a row under 3 samples"
+        else
+            bad "no $T/res-turns/rope.csv"
+        fi
+        done_test "kbench rope --order sequence times one implementation after another on the GPU"
     else
         bad "kbench device exits $drc (want 0 with a GPU, 3 without)"
         done_test "kbench device exits 0 or 3"

@@ -787,6 +787,39 @@ static void test_median_known(void **state)
     free(v);
 }
 
+/* The stopping rule (kb_enough_samples): each of its ways to stop, and not before. */
+static void test_enough_samples(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    double v[N];
+    kb_stats st;
+    for (int i = 0; i < N; i++) v[i] = 0.1; /* 0.1 ms, no noise */
+    kb_stats_compute(v, 20, &st);
+    /* 20 quiet samples of 0.1 ms: 2 ms of kernel time, under min_time 0.3 s */
+    assert_false(kb_enough_samples(v, 20, 2.0, 0.01, 0.3, 20, 1, 10, &st));
+    /* min_time 0: 20 samples and quiet */
+    assert_true(kb_enough_samples(v, 20, 2.0, 0.01, 0, 20, 1, 10, &st));
+    /* one sample short of min_samples */
+    kb_stats_compute(v, 19, &st);
+    assert_false(kb_enough_samples(v, 19, 1.9, 0.01, 0, 20, 1, 10, &st));
+    /* the timeout stops whatever the rest says */
+    assert_true(kb_enough_samples(v, 19, 1.9, 10.0, 0, 20, 1, 10, &st));
+    /* noisy (alternating 0.1 and 0.2 ms: 33% noise, too few samples for the
+     * median's interval): not before twice both minimums; then, the later
+     * half as noisy as the whole, it stops */
+    for (int i = 0; i < N; i++) v[i] = i % 2 ? 0.2 : 0.1;
+    kb_stats_compute(v, 40, &st);
+    assert_true(st.noise_pct > 30);
+    assert_false(kb_median_known(&st));
+    assert_false(kb_enough_samples(v, 40, 6.0, 0.01, 0.005, 40, 1, 10, &st)); /* 6 ms: past min_time, not twice */
+    assert_true(kb_enough_samples(v, 40, 6.0, 0.01, 0.003, 20, 1, 10, &st));  /* twice both: converged */
+    /* noise that grows (the later half quieter than the whole by more than 10%) does not stop it */
+    for (int i = 0; i < N; i++) v[i] = i < 20 ? (i % 2 ? 0.4 : 0.1) : (i % 2 ? 0.2 : 0.1);
+    kb_stats_compute(v, 40, &st);
+    assert_false(kb_enough_samples(v, 40, 8.0, 0.01, 0.001, 20, 1, 10, &st));
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -1168,6 +1201,7 @@ int main(void)
         cmocka_unit_test(test_json_device_gemm),
         cmocka_unit_test(test_gemm_rungs),
         cmocka_unit_test(test_median_known),
+        cmocka_unit_test(test_enough_samples),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@ typedef struct {
     int warmup;
     char plugin[1024];         /* plugins to load: "NAME=PATH,..." (--plugin, a sweep file's "plugins") */
     int save_samples;          /* every sample into the JSON (samples_ms) */
+    char order[12];            /* "turns": a case's implementations timed in turns (harness/timer.h kb_time_turns); "sequence" */
     char timing[8];            /* "events" (default) or "graph" */
     double throttle_threshold; /* a row is throttled below this share of the max SM clock */
     char shard[32];            /* "K/N": only shard K of N of the cases (shard.c); "" all */

@@ -383,44 +383,69 @@ static void row_rates(run_state *R, case_state *K, kb_row *row, int baseline)
     if (K->base_ms > 0) row->speedup = K->base_ms / row->st.median;
 }
 
-/* A prepared implementation verified (its outputs kept for the comparison,
- * once the reference is done) and timed, under the watchdog; e: prepare's
- * error. The CUDA error, 0. */
-static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl_run *run, const char *what, int e)
+/* The NVTX range of impl's measurements of the case: op/pass/impl [kernel] params. */
+static void nvtx_label(const case_state *K, const kb_impl *impl, const kb_impl_run *run, char *nv, size_t n)
 {
-    const kb_impl *impl = p->impl;
     const kb_case *c = K->c;
-    const kb_op *op = c->op;
-    kb_state *st = &K->f->st;
-    kb_row *row = &p->row;
-    const kb_opts *o = R->o;
-    char nv[1200];
-    snprintf(nv, sizeof nv, "%s/%s/%s [%s] %s", op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
+    snprintf(nv, n, "%s/%s/%s [%s] %s", c->op->name, kb_case_enum(c, "pass") ? kb_case_enum(c, "pass") : "-",
              impl->name, run->kernel, K->f->label);
+}
+
+/* A prepared implementation's verify run, its outputs kept for the
+ * comparison once the reference is done; the watchdog armed (what: the
+ * implementation and case, for its message). e: prepare's error. The CUDA
+ * error, 0. */
+static int impl_verify(run_state *R, case_state *K, pending *p, kb_impl_run *run, const char *what, int e)
+{
+    const kb_opts *o = R->o;
     /* a launch or a batch of samples finishes well within --timeout;
      * nothing finished for much longer is a hung kernel */
     kb_watch_arm(what, 2 * o->timeout + 60);
     p->unwritten = run->unwritten;
-    double tw;
     if (!e && !o->no_verify) {
+        char nv[1200];
+        nvtx_label(K, p->impl, run, nv, sizeof nv);
         nvtxRangePushA(nv);
-        tw = kb_now_s();
-        e = verify_run(impl, c, st, run, R->stream, R->info->check_mode, p->h, &p->ran, p->nondet, sizeof p->nondet);
-        row->wall[KB_WALL_VERIFY] = kb_now_s() - tw;
+        const double tw = kb_now_s();
+        e = verify_run(p->impl, K->c, &K->f->st, run, R->stream, R->info->check_mode, p->h, &p->ran, p->nondet,
+                       sizeof p->nondet);
+        p->row.wall[KB_WALL_VERIFY] = kb_now_s() - tw;
         nvtxRangePop();
     }
-    if (!e && !R->info->check_mode) {
-        launch_ctx l = {impl, c, st, run};
-        kb_time_extra x = {.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL,
+    return e;
+}
+
+/* What kb_time is told of impl's launches. */
+static kb_time_extra time_extra(const kb_opts *o, const kb_impl *impl, const kb_impl_run *run)
+{
+    return (kb_time_extra){.keep = o->save_samples, .before = kb_presample_any(run) ? presample_fn : NULL,
                            .interpreted = impl->interpreted};
-        tw = kb_now_s();
-        e = kb_time(R->timer, launch_fn, &l, o, nv, &row->st, &x);
-        row->wall[KB_WALL_TIME] = kb_now_s() - tw;
-        row->samples = x.samples;
-        row->cond = x.cond;
-        if (!e && row->st.median > 0) row_rates(R, K, row, ii == 0);
-        if (!e && x.fallback[0]) row_graph_fallback(row, x.fallback);
-        if (!e && x.host_ms > 0) row_host_note(row, x.host_ms);
+}
+
+/* A timed row's samples, conditions, rates and notes (e: the timing's error). */
+static void row_timed(run_state *R, case_state *K, int ii, kb_row *row, const kb_time_extra *x, int e)
+{
+    row->samples = x->samples;
+    row->cond = x->cond;
+    if (!e && row->st.median > 0) row_rates(R, K, row, ii == 0);
+    if (!e && x->fallback[0]) row_graph_fallback(row, x->fallback);
+    if (!e && x->host_ms > 0) row_host_note(row, x->host_ms);
+}
+
+/* A prepared implementation verified and timed, under the watchdog; e:
+ * prepare's error. The CUDA error, 0. */
+static int impl_measure(run_state *R, case_state *K, int ii, pending *p, kb_impl_run *run, const char *what, int e)
+{
+    e = impl_verify(R, K, p, run, what, e);
+    if (!e && !R->info->check_mode) {
+        char nv[1200];
+        nvtx_label(K, p->impl, run, nv, sizeof nv);
+        launch_ctx l = {p->impl, K->c, &K->f->st, run};
+        kb_time_extra x = time_extra(R->o, p->impl, run);
+        const double tw = kb_now_s();
+        e = kb_time(R->timer, launch_fn, &l, R->o, nv, &p->row.st, &x);
+        p->row.wall[KB_WALL_TIME] = kb_now_s() - tw;
+        row_timed(R, K, ii, &p->row, &x, e);
     }
     return e;
 }
@@ -477,6 +502,46 @@ static void run_isolated(run_state *R, case_state *K, int ii, pending *p)
     if (r.rep.host_ms > 0) row_host_note(row, r.rep.host_ms);
 }
 
+/* The implementation and case, for the watchdog's and a lost context's message. */
+static void impl_what(const case_state *K, const kb_impl *impl, const kb_impl_run *run, char *what, size_t n)
+{
+    const char *pl = kb_plugin_path(impl);
+    snprintf(what, n, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run->kernel,
+             K->c->op->name, K->f->label);
+}
+
+/* A measured implementation's row closed: its error (e; kb_last_error says
+ * it), the watchdog disarmed, its in-place inputs restored and its run
+ * released. 1: the sweep was stopped in it (the row freed, not written). */
+static int impl_close(run_state *R, case_state *K, pending *p, kb_impl_run *run, const char *what, int e)
+{
+    kb_row *row = &p->row;
+    if (e) {
+        snprintf(row->error, sizeof row->error, "%.*s", (int)sizeof row->error - 1,
+                 kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
+        if (kb_cuda_sticky(e)) {
+            R->fatal = 1;
+            snprintf(R->fatal_what, sizeof R->fatal_what, "%s: %s", what, row->error);
+        }
+        R->exit_code = KB_EXIT_CUDA;
+        cudaGetLastError();
+        p->e = e;
+    }
+    kb_watch_disarm();
+    if (kb_impl_end(p->impl, K->c, &K->f->st, run, R->fatal) && !p->e) {
+        snprintf(row->error, sizeof row->error, "%.*s", (int)sizeof row->error - 1, kb_last_error);
+        R->fatal = 1; /* the case's inputs are not what the reference read */
+        R->exit_code = KB_EXIT_CUDA;
+        p->e = 1;
+    }
+    progress_done(R->o->quiet);
+    if (kb_stop_signal) { /* this row is unfinished: it is not written */
+        free_pending(p);
+        return 1;
+    }
+    return 0;
+}
+
 /* Implementation ii's row of the case, pending until the reference is
  * done. 1: the sweep was stopped in it (the row is not written). */
 static int run_impl(run_state *R, case_state *K, int ii)
@@ -524,33 +589,162 @@ static int run_impl(run_state *R, case_state *K, int ii)
         return 0;
     }
     char what[1400];
-    snprintf(what, sizeof what, "%s (%s%s) on %s %s", impl->name, pl ? "plugin " : "kernel ", pl ? pl : run.kernel,
-             op->name, f->label);
+    impl_what(K, impl, &run, what, sizeof what);
     e = impl_measure(R, K, ii, p, &run, what, e);
-    if (e) {
-        snprintf(row->error, sizeof row->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
-        if (kb_cuda_sticky(e)) {
-            R->fatal = 1;
-            snprintf(R->fatal_what, sizeof R->fatal_what, "%s: %s", what, row->error);
-        }
-        R->exit_code = KB_EXIT_CUDA;
-        cudaGetLastError();
-        p->e = e;
-    }
-    kb_watch_disarm();
-    if (kb_impl_end(impl, c, &f->st, &run, R->fatal) && !p->e) {
-        snprintf(row->error, sizeof row->error, "%s", kb_last_error);
-        R->fatal = 1; /* the case's inputs are not what the reference read */
-        R->exit_code = KB_EXIT_CUDA;
-        p->e = 1;
-    }
-    progress_done(R->o->quiet);
-    if (kb_stop_signal) { /* this row is unfinished: it is not written */
-        free_pending(p);
-        return 1;
-    }
+    if (impl_close(R, K, p, &run, what, e)) return 1;
     f->npend++;
     while (R->head && drain_head(&R->head, 0, &R->sink)) {} /* the rows whose reference is done, in order */
+    return 0;
+}
+
+/* --order turns: one implementation of the case, in turns with the others. */
+typedef struct {
+    int ii;       /* its index in the op */
+    pending *p;   /* its row */
+    kb_impl_run run;
+    int state;    /* TURN_* */
+    int e;        /* prepare's, verify's or timing's error */
+    char err[KB_ERRLEN], what[1400];
+    launch_ctx l;
+    kb_time_extra x;
+} turn_slot;
+enum { TURN_NA, TURN_ISOLATED, TURN_PREPARED };
+
+/* Phase 1: each named implementation's row started and, in kbench's
+ * process, prepared: all of them before any launches, so that each one's
+ * copy of an input it writes in place is taken from the input as set up.
+ * The slots, in implementation order; their count. */
+static int turns_prepare(run_state *R, case_state *K, turn_slot *ts)
+{
+    const kb_op *op = K->c->op;
+    inflight *f = K->f;
+    int n = 0;
+    for (int ii = 0; ii < kb_op_nimpls(op); ii++) {
+        const kb_impl *impl = kb_op_impl(op, ii);
+        if (!kb_impl_named(R->o->impl, impl)) continue;
+        turn_slot *t = &ts[n];
+        t->ii = ii;
+        t->p = &f->pend[f->npend + n++];
+        memset(t->p, 0, sizeof *t->p);
+        t->p->impl = impl;
+        row_start(&t->p->row, K, impl, R->o);
+        if (kb_isolated(R->o, impl)) t->state = TURN_ISOLATED;
+        else if (impl_prepare(R, K, impl, &t->p->row, &t->run, &t->e)) {
+            t->p->row.verified = KB_V_NA;
+            t->p->na = 1;
+            t->state = TURN_NA;
+        } else {
+            t->state = TURN_PREPARED;
+            impl_what(K, impl, &t->run, t->what, sizeof t->what);
+            if (t->e) snprintf(t->err, sizeof t->err, "%s", kb_last_error);
+        }
+    }
+    return n;
+}
+
+/* Phase 3: the verified implementations timed in turns (kb_time_turns), a
+ * batch each in round robin; each row's samples and rates. */
+static void turns_time(run_state *R, case_state *K, turn_slot *ts, int n)
+{
+    kb_turn *u = calloc((size_t)n + 1, sizeof *u);
+    char(*nv)[1200] = calloc((size_t)n + 1, sizeof *nv);
+    int m = 0, *at = calloc((size_t)n + 1, sizeof *at);
+    if (!u || !nv || !at) abort();
+    for (int k = 0; k < n; k++) {
+        turn_slot *t = &ts[k];
+        if (t->state != TURN_PREPARED || t->e) continue;
+        t->l = (launch_ctx){t->p->impl, K->c, &K->f->st, &t->run};
+        t->x = time_extra(R->o, t->p->impl, &t->run);
+        /* an input it writes in place restored after each of its batches: the next turn reads it as set up */
+        t->x.after = t->run.ninplace ? presample_fn : NULL;
+        nvtx_label(K, t->p->impl, &t->run, nv[m], sizeof nv[m]);
+        u[m] = (kb_turn){.fn = launch_fn, .ctx = &t->l, .label = nv[m], .st = &t->p->row.st, .x = &t->x};
+        at[m++] = k;
+    }
+    if (m) {
+        char what[1600];
+        snprintf(what, sizeof what, "%d implementations in turns (--order turns) on %s %s", m, K->c->op->name,
+                 K->f->label);
+        kb_watch_arm(what, 2 * R->o->timeout + 60);
+        kb_time_turns(R->timer, u, m, R->o);
+        kb_watch_disarm();
+        for (int j = 0; j < m; j++) {
+            turn_slot *t = &ts[at[j]];
+            t->p->row.wall[KB_WALL_TIME] = u[j].wall_s; /* its own turns */
+            if ((t->e = u[j].rc)) snprintf(t->err, sizeof t->err, "%s", u[j].error);
+            row_timed(R, K, t->ii, &t->p->row, &t->x, t->e);
+        }
+    }
+    free(at);
+    free(nv);
+    free(u);
+}
+
+/* Phase 2: each prepared implementation's verify run; an input it wrote in
+ * place restored for the next one (its pristine copy, presample.h). */
+static void turns_verify(run_state *R, case_state *K, turn_slot *ts, int n)
+{
+    for (int k = 0; k < n && !kb_stop_signal; k++) {
+        turn_slot *t = &ts[k];
+        if (t->state != TURN_PREPARED) continue;
+        t->e = impl_verify(R, K, t->p, &t->run, t->what, t->e);
+        if (!t->e && t->run.ninplace && !(t->e = kb_presample(&K->f->st, &t->run, R->stream)))
+            if ((t->e = cudaStreamSynchronize((cudaStream_t)R->stream))) kb_cuda_fail(t->e, "restoring an input", __FILE__, __LINE__);
+        if (t->e) snprintf(t->err, sizeof t->err, "%s", kb_last_error);
+        kb_watch_disarm();
+    }
+}
+
+/* Phase 4, one row: a prepared implementation closed (impl_close), or a
+ * helper process's run (run_isolated). 1: the sweep was stopped (the row
+ * freed). */
+static int turns_close(run_state *R, case_state *K, turn_slot *t)
+{
+    if (t->state == TURN_PREPARED) {
+        snprintf(kb_last_error, sizeof kb_last_error, "%s", t->err);
+        kb_watch_arm(t->what, 2 * R->o->timeout + 60);
+        return impl_close(R, K, t->p, &t->run, t->what, t->e);
+    }
+    if (t->state == TURN_ISOLATED && R->fatal) { /* kbench's context lost in an earlier row */
+        snprintf(t->p->row.error, sizeof t->p->row.error, "not run: the GPU context was lost");
+        t->p->e = 1;
+    } else if (t->state == TURN_ISOLATED)
+        run_isolated(R, K, t->ii, t->p);
+    progress_done(R->o->quiet);
+    if (kb_stop_signal) free_pending(t->p);
+    return kb_stop_signal != 0;
+}
+
+/* The case's implementations under --order turns: prepared, each verified,
+ * timed in turns, then closed in order; a plugin's that run in a helper
+ * process (--isolate) are timed there afterwards, one after another. 1:
+ * the sweep was stopped in it (its rows are not written). */
+static int run_case_turns(run_state *R, case_state *K)
+{
+    const kb_op *op = K->c->op;
+    inflight *f = K->f;
+    turn_slot *ts = calloc((size_t)kb_op_nimpls(op) + 1, sizeof *ts);
+    if (!ts) abort();
+    for (int ii = 0; ii < kb_op_nimpls(op); ii++) /* a plugin may crash the process: the rows before it written */
+        if (kb_impl_named(R->o->impl, kb_op_impl(op, ii)) && kb_plugin_path(kb_op_impl(op, ii)))
+            while (R->head && drain_head(&R->head, 1, &R->sink)) {}
+    const int n = turns_prepare(R, K, ts);
+    turns_verify(R, K, ts, n);
+    if (!kb_stop_signal) turns_time(R, K, ts, n);
+    int k = 0;
+    while (k < n && !turns_close(R, K, &ts[k])) k++;
+    if (k < n) { /* stopped in row k (freed): the rows before it kept, the rest released and freed */
+        for (int j = k + 1; j < n; j++) {
+            if (ts[j].state == TURN_PREPARED) kb_impl_end(ts[j].p->impl, K->c, &f->st, &ts[j].run, R->fatal);
+            free_pending(ts[j].p);
+        }
+        f->npend += k;
+        free(ts);
+        return 1;
+    }
+    f->npend += n;
+    free(ts);
+    while (R->head && drain_head(&R->head, 0, &R->sink)) {}
     return 0;
 }
 
@@ -579,8 +773,11 @@ static void run_case(run_state *R, int ci)
     f->pend = calloc((size_t)nimpl + 1, sizeof *f->pend);
     if (!f->pend) abort();
     kb_case_label(c, f->label, sizeof f->label);
-    for (int ii = 0; ii < nimpl && !R->fatal && !R->lost && !kb_stop_signal; ii++)
-        if (run_impl(R, &K, ii)) break;
+    if (!strcmp(R->o->order, "turns") && !R->info->check_mode && !K.setup_rc && !R->fatal && !R->lost)
+        run_case_turns(R, &K);
+    else
+        for (int ii = 0; ii < nimpl && !R->fatal && !R->lost && !kb_stop_signal; ii++)
+            if (run_impl(R, &K, ii)) break;
     f->complete = 1;
     f->aborted = R->fatal || R->lost || kb_stop_signal; /* implementations may have no row */
     while (R->head && drain_head(&R->head, 0, &R->sink)) {}

@@ -50,6 +50,26 @@ int kb_median_known(const kb_stats *st)
     return half <= (pct > KB_MEDIAN_CI_MS ? pct : KB_MEDIAN_CI_MS);
 }
 
+int kb_enough_samples(const double *ms, int n, double sum_ms, double wall_s, double min_time, int min_samples,
+                      double max_noise, double timeout, const kb_stats *st)
+{
+    if (n >= min_samples && sum_ms * 1e-3 >= min_time) {
+        if (st->noise_pct <= max_noise) return 1;
+        /* noisy (a kernel of a few us: launch jitter, outliers), but its median,
+         * the figure reported, is known to +-0.5% (or 0.1 us) */
+        if (kb_median_known(st)) return 1;
+        /* Noise above the bar but converged: once twice the minimum time is in,
+         * if the later half of the samples is as noisy as the whole (within
+         * 10%), more samples will not lower it; stop, and the row says so. */
+        if (sum_ms * 1e-3 >= 2 * min_time && n >= 2 * min_samples) {
+            kb_stats late;
+            kb_stats_compute(ms + n / 2, n - n / 2, &late);
+            if (fabs(late.noise_pct - st->noise_pct) <= 0.1 * st->noise_pct) return 1;
+        }
+    }
+    return wall_s >= timeout || n >= 10000000;
+}
+
 int kb_best_rate(const double *rates, int n)
 {
     int best = -1;

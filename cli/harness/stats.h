@@ -14,6 +14,14 @@ void kb_stats_compute(const double *ms, int n, kb_stats *st);
 #define KB_MEDIAN_CI_MS 0.0001
 #define KB_MEDIAN_CI_MIN 100
 int kb_median_known(const kb_stats *st);
+/* The stopping rule (docs/timing.md): 1 once sampling may stop. ms: the n
+ * samples so far (st their statistics, sum_ms their sum); wall_s: the seconds
+ * this measurement has sampled. Stops once min_samples and min_time are met
+ * and the noise is under max_noise or the median is known, or, past twice
+ * both minimums, the later half of the samples is as noisy as the whole
+ * (within 10%); or at timeout, or 10^7 samples. */
+int kb_enough_samples(const double *ms, int n, double sum_ms, double wall_s, double min_time, int min_samples,
+                      double max_noise, double timeout, const kb_stats *st);
 /* The index of the best (largest finite, positive) rate; -1: none. */
 int kb_best_rate(const double *rates, int n);
 /* A row's share of a ceiling above 100% says why: "l2" when its bytes fit in

@@ -56,15 +56,30 @@ void kb_timer_destroy(kb_timer *t)
 void *kb_timer_stream(kb_timer *t) { return t->stream; }
 size_t kb_timer_scratch_bytes(const kb_timer *t) { return t->scratch_bytes; }
 
+/* One measurement in progress (kb_time_turns): its samples so far, its
+ * graphs by batch size (powers of two up to KB_MAX_BATCH), the conditions
+ * NVML saw and the seconds it has sampled. */
+typedef struct {
+    kb_turn *u;
+    int graph, batch, n, cap, done;
+    double *ms, sum, wall;
+    cudaGraphExec_t execs[8];
+    kb_cond_acc cond;
+    double host_s; /* events timing of an interpreted launch: the host's seconds inside the launches, and their count */
+    long host_n;
+} sampler;
+
 /* One batch of samples enqueued: each an L2 flush (unless hot), then the
  * launch between events start[k] and stop[k]. Under graph timing it is
  * captured once into a graph (kept in *exec for this batch size) and
  * replayed: the flushes and the event records are nodes of the graph, so
  * every sample still starts on a flushed L2, and no CPU launch overhead falls
  * between a sample's two events. */
-static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void *ctx, int batch, int hot, int graph,
-                         int host, cudaGraphExec_t *exec)
+static int enqueue_batch(kb_timer *t, sampler *s, int hot, cudaGraphExec_t *exec)
 {
+    const kb_turn *u = s->u;
+    const kb_sample_fn before = u->x ? u->x->before : NULL;
+    const int graph = s->graph, host = u->x && u->x->interpreted;
     int rc = 0;
     if (graph && *exec) {
         if ((rc = cudaGraphLaunch(*exec, t->stream))) kb_cuda_fail(rc, "cudaGraphLaunch", __FILE__, __LINE__);
@@ -75,8 +90,8 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
         return rc;
     }
     unsigned rec = graph ? cudaEventRecordExternal : cudaEventRecordDefault;
-    for (int k = 0; k < batch && !rc; k++) {
-        if (before && (rc = before(ctx, t->stream))) break;
+    for (int k = 0; k < s->batch && !rc; k++) {
+        if (before && (rc = before(u->ctx, t->stream))) break;
         if (!hot) {
             t->flushes++;
             if ((rc = kb_l2_flush(t->scratch, t->scratch_bytes, t->sm_count, t->stream))) {
@@ -86,8 +101,8 @@ static int enqueue_batch(kb_timer *t, kb_sample_fn before, kb_sample_fn fn, void
         }
         cudaEventRecordWithFlags(t->start[k], t->stream, rec);
         const double h0 = host && !graph ? kb_now_s() : 0; /* kb_time_extra.interpreted */
-        if ((rc = fn(ctx, t->stream)) != 0) break;
-        if (host && !graph) t->host_s += kb_now_s() - h0, t->host_n++;
+        if ((rc = u->fn(u->ctx, t->stream)) != 0) break;
+        if (host && !graph) s->host_s += kb_now_s() - h0, s->host_n++;
         cudaEventRecordWithFlags(t->stop[k], t->stream, rec);
     }
     if (!graph) return rc;
@@ -113,12 +128,15 @@ int kb_timing_graph(const char *timing, int interpreted)
     return !strcmp(timing, "graph") || (interpreted && !strcmp(timing, "auto"));
 }
 
-int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
-            kb_time_extra *x)
+/* s's warm-up launches, synchronised; its state reset. 0 or the CUDA error. */
+static int sampler_start(kb_timer *t, sampler *s, const kb_opts *o)
 {
-    nvtxRangePushA(label);
-    int rc = 0, graph = kb_timing_graph(o->timing, x && x->interpreted);
-    memset(st, 0, sizeof *st);
+    kb_turn *u = s->u;
+    kb_time_extra *x = u->x;
+    int rc = 0;
+    s->graph = kb_timing_graph(o->timing, x && x->interpreted);
+    s->batch = 1;
+    memset(u->st, 0, sizeof *u->st);
     if (x) {
         x->samples = NULL;
         x->fallback[0] = 0;
@@ -126,94 +144,158 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
         memset(&x->cond, 0, sizeof x->cond);
     }
     kb_sample_fn before = x ? x->before : NULL;
-    t->host_s = 0, t->host_n = 0;
     for (int i = 0; i < o->warmup; i++)
-        if ((before && (rc = before(ctx, t->stream))) || (rc = fn(ctx, t->stream)) != 0) goto out;
-    if (o->warmup && ((rc = cudaGetLastError()) || (rc = cudaStreamSynchronize(t->stream)))) {
+        if ((before && (rc = before(u->ctx, t->stream))) || (rc = u->fn(u->ctx, t->stream)) != 0) return rc;
+    if (o->warmup && ((rc = cudaGetLastError()) || (rc = cudaStreamSynchronize(t->stream))))
         kb_cuda_fail(rc, "warm-up launches", __FILE__, __LINE__);
-        goto out;
+    if (!rc && !(s->ms = malloc((size_t)(s->cap = 1024) * sizeof *s->ms))) abort();
+    if (!rc && x) kb_cond_begin(&s->cond); /* the ceilings and selftest's floor read no conditions */
+    return rc;
+}
+
+/* The batch's samples read from its events into s. 0 or the CUDA error. */
+static int sampler_read(kb_timer *t, sampler *s)
+{
+    int rc;
+    if ((rc = cudaEventSynchronize(t->stop[s->batch - 1])) != 0) {
+        kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);
+        return rc;
+    }
+    if ((rc = cudaGetLastError()) != 0) {
+        kb_cuda_fail(rc, "kernel launch", __FILE__, __LINE__);
+        return rc;
+    }
+    kb_watch_kick(); /* a batch finished: not hung */
+    for (int k = 0; k < s->batch; k++) {
+        float e = 0;
+        if ((rc = cudaEventElapsedTime(&e, t->start[k], t->stop[k])) != 0) {
+            kb_cuda_fail(rc, "cudaEventElapsedTime", __FILE__, __LINE__);
+            return rc;
+        }
+        if (s->n == s->cap && !(s->ms = realloc(s->ms, (size_t)(s->cap *= 2) * sizeof *s->ms))) abort();
+        s->ms[s->n++] = e;
+        s->sum += e;
+    }
+    return 0;
+}
+
+/* One batch of s's samples, then the stopping rule: s->done once it says
+ * stop. 0 or the CUDA error (s done). */
+static int sampler_step(kb_timer *t, sampler *s, const kb_opts *o)
+{
+    kb_turn *u = s->u;
+    const double w0 = kb_now_s();
+    int slot = 0;
+    while ((1 << slot) < s->batch) slot++;
+    const int capturing = s->graph && !s->execs[slot];
+    int rc = enqueue_batch(t, s, o->hot, &s->execs[slot]);
+    if (rc) {
+        /* The launch ran outside a graph (the verify run, the warm-up) but
+         * cannot be captured (a host sync inside, an allocation, an
+         * exception under capture): sampled with events instead, the row
+         * saying so. A lost context is an error, not a fallback. */
+        if (!capturing || !u->x || s->n > 0 || kb_cuda_sticky(rc)) return s->done = 1, rc;
+        snprintf(u->x->fallback, sizeof u->x->fallback, "%.190s",
+                 kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)rc));
+        cudaGetLastError();
+        if ((rc = cudaStreamSynchronize(t->stream))) return s->done = 1, rc;
+        kb_last_error[0] = 0;
+        s->graph = 0;
+        return 0;
+    }
+    if (u->x) kb_cond_poll(&s->cond); /* while the batch runs */
+    if ((rc = sampler_read(t, s))) return s->done = 1, rc;
+    s->wall += kb_now_s() - w0;
+    kb_stats_compute(s->ms, s->n, u->st);
+    if (kb_enough_samples(s->ms, s->n, s->sum, s->wall, o->min_time, o->min_samples, o->max_noise, o->timeout, u->st))
+        return s->done = 1, 0;
+    /* batches of about 20 ms, so the GPU stays busy between host checks
+     * (graphs: a power of two, so that few are captured) */
+    double per = s->wall / s->n;
+    s->batch = per > 0 ? (int)(0.02 / per) : KB_MAX_BATCH;
+    if (s->batch < 1) s->batch = 1;
+    if (s->batch > KB_MAX_BATCH) s->batch = KB_MAX_BATCH;
+    if (s->graph)
+        while (s->batch & (s->batch - 1)) s->batch &= s->batch - 1;
+    return 0;
+}
+
+/* s's graphs destroyed, its statistics and conditions into its turn. */
+static void sampler_finish(kb_timer *t, sampler *s, const kb_opts *o)
+{
+    kb_turn *u = s->u;
+    kb_time_extra *x = u->x;
+    for (int i = 0; i < 8; i++)
+        if (s->execs[i]) cudaGraphExecDestroy(s->execs[i]);
+    if (u->rc == 0) kb_stats_compute(s->ms, s->n, u->st);
+    if (x && s->ms) kb_cond_end(&s->cond, &t->nvml, o->throttle_threshold, &x->cond);
+    if (x && s->host_n) x->host_ms = 1e3 * s->host_s / (double)s->host_n;
+    if (x && x->keep && u->rc == 0) x->samples = s->ms;
+    else free(s->ms);
+}
+
+/* A turn's error: its code, and kb_last_error kept with it (the next turn's
+ * may overwrite the global). */
+static void turn_fail(kb_turn *u, int rc)
+{
+    u->rc = rc;
+    snprintf(u->error, sizeof u->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)rc));
+}
+
+int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
+{
+    sampler *s = calloc((size_t)n, sizeof *s);
+    if (!s) abort();
+    int live = 0, lost = 0; /* lost: a turn's sticky error, the context gone */
+    for (int i = 0; i < n; i++) turns[i].rc = 0, turns[i].error[0] = 0, turns[i].wall_s = 0;
+    for (int i = 0; i < n && !lost; i++) {
+        s[i].u = &turns[i];
+        if (n > 1) nvtxRangePushA(turns[i].label);
+        const double w0 = kb_now_s();
+        const int rc = sampler_start(t, &s[i], o);
+        turns[i].wall_s = kb_now_s() - w0;
+        if (n > 1) nvtxRangePop();
+        if (rc) turn_fail(&turns[i], rc), s[i].done = 1, lost = kb_cuda_sticky(rc) ? rc : 0;
+        else live++;
     }
     kb_watch_kick();
-    /* graphs by batch size: powers of two up to KB_MAX_BATCH */
-    cudaGraphExec_t execs[8] = {0};
-    int cap = 1024, n = 0, batch = 1;
-    double *ms = malloc((size_t)cap * sizeof *ms), sum = 0, t0 = kb_now_s();
-    if (x) kb_cond_begin(&t->cond); /* the ceilings and selftest's floor read no conditions */
-    for (;;) {
-        if (kb_stop_signal) break; /* the caller drops this row */
-        int slot = 0;
-        while ((1 << slot) < batch) slot++;
-        const int capturing = graph && !execs[slot];
-        if ((rc = enqueue_batch(t, before, fn, ctx, batch, o->hot, graph, x && x->interpreted, &execs[slot]))) {
-            /* The launch ran outside a graph (the verify run, the warm-up) but
-             * cannot be captured (a host sync inside, an allocation, an
-             * exception under capture): sampled with events instead, the row
-             * saying so. A lost context is an error, not a fallback. */
-            if (!capturing || !x || n > 0 || kb_cuda_sticky(rc)) goto done;
-            snprintf(x->fallback, sizeof x->fallback, "%.190s", kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)rc));
-            cudaGetLastError();
-            if ((rc = cudaStreamSynchronize(t->stream))) goto done;
-            kb_last_error[0] = 0;
-            graph = 0;
-            t0 = kb_now_s();
-            continue;
+    /* round robin, a batch (about 20 ms) each, until each one's rule says stop */
+    while (live && !lost && !kb_stop_signal) /* a stop signal: the caller drops these rows */
+        for (int i = 0; i < n && !lost && !kb_stop_signal; i++) {
+            if (s[i].done) continue;
+            if (n > 1) nvtxRangePushA(turns[i].label);
+            const double w0 = kb_now_s();
+            int rc = sampler_step(t, &s[i], o);
+            if (n > 1) nvtxRangePop();
+            const kb_time_extra *x = turns[i].x;
+            if (!rc && n > 1 && x && x->after && (rc = x->after(turns[i].ctx, t->stream)) && !s[i].done)
+                s[i].done = 1;
+            turns[i].wall_s += kb_now_s() - w0;
+            if (rc) turn_fail(&turns[i], rc), lost = kb_cuda_sticky(rc) ? rc : 0;
+            live -= s[i].done;
         }
-        if (x) kb_cond_poll(&t->cond); /* while the batch runs */
-        if ((rc = cudaEventSynchronize(t->stop[batch - 1])) != 0) {
-            kb_cuda_fail(rc, "cudaEventSynchronize", __FILE__, __LINE__);
-            goto done;
+    for (int i = 0; i < n; i++) {
+        if (lost && !turns[i].rc) { /* not measured: another turn lost the context */
+            turns[i].rc = lost;
+            snprintf(turns[i].error, sizeof turns[i].error, "not measured: the context was lost in another "
+                     "implementation's turn (%s)", cudaGetErrorString((cudaError_t)lost));
         }
-        if ((rc = cudaGetLastError()) != 0) {
-            kb_cuda_fail(rc, "kernel launch", __FILE__, __LINE__);
-            goto done;
-        }
-        kb_watch_kick(); /* a batch finished: not hung */
-        for (int k = 0; k < batch; k++) {
-            float e = 0;
-            if ((rc = cudaEventElapsedTime(&e, t->start[k], t->stop[k])) != 0) {
-                kb_cuda_fail(rc, "cudaEventElapsedTime", __FILE__, __LINE__);
-                goto done;
-            }
-            if (n == cap) ms = realloc(ms, (size_t)(cap *= 2) * sizeof *ms);
-            ms[n++] = e;
-            sum += e;
-        }
-        kb_stats_compute(ms, n, st);
-        double wall = kb_now_s() - t0;
-        if (n >= o->min_samples && sum * 1e-3 >= o->min_time) {
-            if (st->noise_pct <= o->max_noise) break;
-            /* noisy (a kernel of a few us: launch jitter, outliers), but its median,
-             * the figure reported, is known to +-0.5% (or 0.1 us) */
-            if (kb_median_known(st)) break;
-            /* Noise above the bar but converged: once twice the minimum time is in,
-             * if the later half of the samples is as noisy as the whole (within
-             * 10%), more samples will not lower it; stop, and the row says so. */
-            if (sum * 1e-3 >= 2 * o->min_time && n >= 2 * o->min_samples) {
-                kb_stats late;
-                kb_stats_compute(ms + n / 2, n - n / 2, &late);
-                if (fabs(late.noise_pct - st->noise_pct) <= 0.1 * st->noise_pct) break;
-            }
-        }
-        if (wall >= o->timeout || n >= 10000000) break;
-        /* batches of about 20 ms, so the GPU stays busy between host checks
-         * (graphs: a power of two, so that few are captured) */
-        double per = wall / n;
-        batch = per > 0 ? (int)(0.02 / per) : KB_MAX_BATCH;
-        if (batch < 1) batch = 1;
-        if (batch > KB_MAX_BATCH) batch = KB_MAX_BATCH;
-        if (graph)
-            while (batch & (batch - 1)) batch &= batch - 1;
+        if (s[i].u) sampler_finish(t, &s[i], o);
     }
-done:
-    for (int i = 0; i < 8; i++)
-        if (execs[i]) cudaGraphExecDestroy(execs[i]);
-    if (rc == 0) kb_stats_compute(ms, n, st);
-    if (x) kb_cond_end(&t->cond, &t->nvml, o->throttle_threshold, &x->cond);
-    if (x && t->host_n) x->host_ms = 1e3 * t->host_s / (double)t->host_n;
-    if (x && x->keep && rc == 0) x->samples = ms;
-    else free(ms);
-out:
+    free(s);
+    for (int i = 0; i < n; i++)
+        if (turns[i].rc) return turns[i].rc;
+    return 0;
+}
+
+int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
+            kb_time_extra *x)
+{
+    kb_turn u = {.fn = fn, .ctx = ctx, .label = label, .st = st, .x = x};
+    nvtxRangePushA(label);
+    const int rc = kb_time_turns(t, &u, 1, o);
     nvtxRangePop();
+    if (rc && u.error[0]) snprintf(kb_last_error, sizeof kb_last_error, "%s", u.error);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #define KB_HARNESS_TIMER_H
 
 #include "timer_int.h"
+#include "../core/errors.h"
 #include "../core/settings.h"
 #include "../report/conditions.h"
 #include "../report/device.h"
@@ -28,6 +29,7 @@ size_t kb_timer_scratch_bytes(const kb_timer *t);
  * conditions NVML saw while they ran (one poll per batch). */
 typedef struct {
     kb_sample_fn before; /* untimed, before each launch and its flush (presample.h); NULL: nothing */
+    kb_sample_fn after;  /* kb_time_turns: untimed, after each of its batches (the others' turns next); NULL: nothing */
     int keep;
     double *samples;
     kb_cond cond;
@@ -48,5 +50,23 @@ typedef struct {
 int kb_timing_graph(const char *timing, int interpreted);
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
             kb_time_extra *x);
+/* Several measurements in turns (--order turns): each warmed up, then a
+ * batch of samples (about 20 ms) of each in round robin, each stopping by
+ * its own rule (kb_time's, its own sampled seconds against --timeout), so
+ * that all of them see the same clocks and power rather than the last one
+ * the hottest GPU. kb_time is one turn. Each turn's rc is 0 or its CUDA
+ * error, the message in error; a lost context stops every turn (the rest
+ * say so). The first non-zero rc, else 0. */
+typedef struct {
+    kb_sample_fn fn;
+    void *ctx;
+    const char *label; /* its NVTX range (around each of its batches) */
+    kb_stats *st;
+    kb_time_extra *x; /* may be NULL */
+    int rc;
+    char error[KB_ERRLEN];
+    double wall_s; /* the seconds of its warm-up and its batches */
+} kb_turn;
+int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o);
 
 #endif

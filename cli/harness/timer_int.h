@@ -19,8 +19,6 @@ struct kb_timer {
     cudaStream_t stream;
     cudaEvent_t start[KB_MAX_BATCH], stop[KB_MAX_BATCH];
     unsigned flushes;
-    double host_s; /* events timing: the host's seconds inside the launches of this kb_time, and their count */
-    long host_n;
     int sm_count;
     /* copy ceilings measured so far, by byte count */
     struct { double r, w, gbps; int cand; } copies[256];
@@ -34,7 +32,6 @@ struct kb_timer {
     struct { int k, n, mnk[KB_GEMM_BENCH_SHAPES][3]; double tflops; } shapes[64];
     int nshapes;
     kb_gpu_info nvml; /* the device's, for the conditions of the samples */
-    kb_cond_acc cond;
 };
 
 #endif
