@@ -346,6 +346,7 @@ static void test_na_row(void **state)
     kb_report *rep = kb_report_open(NULL, path, kb_ops, kb_nops, NULL, 0, NULL, 1, err, sizeof err);
     assert_non_null(rep);
     kb_report_sweep(rep, "0123456789abcdef", 10, 2, 4, -1); /* shard 2 of 4 of a 10-case sweep */
+    kb_report_order(rep, "sequence");
     kb_report_skip(rep, 7);
     /* a skipped case is on disk at once, before the run ends (a --devices
      * worker's, before it says the case done: test_rows) */
@@ -360,6 +361,7 @@ static void test_na_row(void **state)
     assert_string_equal(jstr(kb, "sweep_id"), "0123456789abcdef");
     assert_true(cJSON_GetObjectItemCaseSensitive(kb, "sweep_cases")->valuedouble == 10);
     assert_string_equal(jstr(kb, "shard"), "2/4");
+    assert_string_equal(jstr(kb, "order"), "sequence");
     const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "results"), 0);
     assert_true(cJSON_GetObjectItemCaseSensitive(o, "case")->valuedouble == r.c->index);
     assert_string_equal(jstr(o, "verified"), "n/a");

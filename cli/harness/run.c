@@ -219,6 +219,7 @@ static int open_timer_report(run_state *R)
     }
     kb_report_sweep(R->rep, R->plan->sweep_id, R->plan->sweep_cases, R->plan->shard_k, R->plan->shard_n,
                     R->hooks ? R->hooks->worker : -1);
+    if (!R->info->check_mode) kb_report_order(R->rep, o->order);
     if (!o->quiet && (R->csv[0] || R->json[0]))
         printf("writing%s%s%s%s\n", R->csv[0] ? " " : "", R->csv, R->json[0] ? " " : "", R->json);
     kb_watch_files(R->csv, R->json);

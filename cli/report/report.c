@@ -322,6 +322,14 @@ void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int sh
     head_write(r);
 }
 
+void kb_report_order(kb_report *r, const char *order)
+{
+    cJSON *k = r && r->root ? cJSON_GetObjectItemCaseSensitive(r->root, "kbench") : NULL;
+    if (!k || !order || !order[0]) return;
+    cJSON_AddStringToObject(k, "order", order);
+    head_write(r);
+}
+
 const char *const kb_start_parts[KB_START_NPARTS] = {"device", "copy", "first_case", "ladders"};
 
 void kb_report_ladder_wait(kb_report *r, double seconds)

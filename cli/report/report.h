@@ -21,6 +21,8 @@ const char *kb_report_error(const kb_report *r); /* NULL while every write succe
  * sweep_cases and, for a shard (shard_n > 0), "shard": "K/N"; for a
  * --devices worker (worker >= 0), "worker": its GPU. */
 void kb_report_sweep(kb_report *r, const char *sweep_id, int sweep_cases, int shard_k, int shard_n, int worker);
+/* How a case's implementations were timed (--order: turns or sequence), in the JSON's head. */
+void kb_report_order(kb_report *r, const char *order);
 /* A case the run had no implementation to run for (--impl): its index into
  * the JSON's kbench.skipped_cases, so that kbench merge does not miss its rows. */
 int kb_report_skip(kb_report *r, int case_index); /* 0, or -1 (kb_report_error says why) */
