@@ -521,8 +521,8 @@ static int impl_close(run_state *R, case_state *K, pending *p, kb_impl_run *run,
         snprintf(row->error, sizeof row->error, "%.*s", (int)sizeof row->error - 1,
                  kb_last_error[0] ? kb_last_error : cudaGetErrorString(e));
         if (kb_cuda_sticky(e)) {
+            if (!R->fatal) snprintf(R->fatal_what, sizeof R->fatal_what, "%s: %s", what, row->error); /* the first */
             R->fatal = 1;
-            snprintf(R->fatal_what, sizeof R->fatal_what, "%s: %s", what, row->error);
         }
         R->exit_code = KB_EXIT_CUDA;
         cudaGetLastError();
@@ -620,7 +620,7 @@ static int turns_prepare(run_state *R, case_state *K, turn_slot *ts)
     const kb_op *op = K->c->op;
     inflight *f = K->f;
     int n = 0;
-    for (int ii = 0; ii < kb_op_nimpls(op); ii++) {
+    for (int ii = 0; ii < kb_op_nimpls(op) && !kb_stop_signal; ii++) {
         const kb_impl *impl = kb_op_impl(op, ii);
         if (!kb_impl_named(R->o->impl, impl)) continue;
         turn_slot *t = &ts[n];
@@ -659,15 +659,11 @@ static void turns_time(run_state *R, case_state *K, turn_slot *ts, int n)
         /* an input it writes in place restored after each of its batches: the next turn reads it as set up */
         t->x.after = t->run.ninplace ? presample_fn : NULL;
         nvtx_label(K, t->p->impl, &t->run, nv[m], sizeof nv[m]);
-        u[m] = (kb_turn){.fn = launch_fn, .ctx = &t->l, .label = nv[m], .st = &t->p->row.st, .x = &t->x};
+        u[m] = (kb_turn){.fn = launch_fn, .ctx = &t->l, .label = nv[m], .what = t->what, .st = &t->p->row.st, .x = &t->x};
         at[m++] = k;
     }
     if (m) {
-        char what[1600];
-        snprintf(what, sizeof what, "%d implementations in turns (--order turns) on %s %s", m, K->c->op->name,
-                 K->f->label);
-        kb_watch_arm(what, 2 * R->o->timeout + 60);
-        kb_time_turns(R->timer, u, m, R->o);
+        kb_time_turns(R->timer, u, m, R->o); /* the watchdog armed for each turn in its turn */
         kb_watch_disarm();
         for (int j = 0; j < m; j++) {
             turn_slot *t = &ts[at[j]];
@@ -682,16 +678,34 @@ static void turns_time(run_state *R, case_state *K, turn_slot *ts, int n)
 }
 
 /* Phase 2: each prepared implementation's verify run; an input it wrote in
- * place restored for the next one (its pristine copy, presample.h). */
+ * place restored for the next one (its pristine copy, presample.h). A lost
+ * context stops it: every other prepared row says so, and nothing is timed. */
 static void turns_verify(run_state *R, case_state *K, turn_slot *ts, int n)
 {
     for (int k = 0; k < n && !kb_stop_signal; k++) {
         turn_slot *t = &ts[k];
         if (t->state != TURN_PREPARED) continue;
+        const int e0 = t->e; /* prepare's, its message in t->err */
+        kb_last_error[0] = 0;
         t->e = impl_verify(R, K, t->p, &t->run, t->what, t->e);
-        if (!t->e && t->run.ninplace && !(t->e = kb_presample(&K->f->st, &t->run, R->stream)))
-            if ((t->e = cudaStreamSynchronize((cudaStream_t)R->stream))) kb_cuda_fail(t->e, "restoring an input", __FILE__, __LINE__);
-        if (t->e) snprintf(t->err, sizeof t->err, "%s", kb_last_error);
+        if (t->e && !e0) snprintf(t->err, sizeof t->err, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString(t->e));
+        kb_last_error[0] = 0;
+        if (t->e && kb_cuda_sticky(t->e)) {
+            for (int j = 0; j < n; j++)
+                if (j != k && ts[j].state == TURN_PREPARED && !ts[j].e) {
+                    ts[j].e = t->e;
+                    snprintf(ts[j].err, sizeof ts[j].err, "not timed: the GPU context was lost in %.200s's verify run",
+                             t->p->impl->name);
+                }
+            kb_watch_disarm();
+            return;
+        }
+        if (t->e) cudaGetLastError(); /* not the next one's */
+        if (t->run.ninplace && !e0) { /* restored whether or not its run succeeded */
+            int e = kb_presample(&K->f->st, &t->run, R->stream);
+            if (!e && (e = cudaStreamSynchronize((cudaStream_t)R->stream))) kb_cuda_fail(e, "restoring an input", __FILE__, __LINE__);
+            if (e && !t->e) t->e = e, snprintf(t->err, sizeof t->err, "%s", kb_last_error);
+        }
         kb_watch_disarm();
     }
 }
@@ -706,8 +720,9 @@ static int turns_close(run_state *R, case_state *K, turn_slot *t)
         kb_watch_arm(t->what, 2 * R->o->timeout + 60);
         return impl_close(R, K, t->p, &t->run, t->what, t->e);
     }
-    if (t->state == TURN_ISOLATED && R->fatal) { /* kbench's context lost in an earlier row */
-        snprintf(t->p->row.error, sizeof t->p->row.error, "not run: the GPU context was lost");
+    if (t->state == TURN_ISOLATED && R->fatal) { /* an earlier row of the case stopped the sweep */
+        snprintf(t->p->row.error, sizeof t->p->row.error, "not run: the sweep stops at this case (%.200s)",
+                 R->fatal_what[0] ? R->fatal_what : "an earlier row's error");
         t->p->e = 1;
     } else if (t->state == TURN_ISOLATED)
         run_isolated(R, K, t->ii, t->p);

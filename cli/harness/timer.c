@@ -240,6 +240,15 @@ static void turn_fail(kb_turn *u, int rc)
 {
     u->rc = rc;
     snprintf(u->error, sizeof u->error, "%s", kb_last_error[0] ? kb_last_error : cudaGetErrorString((cudaError_t)rc));
+    kb_last_error[0] = 0;
+    if (!kb_cuda_sticky(rc)) cudaGetLastError(); /* not the next turn's */
+}
+
+/* After a turn's warm-up or batch, with others' turns next (n > 1): its
+ * x->after (an input it writes in place restored). 0 or the CUDA error. */
+static int turn_after(kb_timer *t, const kb_turn *u, int n)
+{
+    return n > 1 && u->x && u->x->after ? u->x->after(u->ctx, t->stream) : 0;
 }
 
 int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
@@ -250,9 +259,13 @@ int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
     for (int i = 0; i < n; i++) turns[i].rc = 0, turns[i].error[0] = 0, turns[i].wall_s = 0;
     for (int i = 0; i < n && !lost; i++) {
         s[i].u = &turns[i];
+        if (turns[i].what) kb_watch_arm(turns[i].what, 2 * o->timeout + 60);
         if (n > 1) nvtxRangePushA(turns[i].label);
         const double w0 = kb_now_s();
-        const int rc = sampler_start(t, &s[i], o);
+        kb_last_error[0] = 0;
+        int rc = sampler_start(t, &s[i], o);
+        if (!rc) rc = turn_after(t, &turns[i], n);
+        else if (!kb_cuda_sticky(rc)) turn_after(t, &turns[i], n);
         turns[i].wall_s = kb_now_s() - w0;
         if (n > 1) nvtxRangePop();
         if (rc) turn_fail(&turns[i], rc), s[i].done = 1, lost = kb_cuda_sticky(rc) ? rc : 0;
@@ -263,19 +276,20 @@ int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
     while (live && !lost && !kb_stop_signal) /* a stop signal: the caller drops these rows */
         for (int i = 0; i < n && !lost && !kb_stop_signal; i++) {
             if (s[i].done) continue;
+            if (turns[i].what) kb_watch_arm(turns[i].what, 2 * o->timeout + 60);
             if (n > 1) nvtxRangePushA(turns[i].label);
             const double w0 = kb_now_s();
+            kb_last_error[0] = 0;
             int rc = sampler_step(t, &s[i], o);
             if (n > 1) nvtxRangePop();
-            const kb_time_extra *x = turns[i].x;
-            if (!rc && n > 1 && x && x->after && (rc = x->after(turns[i].ctx, t->stream)) && !s[i].done)
-                s[i].done = 1;
+            if (!rc && (rc = turn_after(t, &turns[i], n))) s[i].done = 1;
+            else if (rc && !kb_cuda_sticky(rc)) turn_after(t, &turns[i], n); /* it may have written in place */
             turns[i].wall_s += kb_now_s() - w0;
             if (rc) turn_fail(&turns[i], rc), lost = kb_cuda_sticky(rc) ? rc : 0;
             live -= s[i].done;
         }
     for (int i = 0; i < n; i++) {
-        if (lost && !turns[i].rc) { /* not measured: another turn lost the context */
+        if (lost && !turns[i].rc && !s[i].done) { /* not finished: another turn lost the context */
             turns[i].rc = lost;
             snprintf(turns[i].error, sizeof turns[i].error, "not measured: the context was lost in another "
                      "implementation's turn (%s)", cudaGetErrorString((cudaError_t)lost));

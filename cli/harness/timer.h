@@ -55,12 +55,15 @@ int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const cha
  * its own rule (kb_time's, its own sampled seconds against --timeout), so
  * that all of them see the same clocks and power rather than the last one
  * the hottest GPU. kb_time is one turn. Each turn's rc is 0 or its CUDA
- * error, the message in error; a lost context stops every turn (the rest
- * say so). The first non-zero rc, else 0. */
+ * error, the message in error; a lost context stops every turn (the
+ * unfinished ones say so; the finished keep their samples). With several
+ * turns, x->after runs after each one's warm-up and batches. The first
+ * non-zero rc, else 0. */
 typedef struct {
     kb_sample_fn fn;
     void *ctx;
     const char *label; /* its NVTX range (around each of its batches) */
+    const char *what;  /* the watchdog armed for it before each of its steps (kb_watch_arm); NULL: as armed */
     kb_stats *st;
     kb_time_extra *x; /* may be NULL */
     int rc;
