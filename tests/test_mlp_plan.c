@@ -788,8 +788,8 @@ static void test_down(void **state)
 
 /* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
  * at 257-352 tokens and hidden 4096-8191, after the swapped kernel at 257-400
- * tokens and hidden 4096-8191, and after a wgmma kernel at 768-1024 tokens
- * and hidden <= 1024, where it was measured ahead; cuBLAS's own pick
+ * tokens and hidden 4096-8191, and after a wgmma kernel at 768-1024 tokens,
+ * hidden <= 1024 and inter >= 11008, where it was measured ahead; cuBLAS's own pick
  * elsewhere; --down cublaslt after any 16-bit gate/up */
 static void test_down_lt(void **state)
 {
@@ -805,8 +805,9 @@ static void test_down_lt(void **state)
         {352, 4096, 14336, 2, 0}, {300, 6144, 28672, 2, 1}, {353, 6144, 28672, 2, 0}, {300, 8192, 28672, 2, 0},
         {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 1024, 11008, 2, 0},
         {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
-        /* after a wgmma kernel at 768-1024 tokens and hidden <= 1024 */
-        {768, 1024, 11008, 2, 1}, {1000, 1024, 11008, 1, 1}, {1024, 1024, 11008, 2, 1}, {900, 512, 4096, 1, 1},
+        /* after a wgmma kernel at 768-1024 tokens, hidden <= 1024 and inter >= 11008 (behind at 1000 x 1000 x 3000) */
+        {768, 1024, 11008, 2, 1}, {1000, 1024, 11008, 1, 1}, {1024, 1024, 11008, 2, 1}, {900, 512, 14336, 1, 1},
+        {1000, 1000, 3000, 2, 0}, {900, 512, 4096, 1, 0}, {1000, 1024, 11000, 2, 0},
         {767, 1024, 11008, 2, 0}, {1025, 1024, 11008, 2, 0}, {1536, 1024, 11008, 2, 0}, {512, 1024, 11008, 2, 0},
         {1000, 1032, 11008, 2, 0}, {1000, 4096, 11008, 2, 0}, {1000, 1024, 11008, 0, 0},
     };

@@ -100,8 +100,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
         "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191, after the swapped "
-        "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens "
-        "and hidden <= 1024: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
+        "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens, "
+        "hidden <= 1024 and inter >= 11008: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
         "fp32 partials reduced out of place); else cuBLAS's own pick",
         "the down GEMM alone, 300 x 4096 x 11008 bf16 (H100, 2026-11-27, flushed, median of 30): cuBLAS's pick, one "
         "split, 59.5 us; the heuristic's first split-K 2 algorithm 47.1. Whole MLP, graph, two runs in one call, "
@@ -122,7 +122,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "bf16, cublas -> cublaslt down, ms): 257x4096x11008 0.1373 / 0.1336 -> 0.1271 / 0.1296, 300 0.1477 / 0.1469 "
         "-> 0.1394 / 0.1422, 400 0.1971 / 0.1967 -> 0.1819 / 0.1870 (fp16 0.1953 / 0.1959 -> 0.1956 / 0.1951), "
         "300x4096x14336 0.2038 / 0.2018 -> 0.1874 / 0.1959; kept: 192x4096x14336 0.1433 / 0.1447 vs 0.1473 / 0.1461, "
-        "447x4096x11008 0.2009 / 0.2024 vs 0.2045 / 0.2066"},
+        "447x4096x11008 0.2009 / 0.2024 vs 0.2045 / 0.2066. Not below inter 11008 (2026-11-27, in turns, graph, two "
+        "runs, bf16): 1000x1000x3000 cublas -> cublaslt down 0.0514 / 0.0515 -> 0.0587 / 0.0588 after the tile, "
+        "0.0606 / 0.0612 -> 0.0676 / 0.0676 after the swapped kernel"},
     [KB_MLP_ROW_SWAP] = {
         "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0: the swapped kernel (G's and U's 128 rows "
         "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
@@ -480,14 +482,15 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
  * tokens (measured ends; level from 368) and hidden 4096-8191; after the
  * swapped kernel at 257-400 tokens and hidden 4096-8191 (measured ends: 192
  * and 447 level or behind); after a wgmma kernel at 768-1024 tokens (measured
- * ends: level at 640, behind at 1536) and hidden <= 1024 */
+ * ends: level at 640, behind at 1536), hidden <= 1024 and inter >= 11008
+ * (measured there; behind at 1000 x 1000 x 3000) */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
     const int mid = r->hidden >= 4096 && r->hidden < 8192;
     if (p->variant == KB_MLP_CUBLAS_CAT) return mid && r->tokens >= 257 && r->tokens <= 352;
     if (p->variant != KB_MLP_WGMMA) return 0;
     if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return 1;
-    return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024;
+    return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024 && r->inter >= 11008;
 }
 
 int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, kb_mlp_plan *p,
