@@ -144,16 +144,16 @@ static int cublas_mid(int M, int H, int N)
 }
 
 /* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
- * where it takes the case (129-1024 tokens, inter % 8 == 0, its rounds' work
- * a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
+ * where it takes the case (129-1024 tokens, inter % 8 == 0, hidden % 16 == 0
+ * from 513 tokens, its rounds' work a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
  * cluster tiles over 132 / cl clusters x 128 x 2 BN / BN's efficiency; the
  * swapped kernel's: rounds of 128 x bn tiles over 132 CTAs x 256 x bn / its
  * efficiency, the cheapest bn, the wider within 0.1%. */
 static int old_pick_bn(int M, int N, int BM, int CL, int sms);
 static long old_cluster_tiles(int M, int N, int BM, int BN, int CL);
-static int swap_bn(int M, int N)
+static int swap_bn(int M, int H, int N)
 {
-    if (M < 129 || M > 1024 || N % 8) return 0;
+    if (M < 129 || M > 1024 || N % 8 || (M > 512 && H % 16)) return 0;
     const int cl = M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1, bn = old_pick_bn(M, N, 128, cl, 132);
     const double weff = bn == 128 ? 1.0 : bn == 112 ? 0.99 : bn == 96 ? 0.98 : 0.955;
     const long clusters = 132 / cl;
@@ -183,8 +183,8 @@ static void expect_swap(const kb_mlp_plan *p, int bn, const char *what)
 static void expect_h100(const kb_mlp_plan *p, int M, int H, int N, int wg, int bn, int cl, const char *what)
 {
     if (!cublas_mid(M, H, N)) {
-        if (swap_bn(M, N)) {
-            expect_swap(p, swap_bn(M, N), what);
+        if (swap_bn(M, H, N)) {
+            expect_swap(p, swap_bn(M, H, N), what);
             assert_true(HAS(*p, KB_MLP_ROW_SWAP));
         } else {
             expect_wgmma(p, wg, bn, cl, what);
@@ -365,7 +365,7 @@ static void test_h100_old_code(void **state)
             assert_int_equal(p.grid, cl * (tiles < clusters ? tiles : clusters));
             /* swap auto: the swapped kernel where the SWAP row (written out above) takes it */
             p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_WGMMA));
-            const int sb = swap_bn(M, inters[i]);
+            const int sb = swap_bn(M, 4096, inters[i]);
             if (sb) {
                 expect_swap(&p, sb, what);
                 const long st = (long)(inters[i] + 127) / 128 * ((M + sb - 1) / sb);
@@ -375,6 +375,33 @@ static void test_h100_old_code(void **state)
                 expect_wgmma(&p, wg, bn, cl, what);
             }
         }
+}
+
+/* KB_MLP_ROW_SWAP on rows of x, G and U that end 16 bytes past a 32-byte
+ * sector (hidden % 16 == 8): the swapped kernel up to 512 tokens, the tile
+ * from 513 (measured: 1000 x 4104 x 11008 and 1000 x 1000 x 3000, the tile
+ * ahead; 300 x 1000 x 3000, the swapped kernel ahead) */
+static void test_swap_sector(void **state)
+{
+    (void)state;
+    static const struct {
+        int tokens, hidden, inter, swap;
+    } cases[] = {
+        {1000, 4104, 11008, 0}, {1000, 4104, 11000, 0}, {1000, 1000, 3000, 0}, {513, 4104, 11008, 0},
+        {300, 1000, 3000, 1},   {300, 4104, 11000, 1},  {300, 1000, 11008, 1}, {1000, 4112, 11008, 1},
+        {1000, 4096, 11008, 1}, {1000, 1024, 11008, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, 2, KB_MLP_WGMMA));
+        if (p.swap != cases[i].swap || (int)HAS(p, KB_MLP_ROW_SWAP) != cases[i].swap)
+            fail_msg("%dx%dx%d: swap %d rows 0x%x, expected %d", cases[i].tokens, cases[i].hidden, cases[i].inter, p.swap,
+                     p.rows, cases[i].swap);
+        if (!cases[i].swap) assert_int_equal(p.variant, KB_MLP_WGMMA); /* the tile */
+    }
+    /* swap=on still runs it there */
+    kb_mlp_req r = req(1000, 4104, 11008, 2, KB_MLP_WGMMA);
+    r.swap = 2;
+    assert_int_equal(plan_ok("h100", r).swap, 1);
 }
 
 /* ---- other devices, dtypes, odd shapes ----------------------------------------------- */
@@ -901,6 +928,7 @@ int main(void)
         cmocka_unit_test(test_occupancy),
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_down_lt),
+        cmocka_unit_test(test_swap_sector),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -126,7 +126,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "runs, bf16): 1000x1000x3000 cublas -> cublaslt down 0.0514 / 0.0515 -> 0.0587 / 0.0588 after the tile, "
         "0.0606 / 0.0612 -> 0.0676 / 0.0676 after the swapped kernel"},
     [KB_MLP_ROW_SWAP] = {
-        "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0: the swapped kernel (G's and U's 128 rows "
+        "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 from 513 tokens: the swapped kernel (G's and U's 128 rows "
         "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
         "0.98, 0.96 for 128, 112, 104, 96, 80) where its rounds' work a CTA is no more than the planned tile's "
         "(rounds x 128 rows x 2 BN / BN_WAVE's efficiency)",
@@ -137,7 +137,11 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "0.1113 / 0.1108 -> 0.1062 / 0.1067. Kept where the model says the tile: bf16 352x4096x14336 0.2143 / 0.2135 "
         "vs 0.2240 / 0.2312, 383 0.2123 / 0.2238 vs 0.2344 / 0.2381; and from 1536 tokens (clusters of 2): "
         "2048x1024x11008 0.2069 / 0.2075 vs 0.2236 / 0.2201, 2048x4096x11008 0.7972 / 0.8030 vs 0.8179 / 0.8563. The "
-        "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%"},
+        "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%. On rows 16 bytes past a "
+        "32-byte sector (hidden % 16 == 8; 2026-11-27, in turns, two runs, bf16, swapped vs tile): 1000x4104x11008 "
+        "0.5931-0.6015 vs 0.4380 / 0.4398 (cublas_cat 0.4471 / 0.4501; 4112, 4128, 4160 the swapped kernel ahead), "
+        "1000x1000x3000 0.0606 / 0.0612 vs 0.0515 / 0.0514; held at 300x1000x3000 0.0317 / 0.0302 vs 0.0327 / 0.0326. "
+        "Between 300 and 1000 not measured: the tile from 513, where its last m-block wastes at most a quarter"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -328,10 +332,13 @@ static int cublas_mid(const kb_mlp_req *r)
 /* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
  * more than the planned tile's (rounds of cluster tiles x 128 rows x 2 BN /
  * BN_WAVE's efficiency), at 129-1024 tokens (measured; from 1536 the tile in
- * clusters of 2 was level or ahead) and inter % 8 == 0 (h by TMA). */
+ * clusters of 2 was level or ahead) and inter % 8 == 0 (h by TMA); from 513
+ * tokens only where hidden % 16 == 0 (16-bit rows of x, G and U whole 32-byte
+ * sectors: on rows 16 bytes past one the tile was ahead at 1000 tokens). */
 static int swap_wins(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, const kb_mlp_plan *p)
 {
     if (p->wg != 2 || r->tokens < 129 || r->tokens > 1024 || r->inter % 8) return 0;
+    if (r->tokens > 512 && r->hidden % 16) return 0;
     double eff = 1;
     for (int i = 0; i < 4; i++)
         if (wave_bns[i] == p->bn) eff = wave_eff[i];
