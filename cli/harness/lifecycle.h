@@ -1,5 +1,5 @@
 /* A case's state and one implementation's run of it, from start to end, as
- * kbench's process (run.c) and a plugin helper (helper.c) both do it
+ * kbench's process (impl.c, turns.c) and a plugin helper (helper.c) both do it
  * (lifecycle.c). */
 #ifndef KB_HARNESS_LIFECYCLE_H
 #define KB_HARNESS_LIFECYCLE_H

@@ -1,4 +1,4 @@
-/* A case's rows (rows.c, for run.c): each implementation's verify run
+/* A case's rows (rows.c, for run.c, impl.c, turns.c): each implementation's verify run
  * (poisoned outputs, kept on the host), the rows pending until the case's
  * reference is done, then compared, counted and written in case order. */
 #ifndef KB_ROWS_H

@@ -251,6 +251,27 @@ static int turn_after(kb_timer *t, const kb_turn *u, int n)
     return n > 1 && u->x && u->x->after ? u->x->after(u->ctx, t->stream) : 0;
 }
 
+/* Turn s's start (warm-up) or next batch, with what goes around either:
+ * the watchdog armed for it, its NVTX range, kb_last_error clean, its
+ * after-hook (after a failed step too, unless the context is lost: it may
+ * have written in place), its wall time; an error kept in the turn (s done).
+ * 0 or the CUDA error. */
+static int turn_step(kb_timer *t, sampler *s, int n, const kb_opts *o, int start)
+{
+    kb_turn *u = s->u;
+    if (u->what) kb_watch_arm(u->what, 2 * o->timeout + 60);
+    if (n > 1) nvtxRangePushA(u->label);
+    const double w0 = kb_now_s();
+    kb_last_error[0] = 0;
+    int rc = start ? sampler_start(t, s, o) : sampler_step(t, s, o);
+    if (n > 1) nvtxRangePop();
+    if (!rc) rc = turn_after(t, u, n);
+    else if (!kb_cuda_sticky(rc)) turn_after(t, u, n);
+    u->wall_s += kb_now_s() - w0;
+    if (rc) turn_fail(u, rc), s->done = 1;
+    return rc;
+}
+
 int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
 {
     sampler *s = calloc((size_t)n, sizeof *s);
@@ -259,16 +280,8 @@ int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
     for (int i = 0; i < n; i++) turns[i].rc = 0, turns[i].error[0] = 0, turns[i].wall_s = 0;
     for (int i = 0; i < n && !lost; i++) {
         s[i].u = &turns[i];
-        if (turns[i].what) kb_watch_arm(turns[i].what, 2 * o->timeout + 60);
-        if (n > 1) nvtxRangePushA(turns[i].label);
-        const double w0 = kb_now_s();
-        kb_last_error[0] = 0;
-        int rc = sampler_start(t, &s[i], o);
-        if (!rc) rc = turn_after(t, &turns[i], n);
-        else if (!kb_cuda_sticky(rc)) turn_after(t, &turns[i], n);
-        turns[i].wall_s = kb_now_s() - w0;
-        if (n > 1) nvtxRangePop();
-        if (rc) turn_fail(&turns[i], rc), s[i].done = 1, lost = kb_cuda_sticky(rc) ? rc : 0;
+        const int rc = turn_step(t, &s[i], n, o, 1);
+        if (rc) lost = kb_cuda_sticky(rc) ? rc : 0;
         else live++;
     }
     kb_watch_kick();
@@ -276,16 +289,8 @@ int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
     while (live && !lost && !kb_stop_signal) /* a stop signal: the caller drops these rows */
         for (int i = 0; i < n && !lost && !kb_stop_signal; i++) {
             if (s[i].done) continue;
-            if (turns[i].what) kb_watch_arm(turns[i].what, 2 * o->timeout + 60);
-            if (n > 1) nvtxRangePushA(turns[i].label);
-            const double w0 = kb_now_s();
-            kb_last_error[0] = 0;
-            int rc = sampler_step(t, &s[i], o);
-            if (n > 1) nvtxRangePop();
-            if (!rc && (rc = turn_after(t, &turns[i], n))) s[i].done = 1;
-            else if (rc && !kb_cuda_sticky(rc)) turn_after(t, &turns[i], n); /* it may have written in place */
-            turns[i].wall_s += kb_now_s() - w0;
-            if (rc) turn_fail(&turns[i], rc), lost = kb_cuda_sticky(rc) ? rc : 0;
+            const int rc = turn_step(t, &s[i], n, o, 0);
+            if (rc) lost = kb_cuda_sticky(rc) ? rc : 0;
             live -= s[i].done;
         }
     for (int i = 0; i < n; i++) {
