@@ -143,9 +143,19 @@ static int cublas_mid(int M, int H, int N)
     return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) || (N >= 28672 && M >= 257 && M <= 383);
 }
 
+/* KB_MLP_ROW_SECTOR's cublas_cat boxes on rows 16 bytes past a 32-byte
+ * sector (hidden % 16 == 8), written out apart from plan.c: 128-384 tokens
+ * from hidden 4096, 576-640, 641-768 below 4096, 1000-1536 */
+static int sector_cat(int M, int H)
+{
+    if (H % 16 != 8) return 0;
+    return (H >= 4096 && M >= 128 && M <= 384) || (M >= 576 && M <= 640) || (H < 4096 && M >= 641 && M <= 768) ||
+           (M >= 1000 && M <= 1536);
+}
+
 /* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
- * where it takes the case (129-1024 tokens, inter % 8 == 0, hidden % 16 == 0
- * from 513 tokens, its rounds' work a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
+ * where it takes the case (129-1024 tokens, inter % 8 == 0, hidden % 16 == 0,
+ * its rounds' work a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
  * cluster tiles over 132 / cl clusters x 128 x 2 BN / BN's efficiency; the
  * swapped kernel's: rounds of 128 x bn tiles over 132 CTAs x 256 x bn / its
  * efficiency, the cheapest bn, the wider within 0.1%. */
@@ -153,7 +163,7 @@ static int old_pick_bn(int M, int N, int BM, int CL, int sms);
 static long old_cluster_tiles(int M, int N, int BM, int BN, int CL);
 static int swap_bn(int M, int H, int N)
 {
-    if (M < 129 || M > 1024 || N % 8 || (M > 512 && H % 16)) return 0;
+    if (M < 129 || M > 1024 || N % 8 || H % 16) return 0;
     const int cl = M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1, bn = old_pick_bn(M, N, 128, cl, 132);
     const double weff = bn == 128 ? 1.0 : bn == 112 ? 0.99 : bn == 96 ? 0.98 : 0.955;
     const long clusters = 132 / cl;
@@ -377,31 +387,70 @@ static void test_h100_old_code(void **state)
         }
 }
 
-/* KB_MLP_ROW_SWAP on rows of x, G and U that end 16 bytes past a 32-byte
- * sector (hidden % 16 == 8): the swapped kernel up to 512 tokens, the tile
- * from 513 (measured: 1000 x 4104 x 11008 and 1000 x 1000 x 3000, the tile
- * ahead; 300 x 1000 x 3000, the swapped kernel ahead) */
-static void test_swap_sector(void **state)
+/* KB_MLP_ROW_SECTOR on rows of x, G and U that end 16 bytes past a 32-byte
+ * sector (hidden % 16 == 8): fused_wgmma never the swapped kernel, clusters
+ * of 2 over 128 tokens at any count of m-blocks; fused on cublas_cat's path
+ * in the measured boxes (sector_cat), the tile in clusters of 2 between them
+ * (448, 896, 2048 measured ahead); whole-sector rows (4096, 4112) untouched. */
+static void test_sector(void **state)
 {
     (void)state;
+    static const int hs[] = {4104, 1000, 8200, 2056}, ms[] = {64, 127, 128, 129, 200, 300, 384, 385, 448, 513, 575, 576,
+                                                            640, 641, 768, 769, 896, 999, 1000, 1536, 1537, 2048, 4096};
+    for (int dt = 1; dt <= 2; dt++)
+        for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
+            for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++) {
+                const int M = ms[m], H = hs[h], N = H == 1000 ? 3000 : 11000;
+                char what[64];
+                snprintf(what, sizeof what, "dtype %d %dx%dx%d", dt, M, H, N);
+                const kb_mlp_plan w = plan_ok("h100", req(M, H, N, dt, KB_MLP_WGMMA));
+                if (w.swap || HAS(w, KB_MLP_ROW_SWAP)) fail_msg("%s: the swapped kernel on a sector-misaligned row", what);
+                assert_int_equal(w.wg, M <= 64 ? 1 : 2);
+                assert_int_equal(w.cl, M > 128 ? 2 : 1);
+                assert_int_equal(HAS(w, KB_MLP_ROW_SECTOR), M > 128);
+                assert_int_equal(w.dyn, 0 + (M > 64 && M <= 128)); /* clusters of 1 with two warpgroups: dynamic */
+                const kb_mlp_plan f = plan_ok("h100", req(M, H, N, dt, KB_MLP_AUTO));
+                const int cat = cublas_mid(M, H, N) || sector_cat(M, H);
+                if ((f.variant == KB_MLP_CUBLAS_CAT) != cat)
+                    fail_msg("%s: fused variant %d, expected %s", what, f.variant, cat ? "cublas_cat's path" : "the tile");
+                if (cat && !cublas_mid(M, H, N)) assert_true(HAS(f, KB_MLP_ROW_SECTOR));
+                if (!cat) assert_int_equal(f.cl, w.cl);
+            }
+    /* the boxes' ends as measured, by hand */
+    char buf[96];
+    kb_mlp_plan c = plan_ok("h100", req(128, 4104, 11000, 2, KB_MLP_AUTO));
+    assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
+    kb_mlp_plan_describe(&c, buf, sizeof buf);
+    assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
+    c = plan_ok("h100", req(129, 4104, 11000, 2, KB_MLP_AUTO)); /* CUBLAS_MID's box too: its reason */
+    kb_mlp_plan_describe(&c, buf, sizeof buf);
+    assert_string_equal(buf, "cublas_cat (planner: short last m-block)");
+    assert_int_equal(plan_ok("h100", req(448, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(300, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(768, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+    assert_int_equal(plan_ok("h100", req(768, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(896, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(64, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    /* whole-sector rows keep the swapped kernel and the CLUSTER row's parity */
     static const struct {
-        int tokens, hidden, inter, swap;
-    } cases[] = {
-        {1000, 4104, 11008, 0}, {1000, 4104, 11000, 0}, {1000, 1000, 3000, 0}, {513, 4104, 11008, 0},
-        {300, 1000, 3000, 1},   {300, 4104, 11000, 1},  {300, 1000, 11008, 1}, {1000, 4112, 11008, 1},
-        {1000, 4096, 11008, 1}, {1000, 1024, 11008, 1},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, 2, KB_MLP_WGMMA));
-        if (p.swap != cases[i].swap || (int)HAS(p, KB_MLP_ROW_SWAP) != cases[i].swap)
-            fail_msg("%dx%dx%d: swap %d rows 0x%x, expected %d", cases[i].tokens, cases[i].hidden, cases[i].inter, p.swap,
-                     p.rows, cases[i].swap);
-        if (!cases[i].swap) assert_int_equal(p.variant, KB_MLP_WGMMA); /* the tile */
+        int tokens, hidden, inter;
+    } whole[] = {{1000, 4112, 11008}, {1000, 4096, 11008}, {300, 1024, 11008}, {300, 4096, 11008}};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        const kb_mlp_plan p = plan_ok("h100", req(whole[i].tokens, whole[i].hidden, whole[i].inter, 2, KB_MLP_WGMMA));
+        assert_true(p.swap && HAS(p, KB_MLP_ROW_SWAP));
+        assert_false(HAS(p, KB_MLP_ROW_SECTOR));
     }
-    /* swap=on still runs it there */
+    assert_int_equal(plan_ok("h100", unswapped(req(300, 4096, 11008, 2, KB_MLP_WGMMA))).cl, 1); /* 3 m-blocks */
+    /* a fixed tunable is the user's: swap=on and cluster=1 still run there */
     kb_mlp_req r = req(1000, 4104, 11008, 2, KB_MLP_WGMMA);
     r.swap = 2;
     assert_int_equal(plan_ok("h100", r).swap, 1);
+    r = req(576, 4104, 11000, 2, KB_MLP_AUTO);
+    r.cluster = 1;
+    const kb_mlp_plan c1 = plan_ok("h100", r);
+    assert_int_equal(c1.variant, KB_MLP_WGMMA);
+    assert_int_equal(c1.cl, 1);
+    assert_false(HAS(c1, KB_MLP_ROW_SECTOR));
 }
 
 /* ---- other devices, dtypes, odd shapes ----------------------------------------------- */
@@ -420,7 +469,7 @@ static void test_variants(void **state)
                     const int N = s < NSHAPE ? shapes[s][1] : odd[s - NSHAPE][1];
                     kb_mlp_plan p = plan_ok(devs[d], req(toks[t], H, N, dt, KB_MLP_AUTO));
                     kb_mlp_variant want = dt == 0 ? KB_MLP_F32 : d == 0 && H % 8 == 0 ? KB_MLP_WGMMA : KB_MLP_MMA;
-                    if (want == KB_MLP_WGMMA && cublas_mid(toks[t], H, N)) want = KB_MLP_CUBLAS_CAT;
+                    if (want == KB_MLP_WGMMA && (cublas_mid(toks[t], H, N) || sector_cat(toks[t], H))) want = KB_MLP_CUBLAS_CAT;
                     if (p.variant != want)
                         fail_msg("%s dtype %d %dx%dx%d: variant %d, expected %d", devs[d], dt, toks[t], H, N, p.variant, want);
                     if (want == KB_MLP_MMA) {
@@ -906,6 +955,7 @@ static void test_rows(void **state)
                 seen |= plan_ok(devs[d], req(toks[t], 1024, 11008, dt, KB_MLP_AUTO)).rows;
                 seen |= plan_ok(devs[d], req(toks[t], 1001, 11008, dt, KB_MLP_AUTO)).rows;
                 seen |= plan_ok(devs[d], req(toks[t], 4096, 11008, dt, KB_MLP_AUTO)).rows;
+                seen |= plan_ok(devs[d], req(toks[t], 4104, 11000, dt, KB_MLP_AUTO)).rows;
             }
     kb_mlp_plan p;
     char why[128];
@@ -928,7 +978,7 @@ int main(void)
         cmocka_unit_test(test_occupancy),
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_down_lt),
-        cmocka_unit_test(test_swap_sector),
+        cmocka_unit_test(test_sector),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

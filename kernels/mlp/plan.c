@@ -39,8 +39,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "16x8192x28672 0.4841 / 0.4847 -> 0.4788 / 0.4770 (BN 64: 172 tiles at x 11008, the last 40 CTAs a second "
         "round alone)"},
     [KB_MLP_ROW_CLUSTER] = {
-        "two warpgroups, tokens > 128 and an even number of 128-row m-blocks: clusters of 2 (each CTA loads G's or "
-        "U's tile and multicasts it to both); else clusters of 1",
+        "two warpgroups, tokens > 128 and an even number of 128-row m-blocks (any number on rows past a sector: the "
+        "SECTOR row): clusters of 2 (each CTA loads G's or U's tile and multicasts it to both); else clusters of 1",
         "2048x1024x11008: clusters of 2 0.2246 / 0.2251 ms vs 1 0.234-0.235 (multicast worth 2-6%); an odd count "
         "leaves one CTA a tile wholly past the last token, not verified as a default"},
     [KB_MLP_ROW_BN_WAVE] = {
@@ -99,7 +99,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
-        "fused on cublas_cat's path (the CUBLAS_MID row) at 257-352 tokens and hidden 4096-8191, after the swapped "
+        "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-8191, after the swapped "
         "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens, "
         "hidden <= 1024 and inter >= 11008: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
         "fp32 partials reduced out of place); else cuBLAS's own pick",
@@ -124,9 +124,11 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "300x4096x14336 0.2038 / 0.2018 -> 0.1874 / 0.1959; kept: 192x4096x14336 0.1433 / 0.1447 vs 0.1473 / 0.1461, "
         "447x4096x11008 0.2009 / 0.2024 vs 0.2045 / 0.2066. Not below inter 11008 (2026-11-27, in turns, graph, two "
         "runs, bf16): 1000x1000x3000 cublas -> cublaslt down 0.0514 / 0.0515 -> 0.0587 / 0.0588 after the tile, "
-        "0.0606 / 0.0612 -> 0.0676 / 0.0676 after the swapped kernel"},
+        "0.0606 / 0.0612 -> 0.0676 / 0.0676 after the swapped kernel. On the SECTOR row's cublas_cat path (in turns, "
+        "two runs): 300x4104x11000 cublas_cat 0.2131 / 0.2084 vs fused 0.2027 / 0.2010 (fp16 0.2116 / 0.2100 vs 0.2019 / "
+        "0.2016)"},
     [KB_MLP_ROW_SWAP] = {
-        "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 from 513 tokens: the swapped kernel (G's and U's 128 rows "
+        "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 (the SECTOR row): the swapped kernel (G's and U's 128 rows "
         "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
         "0.98, 0.96 for 128, 112, 104, 96, 80) where its rounds' work a CTA is no more than the planned tile's "
         "(rounds x 128 rows x 2 BN / BN_WAVE's efficiency)",
@@ -137,11 +139,28 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "0.1113 / 0.1108 -> 0.1062 / 0.1067. Kept where the model says the tile: bf16 352x4096x14336 0.2143 / 0.2135 "
         "vs 0.2240 / 0.2312, 383 0.2123 / 0.2238 vs 0.2344 / 0.2381; and from 1536 tokens (clusters of 2): "
         "2048x1024x11008 0.2069 / 0.2075 vs 0.2236 / 0.2201, 2048x4096x11008 0.7972 / 0.8030 vs 0.8179 / 0.8563. The "
-        "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%. On rows 16 bytes past a "
-        "32-byte sector (hidden % 16 == 8; 2026-11-27, in turns, two runs, bf16, swapped vs tile): 1000x4104x11008 "
-        "0.5931-0.6015 vs 0.4380 / 0.4398 (cublas_cat 0.4471 / 0.4501; 4112, 4128, 4160 the swapped kernel ahead), "
-        "1000x1000x3000 0.0606 / 0.0612 vs 0.0515 / 0.0514; held at 300x1000x3000 0.0317 / 0.0302 vs 0.0327 / 0.0326. "
-        "Between 300 and 1000 not measured: the tile from 513, where its last m-block wastes at most a quarter"},
+        "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%. Not on rows 16 bytes "
+        "past a 32-byte sector: the SECTOR row"},
+    [KB_MLP_ROW_SECTOR] = {
+        "16-bit rows of x, G and U that end 16 bytes past a 32-byte sector (hidden % 16 == 8), two warpgroups, no "
+        "tunable fixed, over 128 tokens: clusters of 2 at any count of m-blocks (the CLUSTER row's odd counts too), "
+        "never the swapped kernel; fused: cublas_cat's path at 128-384 tokens from hidden 4096, 576-640, 641-768 "
+        "below hidden 4096, and 1000-1536 (each end a measured point)",
+        "H100, 2026-11-27, in turns, events, two runs in one call, bf16, ms. Clusters of 1 -> 2 (the tile, static), x "
+        "4104 x 11000: 576 0.4163 / 0.4138 -> 0.3431 / 0.3410, 640 0.4327 / 0.4273 -> 0.3562 / 0.3503, 896 0.5610 / "
+        "0.5660 -> 0.4724 / 0.4695, 1000 0.6442 / 0.6436 -> 0.4774 / 0.4898 (x 1000 x 3000 896 0.0593 / 0.0593 -> "
+        "0.0510 / 0.0508; 576 and 640 level). The swapped kernel against the tile in clusters of 2: x 4104 200 "
+        "0.2184 / 0.2191 vs 0.1615 / 0.1608, 448 0.3986 / 0.3994 vs 0.2707 / 0.2651 (300 0.2349 / 0.2358 vs 0.2400 / "
+        "0.2401); x 1000 384 0.0376 / 0.0373 vs 0.0349 / 0.0348, 1000x4104x11008 (an earlier call) 0.5931-0.6015 vs "
+        "0.4380 / 0.4398. cublas_cat against the tile: x 4104 128 0.1343 / 0.1354 vs 0.1390 / 0.1385 (clusters of "
+        "1), 200 0.1449 / 0.1455 vs 0.1615 / 0.1608, 384 0.2258 / 0.2228 vs 0.2547 / 0.2547, 576 0.2791 / 0.2812 vs "
+        "0.3431 / 0.3410, 640 0.3382 / 0.3387 vs 0.3562 / 0.3503, 1000 0.4729 / 0.4704 vs 0.4774 / 0.4898, 1536 "
+        "0.7247 / 0.7271 vs 0.7426 / 0.7393; x 1000 576 0.0396 / 0.0411 vs 0.0455 / 0.0450, 768 0.0478 / 0.0451 vs "
+        "0.0503 / 0.0501, 1000 0.0502 / 0.0519 vs 0.0541 / 0.0537, 1536 0.0664 / 0.0671 vs 0.0699 / 0.0696. The tile "
+        "kept: 64 tokens (x 4104 0.1114 / 0.1095 vs cublas_cat 0.1192 / 0.1202), 448 (0.2707 / 0.2651 vs 0.2783 / "
+        "0.2795), 768 at 4104 (level, 0.3697 / 0.3678 vs 0.3737 / 0.3670), 896 (0.4724 / 0.4695 vs 0.5094 / 0.5078; x "
+        "1000 0.0510 / 0.0508 vs 0.0539 / 0.0526), 2048 (0.9601 / 0.9578 vs 0.9830 / 0.9674) and 4096; at hidden "
+        "1000 300-448 (300 0.0314 / 0.0308 vs 0.0335 / 0.0344, 448 0.0332 / 0.0337 vs 0.0407 / 0.0393)"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -329,16 +348,36 @@ static int cublas_mid(const kb_mlp_req *r)
     return 0;
 }
 
+/* KB_MLP_ROW_SECTOR: 16-bit rows of x, G and U that end 16 bytes past a
+ * 32-byte sector (hidden % 8 == 0 for TMA, hidden % 16 == 8): every other
+ * row's 128-byte box spans two L2 lines, and the kernels that read the most
+ * per multiply-add (clusters of 1, the swapped kernel) lost the most. */
+static int sector(const kb_mlp_req *r)
+{
+    return r->hidden % 16 != 0;
+}
+
+/* KB_MLP_ROW_SECTOR's cublas_cat boxes: tokens lo-hi at hidden lo-hi, each
+ * end a measured point (x 4104 x 11000 and x 1000 x 3000) */
+static int sector_cat(const kb_mlp_req *r)
+{
+    static const int boxes[][4] = {
+        {128, 384, 4096, 1 << 30}, {576, 640, 0, 1 << 30}, {641, 768, 0, 4095}, {1000, 1536, 0, 1 << 30}};
+    if (!sector(r)) return 0;
+    for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
+        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->hidden >= boxes[i][2] && r->hidden <= boxes[i][3])
+            return 1;
+    return 0;
+}
+
 /* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
  * more than the planned tile's (rounds of cluster tiles x 128 rows x 2 BN /
  * BN_WAVE's efficiency), at 129-1024 tokens (measured; from 1536 the tile in
- * clusters of 2 was level or ahead) and inter % 8 == 0 (h by TMA); from 513
- * tokens only where hidden % 16 == 0 (16-bit rows of x, G and U whole 32-byte
- * sectors: on rows 16 bytes past one the tile was ahead at 1000 tokens). */
+ * clusters of 2 was level or ahead) and inter % 8 == 0 (h by TMA); never on
+ * rows 16 bytes past a sector (SECTOR). */
 static int swap_wins(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, const kb_mlp_plan *p)
 {
-    if (p->wg != 2 || r->tokens < 129 || r->tokens > 1024 || r->inter % 8) return 0;
-    if (r->tokens > 512 && r->hidden % 16) return 0;
+    if (p->wg != 2 || r->tokens < 129 || r->tokens > 1024 || r->inter % 8 || sector(r)) return 0;
     double eff = 1;
     for (int i = 0; i < 4; i++)
         if (wave_bns[i] == p->bn) eff = wave_eff[i];
@@ -376,7 +415,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
         }
     } else {
         if (!cl) {
-            cl = M > 128 && (M + 127) / 128 % 2 == 0 ? 2 : 1;
+            cl = M > 128 && ((M + 127) / 128 % 2 == 0 || sector(r)) ? 2 : 1;
             p->rows |= 1u << KB_MLP_ROW_CLUSTER;
         }
         if (!bn) {
@@ -409,7 +448,9 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     }
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
-    if (!r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched && swap_wins(r, d, occ, ctx, p)) {
+    const int planned = !r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched;
+    if (planned && wg == 2 && M > 128 && sector(r)) p->rows |= 1u << KB_MLP_ROW_SECTOR;
+    if (planned && swap_wins(r, d, occ, ctx, p)) {
         kb_mlp_plan q;
         memset(&q, 0, sizeof q);
         q.rows = p->rows & ~KB_MLP_TILE_ROWS;
@@ -462,10 +503,10 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
-            if (rc == 0 && !forced && cublas_mid(r)) {
+            if (rc == 0 && !forced && (cublas_mid(r) || sector_cat(r))) {
                 memset(p, 0, sizeof *p);
                 p->variant = KB_MLP_CUBLAS_CAT;
-                p->rows = rows | 1u << KB_MLP_ROW_CUBLAS_MID;
+                p->rows = rows | 1u << (cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : KB_MLP_ROW_SECTOR);
                 return 0;
             }
             if (rc == 0) return 0;
@@ -551,7 +592,10 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
         break;
     case KB_MLP_MMA: snprintf(buf, n, "fused_mma %s", p->vec ? "vec" : "scalar"); break;
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;
-    case KB_MLP_CUBLAS_CAT: snprintf(buf, n, "cublas_cat (planner: short last m-block)"); break;
+    case KB_MLP_CUBLAS_CAT:
+        snprintf(buf, n, "cublas_cat (planner: %s)",
+                 p->rows >> KB_MLP_ROW_SECTOR & 1u ? "rows past a 32-byte sector" : "short last m-block");
+        break;
     default: snprintf(buf, n, "fused (not planned)"); break;
     }
 }

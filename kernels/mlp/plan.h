@@ -71,7 +71,7 @@ typedef enum {
     KB_MLP_ROW_OCCUPANCY,   /* the wgmma kernel fits nowhere -> mma */
     KB_MLP_ROW_WARPGROUPS,  /* tokens <= 64 -> 1 warpgroup (BM 64), else 2 (BM 128) */
     KB_MLP_ROW_WG1_BN,      /* 1 warpgroup -> BN by rounds, as BN_WAVE */
-    KB_MLP_ROW_CLUSTER,     /* 2 warpgroups, > 128 tokens, even m-blocks -> clusters of 2 */
+    KB_MLP_ROW_CLUSTER,     /* 2 warpgroups, > 128 tokens, even m-blocks (any count: SECTOR) -> clusters of 2 */
     KB_MLP_ROW_BN_WAVE,     /* 2 warpgroups -> BN by the wave model */
     KB_MLP_ROW_STAGES,      /* the ring: up to 220 KiB */
     KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
@@ -83,6 +83,9 @@ typedef enum {
     KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-8191, swapped 257-400 x 4096-8191, wgmma 768-1024 x <= 1024 x >= 11008
                              * -> cuBLASLt split-K 2 down */
     KB_MLP_ROW_SWAP,        /* 129-1024 tokens, inter % 8 == 0, its rounds no more work than the tile's -> swapped kernel */
+    KB_MLP_ROW_SECTOR,      /* rows 16 bytes past a 32-byte sector (hidden % 16 == 8), > 128 tokens -> clusters of 2, no
+                             * swapped kernel; fused: cublas_cat's path at 128-384 (hidden >= 4096), 576-640, 641-768
+                             * (hidden < 4096) and 1000-1536 tokens */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
@@ -144,7 +147,8 @@ int kb_mlp_swap_model(const kb_devattr *d, int bn);
 
 /* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
  * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM), or
- * "cublas_cat (planner: short last m-block)". */
+ * "cublas_cat (planner: short last m-block)" (or "rows past a 32-byte
+ * sector", the SECTOR row's). */
 void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n);
 
 #ifdef __cplusplus
