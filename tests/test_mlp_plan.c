@@ -145,12 +145,13 @@ static int cublas_mid(int M, int H, int N)
 
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes on rows 16 bytes past a 32-byte
  * sector (hidden % 16 == 8), written out apart from plan.c: 128-384 tokens
- * from hidden 4096, 576-640, 641-768 below 4096, 1000-1536 */
+ * from hidden 2048, 576-640, 641-768 to hidden 1024, 1000-1536 to hidden
+ * 1024 and from 4096 */
 static int sector_cat(int M, int H)
 {
     if (H % 16 != 8) return 0;
-    return (H >= 4096 && M >= 128 && M <= 384) || (M >= 576 && M <= 640) || (H < 4096 && M >= 641 && M <= 768) ||
-           (M >= 1000 && M <= 1536);
+    return (H >= 2048 && M >= 128 && M <= 384) || (M >= 576 && M <= 640) || (H <= 1024 && M >= 641 && M <= 768) ||
+           ((H <= 1024 || H >= 4096) && M >= 1000 && M <= 1536);
 }
 
 /* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
@@ -431,6 +432,20 @@ static void test_sector(void **state)
     assert_int_equal(plan_ok("h100", req(768, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     assert_int_equal(plan_ok("h100", req(896, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     assert_int_equal(plan_ok("h100", req(64, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(300, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+    assert_int_equal(plan_ok("h100", req(1000, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h100", req(1000, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+    /* BN by the wave model with the SECTOR row's efficiencies (1, 0.958, 0.916, 0.74), by hand: 2048 x 2056 x
+     * 5504, 8 m-pairs: BN 128 43 n-blocks, 344 tiles on 66 clusters, 6 rounds, 768; 112 50, 400, 7, 818.4; 96
+     * 58, 464, 8, 838.4; 64 86, 688, 11, 951.4 (BN_WAVE's weights: 768, 791.9, 783.7, 737.2: BN 64). 300 x 2056
+     * x 5504, 2 m-pairs: 128 86 tiles, 2 rounds, 256; 112 100, 2, 233.8; 96 116, 2, 209.6; 64 172, 3, 259.5. */
+    kb_mlp_plan b = plan_ok("h100", req(2048, 2056, 5504, 2, KB_MLP_WGMMA));
+    expect_wgmma(&b, 2, 128, 2, "2048x2056x5504");
+    assert_true(HAS(b, KB_MLP_ROW_SECTOR) && HAS(b, KB_MLP_ROW_BN_WAVE));
+    b = plan_ok("h100", req(2048, 2048, 5504, 2, KB_MLP_WGMMA)); /* whole sectors: BN_WAVE's own weights */
+    expect_wgmma(&b, 2, 64, 2, "2048x2048x5504");
+    b = plan_ok("h100", req(300, 2056, 5504, 2, KB_MLP_WGMMA));
+    expect_wgmma(&b, 2, 96, 2, "300x2056x5504");
     /* whole-sector rows keep the swapped kernel and the CLUSTER row's parity */
     static const struct {
         int tokens, hidden, inter;

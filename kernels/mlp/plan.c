@@ -144,8 +144,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
     [KB_MLP_ROW_SECTOR] = {
         "16-bit rows of x, G and U that end 16 bytes past a 32-byte sector (hidden % 16 == 8), two warpgroups, no "
         "tunable fixed, over 128 tokens: clusters of 2 at any count of m-blocks (the CLUSTER row's odd counts too), "
-        "never the swapped kernel; fused: cublas_cat's path at 128-384 tokens from hidden 4096, 576-640, 641-768 "
-        "below hidden 4096, and 1000-1536 (each end a measured point)",
+        "BN by BN_WAVE's rounds with efficiencies 1, 0.958, 0.916, 0.74 for 128, 112, 96, 64, never the swapped "
+        "kernel; fused: cublas_cat's path at 128-384 tokens from hidden 2048, 576-640, 641-768 "
+        "to hidden 1024, and 1000-1536 to hidden 1024 and from 4096 (each end a measured point)",
         "H100, 2026-11-27, in turns, events, two runs in one call, bf16, ms. Clusters of 1 -> 2 (the tile, static), x "
         "4104 x 11000: 576 0.4163 / 0.4138 -> 0.3431 / 0.3410, 640 0.4327 / 0.4273 -> 0.3562 / 0.3503, 896 0.5610 / "
         "0.5660 -> 0.4724 / 0.4695, 1000 0.6442 / 0.6436 -> 0.4774 / 0.4898 (x 1000 x 3000 896 0.0593 / 0.0593 -> "
@@ -160,7 +161,11 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "kept: 64 tokens (x 4104 0.1114 / 0.1095 vs cublas_cat 0.1192 / 0.1202), 448 (0.2707 / 0.2651 vs 0.2783 / "
         "0.2795), 768 at 4104 (level, 0.3697 / 0.3678 vs 0.3737 / 0.3670), 896 (0.4724 / 0.4695 vs 0.5094 / 0.5078; x "
         "1000 0.0510 / 0.0508 vs 0.0539 / 0.0526), 2048 (0.9601 / 0.9578 vs 0.9830 / 0.9674) and 4096; at hidden "
-        "1000 300-448 (300 0.0314 / 0.0308 vs 0.0335 / 0.0344, 448 0.0332 / 0.0337 vs 0.0407 / 0.0393)"},
+        "1000 300-448 (300 0.0314 / 0.0308 vs 0.0335 / 0.0344, 448 0.0332 / 0.0337 vs 0.0407 / 0.0393). BN at "
+        "2048x2056x5504 (another call, two runs): 128 0.2313 / 0.2349 ms, 112 0.2452 / 0.2464, 96 0.2524 / 0.2526, 64 "
+        "(BN_WAVE's pick) 0.2860 / 0.2855, cublas_cat 0.2344 / 0.2359; 300x2056x5504 96 0.0727 / 0.0726, 112 0.0741 / "
+        "0.0740, 128 0.0784 / 0.0783, cublas_cat 0.0674 / 0.0651 (200: 0.0526 / 0.0531 vs 0.0542 / 0.0556); 1000x2056x5504 "
+        "the tile ahead, 0.1260 / 0.1262 vs cublas_cat 0.1466 / 0.1469"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -304,6 +309,15 @@ static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     return 0;
 }
 
+/* KB_MLP_ROW_SECTOR: 16-bit rows of x, G and U that end 16 bytes past a
+ * 32-byte sector (hidden % 8 == 0 for TMA, hidden % 16 == 8): every other
+ * row's 128-byte box spans two L2 lines, and the kernels that read the most
+ * per multiply-add (clusters of 1, the swapped kernel) lost the most. */
+static int sector(const kb_mlp_req *r)
+{
+    return r->hidden % 16 != 0;
+}
+
 /* tiles of BM x BN over h, counted in clusters' units (CL m-blocks of one n-block) */
 static long cluster_tiles(int M, int N, int BM, int BN, int CL)
 {
@@ -317,6 +331,12 @@ static long cluster_tiles(int M, int N, int BM, int BN, int CL)
  * last 42% full), so per FLOP about 4.5% slower. */
 static const int wave_bns[] = {128, 112, 96, 64};
 static const double wave_eff[] = {1.0, 0.99, 0.98, 0.955};
+/* KB_MLP_ROW_SECTOR: on rows past a sector every x row a tile reads costs
+ * more, and narrow tiles read more of them per multiply-add; measured at
+ * 2048 x 2056 x 5504 (H100, 2026-11-27, two runs): BN 128 0.2313 / 0.2349
+ * ms, 112 0.2452 / 0.2464, 96 0.2524 / 0.2526, 64 0.2860 / 0.2855, so per
+ * FLOP 112 0.958, 96 0.916, 64 0.74 of 128 */
+static const double sector_eff[] = {1.0, 0.958, 0.916, 0.74};
 
 static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl)
 {
@@ -326,7 +346,8 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
         const int clusters = clusters_of(occ, ctx, d, r->dtype, wg, wave_bns[i], cl);
         if (!clusters) continue;
         const long rounds = (cluster_tiles(r->tokens, r->inter, 64 * wg, wave_bns[i], cl) + clusters - 1) / clusters;
-        const double cost = (double)rounds * wave_bns[i] / wave_eff[i];
+        const double eff = wg == 2 && r->tokens > 128 && sector(r) ? sector_eff[i] : wave_eff[i];
+        const double cost = (double)rounds * wave_bns[i] / eff;
         if (!best || cost < best_cost * 0.999) best = wave_bns[i], best_cost = cost;
     }
     return best ? best : 128;
@@ -348,21 +369,12 @@ static int cublas_mid(const kb_mlp_req *r)
     return 0;
 }
 
-/* KB_MLP_ROW_SECTOR: 16-bit rows of x, G and U that end 16 bytes past a
- * 32-byte sector (hidden % 8 == 0 for TMA, hidden % 16 == 8): every other
- * row's 128-byte box spans two L2 lines, and the kernels that read the most
- * per multiply-add (clusters of 1, the swapped kernel) lost the most. */
-static int sector(const kb_mlp_req *r)
-{
-    return r->hidden % 16 != 0;
-}
-
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes: tokens lo-hi at hidden lo-hi, each
  * end a measured point (x 4104 x 11000 and x 1000 x 3000) */
 static int sector_cat(const kb_mlp_req *r)
 {
-    static const int boxes[][4] = {
-        {128, 384, 4096, 1 << 30}, {576, 640, 0, 1 << 30}, {641, 768, 0, 4095}, {1000, 1536, 0, 1 << 30}};
+    static const int boxes[][4] = {{128, 384, 2048, 1 << 30}, {576, 640, 0, 1 << 30}, {641, 768, 0, 1024},
+                                   {1000, 1536, 0, 1024},       {1000, 1536, 4096, 1 << 30}};
     if (!sector(r)) return 0;
     for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
         if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->hidden >= boxes[i][2] && r->hidden <= boxes[i][3])

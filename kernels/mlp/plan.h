@@ -84,8 +84,8 @@ typedef enum {
                              * -> cuBLASLt split-K 2 down */
     KB_MLP_ROW_SWAP,        /* 129-1024 tokens, inter % 8 == 0, its rounds no more work than the tile's -> swapped kernel */
     KB_MLP_ROW_SECTOR,      /* rows 16 bytes past a 32-byte sector (hidden % 16 == 8), > 128 tokens -> clusters of 2, no
-                             * swapped kernel; fused: cublas_cat's path at 128-384 (hidden >= 4096), 576-640, 641-768
-                             * (hidden < 4096) and 1000-1536 tokens */
+                             * swapped kernel; fused: cublas_cat's path at 128-384 (hidden >= 2048), 576-640, 641-768
+                             * (hidden <= 1024) and 1000-1536 tokens (hidden <= 1024 or >= 4096) */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
