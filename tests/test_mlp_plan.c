@@ -136,11 +136,13 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
  * (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383
- * from 28672), written out apart from plan.c's table */
+ * from 28672; 257-352 from inter 13824 at hidden >= 5120), written out
+ * apart from plan.c's table */
 static int cublas_mid(int M, int H, int N)
 {
     if (H < 4096) return 0;
-    return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) || (N >= 28672 && M >= 257 && M <= 383);
+    return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) ||
+           (N >= 28672 && M >= 257 && M <= 383) || (N >= 13824 && H >= 5120 && M >= 257 && M <= 352);
 }
 
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes on rows 16 bytes past a 32-byte
@@ -205,8 +207,8 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int N, int wg, int b
         return;
     }
     if (p->variant != KB_MLP_CUBLAS_CAT) fail_msg("%s: variant %d, expected cublas_cat's path", what, p->variant);
-    /* ... its down GEMM by cuBLASLt's split-K 2 at 257-352 tokens below hidden 8192 (KB_MLP_ROW_DOWN_LT) */
-    const int lt = M >= 257 && M <= 352 && H < 8192;
+    /* ... its down GEMM by cuBLASLt's split-K 2 at 257-352 tokens below hidden 5120 (KB_MLP_ROW_DOWN_LT) */
+    const int lt = M >= 257 && M <= 352 && H < 5120;
     assert_int_equal(p->rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID | (unsigned)lt << KB_MLP_ROW_DOWN_LT);
     assert_int_equal(p->down, lt ? 2 : 0);
     assert_int_equal(p->dsplit.splits, lt ? 2 : 0);
@@ -665,6 +667,16 @@ static void test_sched(void **state)
         assert_true(HAS(p, KB_MLP_ROW_SCHED));
         assert_int_equal(p.dyn, at[i].wg == 2 && at[i].cl == 1);
     }
+    /* CUBLAS_MID's wide box: 257-352 tokens from inter 13824 at hidden >= 5120 (its ends cuBLAS's, 256 and 353
+     * not), but not at 4096 x 14336, where the swapped kernel led */
+    static const struct {
+        int M, H, N, cat;
+    } wide[] = {{257, 5120, 13824, 1}, {300, 7168, 18944, 1}, {352, 6144, 16384, 1}, {256, 5120, 13824, 0},
+                {353, 7168, 18944, 0},  {300, 4096, 14336, 0}, {300, 5120, 13816, 0}, {300, 5104, 13824, 0}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        if ((plan_ok("h100", req(wide[i].M, wide[i].H, wide[i].N, 2, KB_MLP_AUTO)).variant == KB_MLP_CUBLAS_CAT) !=
+            wide[i].cat)
+            fail_msg("%dx%dx%d: expected %s", wide[i].M, wide[i].H, wide[i].N, wide[i].cat ? "cublas_cat's path" : "wgmma");
     /* CUBLAS_MID's ends at hidden 4096: 129 and 160 cuBLAS's, 161 the swapped kernel (static) */
     for (int t = 129; t <= 161; t++) {
         r = forced(t, 2, KB_MLP_AUTO, 0, 0, 0);
@@ -890,10 +902,12 @@ static void test_down_lt(void **state)
     } cases[] = {
         /* the swapped kernel at 257-400 x 4096-8191 */
         {300, 4096, 11008, 2, 1}, {300, 4096, 11008, 1, 1}, {320, 4096, 14336, 2, 1}, {257, 4096, 11008, 2, 1},
-        {352, 6144, 16384, 1, 1}, {353, 4096, 11008, 2, 1}, {383, 4096, 11008, 2, 1}, {384, 4096, 11008, 2, 1},
+        {383, 6144, 16384, 1, 1}, {353, 4096, 11008, 2, 1}, {383, 4096, 11008, 2, 1}, {384, 4096, 11008, 2, 1},
         {400, 4096, 11008, 1, 1}, {256, 4096, 11008, 2, 0}, {401, 4096, 11008, 2, 0}, {300, 8192, 11008, 2, 0},
         /* the old tile there (352 x 14336); cublas_cat's path from inter 28672 (hidden 6144 and 8192) */
-        {352, 4096, 14336, 2, 0}, {300, 6144, 28672, 2, 1}, {353, 6144, 28672, 2, 0}, {300, 8192, 28672, 2, 0},
+        {352, 4096, 14336, 2, 0}, {300, 4608, 28672, 2, 1}, {300, 6144, 28672, 2, 0}, {353, 4608, 28672, 2, 0},
+        /* cublas_cat's path from hidden 5120 at inter >= 13824: cuBLAS's down */
+        {300, 5120, 13824, 2, 0}, {352, 6144, 16384, 1, 0}, {257, 7168, 18944, 2, 0}, {300, 8192, 28672, 2, 0},
         {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 1024, 11008, 2, 0},
         {320, 1024, 11008, 2, 0}, {16, 4096, 11008, 2, 0},  {300, 4096, 11008, 0, 0},
         /* after a wgmma kernel at 768-1024 tokens, hidden <= 1024 and inter >= 11008 (behind at 1000 x 1000 x 3000) */

@@ -68,7 +68,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
         "fused on Hopper with no tunable fixed, hidden >= 4096, and 129-160 or 513-544 tokens below inter 14336, or "
-        "257-383 tokens from inter 28672: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
         "bf16 x 4096 x 11008 129 cublas_cat 0.1208 / 0.1202 vs swapped 0.1294 / 0.1282 (fp16 0.1168 / 0.1184 vs "
@@ -76,7 +76,14 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "0.2356 / 0.2338 vs 0.2448 / 0.2440); 300x8192x28672 0.6852 / 0.6866 vs 0.7025 / 0.7033 (320 level: 0.7207 "
         "/ 0.7224 vs 0.7288 / 0.7157). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
         "/ 0.3230 vs 0.3019 / 0.3044), nor at 192 (swapped + cuBLASLt down 0.1178 / 0.1184 vs 0.1306 / 0.1305) or "
-        "576 (0.2421 / 0.2395 vs 0.2474 / 0.2478)"},
+        "576 (0.2421 / 0.2395 vs 0.2474 / 0.2478). From hidden 5120 (2026-11-27, in turns, events, two runs in one call, "
+        "bf16, cublas_cat vs the swapped kernel + cuBLASLt down): 5120x13824 257 0.2124 / 0.2128 vs 0.2178 / 0.2178, 320 "
+        "0.2437 / 0.2473 vs 0.2789 / 0.2801, 352 0.2549 / 0.2567 vs 0.2859 / 0.2878; 7168x18944 257 0.3700 / 0.3728 vs "
+        "0.4011 / 0.4118, 300 0.4028 / 0.4019 vs 0.4342 / 0.4350; 6144x16384 300 0.3004 / 0.3028 vs 0.3028 / 0.3053 "
+        "(level; 320 the swapped kernel ahead, 0.3250 / 0.3307 vs 0.3450 / 0.3477); fp16 alike (7168x18944 257 0.3911 "
+        "/ 0.3891 vs 0.4341 / 0.4332). Not 383 (mixed: 5120x13824 0.2627 / 0.2650 vs 0.2730 / 0.2701, 6144x16384 "
+        "0.3689 / 0.3687 vs 0.3633 / 0.3696) nor 256 (the tile 0.1841 / 0.1841 vs 0.1928 / 0.1926 at 5120x13824), nor "
+        "at 4096x14336 (the grid: the swapped kernel ahead)"},
     [KB_MLP_ROW_SCHED] = {
         "two warpgroups in clusters of 1: the dynamic scheduler (tiles in order from a global counter as CTAs free "
         "up); clusters of 2 and one warpgroup: static (tile t on CTA t mod the grid)",
@@ -99,7 +106,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
-        "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-8191, after the swapped "
+        "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-5119, after the swapped "
         "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens, "
         "hidden <= 1024 and inter >= 11008: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
         "fp32 partials reduced out of place); else cuBLAS's own pick",
@@ -126,7 +133,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "runs, bf16): 1000x1000x3000 cublas -> cublaslt down 0.0514 / 0.0515 -> 0.0587 / 0.0588 after the tile, "
         "0.0606 / 0.0612 -> 0.0676 / 0.0676 after the swapped kernel. On the SECTOR row's cublas_cat path (in turns, "
         "two runs): 300x4104x11000 cublas_cat 0.2131 / 0.2084 vs fused 0.2027 / 0.2010 (fp16 0.2116 / 0.2100 vs 0.2019 / "
-        "0.2016)"},
+        "0.2016). Not on cublas_cat's path from hidden 5120 (in turns, two runs, bf16, cublas_cat vs its path with "
+        "cuBLASLt's down): 5120x13824 300 0.2257 / 0.2269 vs 0.2391 / 0.2404, 320 0.2437 / 0.2473 vs 0.2830 / 0.2828; "
+        "7168x18944 300 0.4028 / 0.4019 vs 0.4208 / 0.4211; 6144x16384 257 0.2864 / 0.2866 vs 0.2960 / 0.2971"},
     [KB_MLP_ROW_SWAP] = {
         "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 (the SECTOR row): the swapped kernel (G's and U's 128 rows "
         "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
@@ -354,17 +363,22 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where cuBLAS was measured ahead of the wgmma
- * kernels (the swapped one included) at hidden >= 4096: boxes of tokens and
- * inter, each end a measured point. cuBLAS's tiles follow the tokens; at
+ * kernels (the swapped one included) at hidden >= 4096 (5120 for the last
+ * box: level or behind at 4096 x 14336): boxes of tokens, inter and hidden,
+ * each end a measured point. cuBLAS's tiles follow the tokens; at
  * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
  * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
  * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. */
 static int cublas_mid(const kb_mlp_req *r)
 {
-    static const int boxes[][4] = {{129, 160, 0, 14335}, {513, 544, 0, 14335}, {257, 383, 28672, 1 << 30}};
-    if (r->hidden < 4096) return 0;
+    /* tokens lo-hi, inter lo-hi, hidden from */
+    static const int boxes[][5] = {{129, 160, 0, 14335, 4096},
+                                   {513, 544, 0, 14335, 4096},
+                                   {257, 383, 28672, 1 << 30, 4096},
+                                   {257, 352, 13824, 1 << 30, 5120}};
     for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
-        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->inter >= boxes[i][2] && r->inter <= boxes[i][3])
+        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->inter >= boxes[i][2] &&
+            r->inter <= boxes[i][3] && r->hidden >= boxes[i][4])
             return 1;
     return 0;
 }
@@ -539,7 +553,8 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
 
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
- * tokens (measured ends; level from 368) and hidden 4096-8191; after the
+ * tokens (measured ends; level from 368) and hidden 4096-5119 (behind from
+ * 5120: 5120 x 13824, 6144 x 16384, 7168 x 18944); after the
  * swapped kernel at 257-400 tokens and hidden 4096-8191 (measured ends: 192
  * and 447 level or behind); after a wgmma kernel at 768-1024 tokens (measured
  * ends: level at 640, behind at 1536), hidden <= 1024 and inter >= 11008
@@ -547,7 +562,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
     const int mid = r->hidden >= 4096 && r->hidden < 8192;
-    if (p->variant == KB_MLP_CUBLAS_CAT) return mid && r->tokens >= 257 && r->tokens <= 352;
+    if (p->variant == KB_MLP_CUBLAS_CAT) return r->hidden >= 4096 && r->hidden < 5120 && r->tokens >= 257 && r->tokens <= 352;
     if (p->variant != KB_MLP_WGMMA) return 0;
     if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return 1;
     return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024 && r->inter >= 11008;
