@@ -448,6 +448,36 @@ static void test_sector(void **state)
     expect_wgmma(&b, 2, 64, 2, "2048x2048x5504");
     b = plan_ok("h100", req(300, 2056, 5504, 2, KB_MLP_WGMMA));
     expect_wgmma(&b, 2, 96, 2, "300x2056x5504");
+    /* the boxes' hidden bounds, at the nearest sector widths either side (1016 | 1032, 2040 | 2056, 4088 | 4104) */
+    static const struct {
+        int M, H, cat;
+    } hb[] = {{700, 1016, 1}, {700, 1032, 0}, {1200, 1016, 1}, {1200, 1032, 0}, {300, 2040, 0}, {300, 2056, 1},
+              {1200, 4088, 0}, {1200, 4104, 1}};
+    for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++)
+        if ((plan_ok("h100", req(hb[i].M, hb[i].H, 11000, 1, KB_MLP_AUTO)).variant == KB_MLP_CUBLAS_CAT) != hb[i].cat)
+            fail_msg("%dx%d fp16: expected %s", hb[i].M, hb[i].H, hb[i].cat ? "cublas_cat's path" : "the tile");
+    /* both boxes: CUBLAS_MID's bit, not SECTOR's (300 x 8200 x 28672) */
+    c = plan_ok("h100", req(300, 8200, 28672, 2, KB_MLP_AUTO));
+    assert_true(HAS(c, KB_MLP_ROW_CUBLAS_MID) && !HAS(c, KB_MLP_ROW_SECTOR));
+    /* a fixed tunable leaves the SECTOR row out: the CLUSTER row's parity (300: 3 m-blocks, clusters of 1) and
+     * BN_WAVE's weights (2048 x 2056 x 5504 with cluster=2: BN 64), no SECTOR bit */
+    static const int fix[] = {0, 1, 2, 3, 4}; /* bn, sched static, warpgroups 2, swap off, cluster 2 */
+    for (size_t i = 0; i < sizeof fix / sizeof fix[0]; i++) {
+        kb_mlp_req f = req(300, 4104, 11000, 2, KB_MLP_AUTO);
+        if (fix[i] == 0) f.bn = 128;
+        if (fix[i] == 1) f.sched = 1;
+        if (fix[i] == 2) f.warpgroups = 2;
+        if (fix[i] == 3) f.swap = 1;
+        if (fix[i] == 4) f.cluster = 2;
+        const kb_mlp_plan q = plan_ok("h100", f);
+        assert_int_equal(q.variant, KB_MLP_WGMMA);
+        assert_false(HAS(q, KB_MLP_ROW_SECTOR));
+        if (fix[i] != 4) assert_int_equal(q.cl, 1);
+    }
+    kb_mlp_req f2 = req(2048, 2056, 5504, 2, KB_MLP_WGMMA);
+    f2.cluster = 2;
+    expect_wgmma((b = plan_ok("h100", f2), &b), 2, 64, 2, "2048x2056x5504 cluster=2");
+    assert_false(HAS(b, KB_MLP_ROW_SECTOR));
     /* whole-sector rows keep the swapped kernel and the CLUSTER row's parity */
     static const struct {
         int tokens, hidden, inter;
@@ -592,9 +622,25 @@ static void test_tunables(void **state)
         assert_non_null(strstr(refused("h100", r), "bn=64"));
         r.bn = 0, r.warpgroups = 1;
         assert_non_null(strstr(refused("h100", r), "two warpgroups"));
-        r.warpgroups = 0, r.cluster = 2;
-        assert_non_null(strstr(refused("h100", r), "clusters of 1"));
-        r.cluster = 0, r.inter = 1003;
+        r.warpgroups = 0, r.sched = 2;
+        assert_non_null(strstr(refused("h100", r), "scheduled statically"));
+        /* clusters of 2: tiles of two token blocks (300 x 11008, by hand: bn 128, 112, 104 3 blocks, 96 and 80 4,
+         * so 2 pairs x 86 = 172 cluster tiles on 66 clusters, 3 rounds each; x bn / eff 384, 339.4, 316.8, 293.9,
+         * 250: bn 80), 132 CTAs */
+        r.sched = 0, r.cluster = 2;
+        p = plan_ok("h100", r);
+        if (p.variant != KB_MLP_WGMMA || !p.swap || p.cl != 2 || p.bn != 80 || p.tiles != 172 || p.clusters != 66 ||
+            p.grid != 132)
+            fail_msg("swap=on cluster=2: variant %d swap %d cl %d bn %d tiles %ld clusters %d grid %d", p.variant, p.swap,
+                     p.cl, p.bn, p.tiles, p.clusters, p.grid);
+        char d2[96];
+        kb_mlp_plan_describe(&p, d2, sizeof d2);
+        assert_string_equal(d2, "fused_wgmma swap-ab bn=80 cl=2 tma-store");
+        r.tokens = 1; /* one token block: a cluster tile, its second CTA wholly past the token */
+        p = plan_ok("h100", r);
+        assert_int_equal(p.tiles, 86);
+        assert_int_equal(p.grid, 132);
+        r.tokens = 300, r.cluster = 0, r.inter = 1003;
         assert_non_null(strstr(refused("h100", r), "inter % 8"));
         r.inter = 11008, r.swap = 3;
         assert_non_null(strstr(refused("h100", r), "swap=3"));
@@ -772,9 +818,10 @@ static void test_occupancy(void **state)
     for (int i = 0; i < 5; i++) {
         assert_true(KB_MLP_SW_SMEM(sbns[i]) >= 181 * 1024 && KB_MLP_SW_SMEM(sbns[i]) <= 221 * 1024);
         assert_int_equal(KB_MLP_SW_STAGES(sbns[i]), sstages[i]);
-        assert_int_equal(kb_mlp_swap_model(h, sbns[i]), 132);
-        assert_int_equal(kb_mlp_swap_model(dev("a100"), sbns[i]), 0);
-        assert_int_equal(kb_mlp_swap_model(dev("l40s"), sbns[i]), 0);
+        assert_int_equal(kb_mlp_swap_model(h, sbns[i], 1), 132);
+        assert_int_equal(kb_mlp_swap_model(h, sbns[i], 2), 66);
+        assert_int_equal(kb_mlp_swap_model(dev("a100"), sbns[i], 1), 0);
+        assert_int_equal(kb_mlp_swap_model(dev("l40s"), sbns[i], 1), 0);
     }
     /* the runtime's answer for it: where none fits, the SWAP row keeps the
      * tile, and swap=on is n/a saying so */
@@ -906,6 +953,8 @@ static void test_down_lt(void **state)
         {400, 4096, 11008, 1, 1}, {256, 4096, 11008, 2, 0}, {401, 4096, 11008, 2, 0}, {300, 8192, 11008, 2, 0},
         /* the old tile there (352 x 14336); cublas_cat's path from inter 28672 (hidden 6144 and 8192) */
         {352, 4096, 14336, 2, 0}, {300, 4608, 28672, 2, 1}, {300, 6144, 28672, 2, 0}, {353, 4608, 28672, 2, 0},
+        /* cublas_cat's path by the SECTOR row (4104: hidden 4096-5119), not from 5120 nor past 352 */
+        {300, 4104, 11000, 2, 1}, {300, 4104, 11000, 1, 1}, {300, 5128, 11000, 2, 0}, {353, 4104, 11000, 2, 0},
         /* cublas_cat's path from hidden 5120 at inter >= 13824: cuBLAS's down */
         {300, 5120, 13824, 2, 0}, {352, 6144, 16384, 1, 0}, {257, 7168, 18944, 2, 0}, {300, 8192, 28672, 2, 0},
         {192, 4096, 11008, 2, 0}, {512, 4096, 11008, 2, 0}, {300, 1024, 11008, 2, 0},

@@ -42,7 +42,8 @@ static const kb_param params[] = {
      "fused_wgmma's tile width: columns of h a tile, the wgmma m64 n(2 bn) k16 (64, 96, 112, 128); with swap=on the "
      "tokens a tile, the wgmma m64 n(bn) k16 (80, 96, 104, 112, 128); auto: the wave model's", .tunable = 1},
     {"cluster", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
-     "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles)", .tunable = 1},
+     "fused_wgmma's cluster size (2: the CTAs of two m-blocks multicast G's and U's tiles; with swap=on, of two "
+     "token tiles)", .tunable = 1},
     {"warpgroups", KB_P_ENUM, "auto", 0, 0, "auto,1,2",
      "fused_wgmma's consumer warpgroups (64 rows of the tile each; 1 runs clusters of 1)", .tunable = 1},
     {"sched", KB_P_ENUM, "auto", 0, 0, "auto,static,dynamic",
@@ -57,7 +58,7 @@ static const kb_param params[] = {
     {"swap", KB_P_ENUM, "auto", 0, 0, "auto,off,on",
      "fused_wgmma's operands: off, x's 128 rows are wgmma's A and the weights its N; on (swap-AB), G's and U's "
      "128 rows are A and bn tokens its N, so a tile wastes fewer than bn rows past the last token (two warpgroups, "
-     "clusters of 1, static, inter % 8 == 0); auto: the planner's", .tunable = 1},
+     "clusters of 1, or 2 with cluster=2, static, inter % 8 == 0); auto: the planner's", .tunable = 1},
 };
 enum { P_DTYPE, P_TF32, P_TOKENS, P_HIDDEN, P_INTER, P_BN, P_CLUSTER, P_WARPGROUPS, P_SCHED, P_DOWN, P_SWAP, NPARAMS };
 
@@ -537,6 +538,12 @@ static const char *const checks[] = {
      * turned within a tile */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 105, \"hidden\": 520, \"inter\": 200, "
     "\"bn\": [80, 128], \"swap\": \"on\"}",
+    /* ... in clusters of 2 (the weights multicast to two token tiles): one
+     * token (the peer's tile wholly past it), two tiles (105 at bn 80), three
+     * (300 at 128: the last cluster's second CTA past the last token), over
+     * more k-blocks than stages (520) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 105, 300], \"hidden\": [72, 520], "
+    "\"inter\": [200, 1000], \"bn\": [80, 128], \"swap\": \"on\", \"cluster\": 2}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
      * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
      * BN), TMA and register stores of h, one launch after another (the

@@ -99,7 +99,7 @@ bool args_ok(const kb_mlp_args *a)
 // kb_mlp_occupancy_fn: the runtime's answer (ctx: the SM count)
 int occupancy(void *ctx, int dtype, int wg, int bn, int cl, int swap)
 {
-    if (swap) return kb::mlp::swap_ctas(dtype, bn, *(const int *)ctx);
+    if (swap) return kb::mlp::swap_ctas(dtype, bn, cl, *(const int *)ctx);
     return kb::mlp::wgmma_clusters(dtype, wg, bn, cl, *(const int *)ctx);
 }
 

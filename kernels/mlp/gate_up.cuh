@@ -16,7 +16,7 @@ struct WgmmaLaunch {
     int M, N, K, dtype;
     int wg, bn, cl, grid, group, tma_store;
     int dyn; // tiles from the global counter (clusters of 1)
-    int swap; // gate_up_swap<dtype, bn>: mx's boxes bn rows, mg's and mu's 128, mh 64 x bn (128B swizzle)
+    int swap; // gate_up_swap<dtype, bn, cl>: mx's boxes bn rows, mg's and mu's 128, mh 64 x bn (128B swizzle)
 };
 // Clusters of cl CTAs of gate_up_wgmma<dtype, wg, bn> that fit at once
 // (cudaOccupancyMaxActiveClusters, asked once a kernel; it also sets the
@@ -25,10 +25,11 @@ struct WgmmaLaunch {
 int wgmma_clusters(int dtype, int wg, int bn, int cl, int sm_count);
 int wgmma_launch(const WgmmaLaunch &L, cudaStream_t s);
 
-// gate_up_swap.cu: the swapped kernel <dtype, bn> (the weights wgmma's A
-// operand, bn tokens its N): CTAs that fit at once (asked once a kernel; sets
-// its shared-memory attribute), 0: none; and its launch on L.grid CTAs
-int swap_ctas(int dtype, int bn, int sm_count);
+// gate_up_swap.cu: the swapped kernel <dtype, bn, cl> (the weights wgmma's A
+// operand, bn tokens its N, clusters of cl = 1 or 2): clusters that fit at
+// once (asked once a kernel; sets its shared-memory attribute), 0: none; and
+// its launch on L.grid CTAs in clusters of L.cl
+int swap_ctas(int dtype, int bn, int cl, int sm_count);
 int swap_launch(const WgmmaLaunch &L, cudaStream_t s);
 
 // down_splitk.cu: y [M, H] = h [M, I] D^T for M <= 16 on Hopper (the plan's

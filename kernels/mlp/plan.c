@@ -80,7 +80,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "bf16, cublas_cat vs the swapped kernel + cuBLASLt down): 5120x13824 257 0.2124 / 0.2128 vs 0.2178 / 0.2178, 320 "
         "0.2437 / 0.2473 vs 0.2789 / 0.2801, 352 0.2549 / 0.2567 vs 0.2859 / 0.2878; 7168x18944 257 0.3700 / 0.3728 vs "
         "0.4011 / 0.4118, 300 0.4028 / 0.4019 vs 0.4342 / 0.4350; 6144x16384 300 0.3004 / 0.3028 vs 0.3028 / 0.3053 "
-        "(level; 320 the swapped kernel ahead, 0.3250 / 0.3307 vs 0.3450 / 0.3477); fp16 alike (7168x18944 257 0.3911 "
+        "(level; at 320 the swapped kernel ahead, cublas_cat 0.3450 / 0.3477 vs 0.3250 / 0.3307, inside the box); fp16 alike (7168x18944 257 0.3911 "
         "/ 0.3891 vs 0.4341 / 0.4332). Not 383 (mixed: 5120x13824 0.2627 / 0.2650 vs 0.2730 / 0.2701, 6144x16384 "
         "0.3689 / 0.3687 vs 0.3633 / 0.3696) nor 256 (the tile 0.1841 / 0.1841 vs 0.1928 / 0.1926 at 5120x13824), nor "
         "at 4096x14336 (the grid: the swapped kernel ahead)"},
@@ -241,14 +241,14 @@ int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl)
     return (int)((long)d->sm_count * per_sm / cl);
 }
 
-int kb_mlp_swap_model(const kb_devattr *d, int bn)
+int kb_mlp_swap_model(const kb_devattr *d, int bn, int cl)
 {
-    if (!d || bn < 8) return 0;
+    if (!d || bn < 8 || cl < 1) return 0;
     const long smem = KB_MLP_SW_SMEM(bn) + 16L * KB_MLP_SW_STAGES(bn);
     if (smem > d->smem_per_block_optin) return 0;
     long per_sm = d->smem_per_sm / (smem + 1024);
     if (d->max_threads_per_sm / 384 < per_sm) per_sm = d->max_threads_per_sm / 384;
-    return (int)((long)d->sm_count * per_sm);
+    return (int)((long)d->sm_count * per_sm / cl);
 }
 
 static int clusters_of(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int wg, int bn, int cl)
@@ -256,15 +256,16 @@ static int clusters_of(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, 
     return occ ? occ(ctx, dtype, wg, bn, cl, 0) : kb_mlp_clusters_model(d, wg, bn, cl);
 }
 
-static int swap_ctas(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int bn)
+/* the swapped kernel's clusters of cl that fit (CTAs, for cl 1) */
+static int swap_ctas(kb_mlp_occupancy_fn occ, void *ctx, const kb_devattr *d, int dtype, int bn, int cl)
 {
-    return occ ? occ(ctx, dtype, 2, bn, 1, 1) : kb_mlp_swap_model(d, bn);
+    return occ ? occ(ctx, dtype, 2, bn, cl, 1) : kb_mlp_swap_model(d, bn, cl);
 }
 
-/* the swapped kernel's tiles: 128 columns of h by bn tokens */
-static long swap_tiles(const kb_mlp_req *r, int bn)
+/* the swapped kernel's tiles: 128 columns of h by cl x bn tokens (a cluster's) */
+static long swap_tiles(const kb_mlp_req *r, int bn, int cl)
 {
-    return (long)(r->inter + 127) / 128 * ((r->tokens + bn - 1) / bn);
+    return (long)(r->inter + 127) / 128 * (((r->tokens + bn - 1) / bn + cl - 1) / cl);
 }
 
 /* KB_MLP_ROW_SWAP: the swapped kernel's token tile, the fewest rounds of its
@@ -272,16 +273,17 @@ static long swap_tiles(const kb_mlp_req *r, int bn)
  * bn / efficiency (narrower tiles a little slower per FLOP, as BN_WAVE's:
  * 1, 0.99, 0.985, 0.98, 0.96); within 0.1% the wider. *cost: the rounds'
  * work a CTA, in weight rows x tokens, / efficiency. */
-static int pick_swap_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, double *cost)
+static int pick_swap_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int cl,
+                        double *cost)
 {
     static const int bns[] = KB_MLP_SW_BNS;
     static const double eff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < (int)(sizeof bns / sizeof bns[0]); i++) {
-        const int ctas = swap_ctas(occ, ctx, d, r->dtype, bns[i]);
+        const int ctas = swap_ctas(occ, ctx, d, r->dtype, bns[i], cl);
         if (!ctas) continue;
-        const double c = (double)((swap_tiles(r, bns[i]) + ctas - 1) / ctas) * bns[i] / eff[i];
+        const double c = (double)((swap_tiles(r, bns[i], cl) + ctas - 1) / ctas) * bns[i] / eff[i];
         if (!best || c < best_cost * 0.999) best = bns[i], best_cost = c;
     }
     if (cost) *cost = best_cost * 256; /* G's and U's 128 rows a tile */
@@ -296,22 +298,24 @@ static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     int bn = r->bn, ok = !bn;
     for (int i = 0; i < (int)(sizeof bns / sizeof bns[0]); i++) ok |= bn == bns[i];
     if (!ok) return na(why, n, "bn=%d: the swapped kernel's token tiles are 80, 96, 104, 112 or 128", bn);
-    if (r->warpgroups == 1 || r->cluster == 2 || r->sched == 2)
-        return na(why, n, "swap=on runs two warpgroups in clusters of 1, scheduled statically");
+    if (r->warpgroups == 1 || r->sched == 2)
+        return na(why, n, "swap=on runs two warpgroups, scheduled statically (in clusters of 1 or 2)");
     if (r->inter % 8)
         return na(why, n, "swap=on stores h by TMA, which needs inter %% 8 == 0 (rows of h 16-byte multiples)");
-    if (!bn) bn = pick_swap_bn(r, d, occ, ctx, NULL);
-    p->wg = 2, p->bn = bn, p->cl = 1, p->bm = 128, p->swap = 1;
+    const int cl = r->cluster == 2 ? 2 : 1;
+    if (!bn) bn = pick_swap_bn(r, d, occ, ctx, cl, NULL);
+    p->wg = 2, p->bn = bn, p->cl = cl, p->bm = 128, p->swap = 1;
     p->stages = KB_MLP_SW_STAGES(bn);
     p->smem = KB_MLP_SW_SMEM(bn);
-    p->clusters = bn ? swap_ctas(occ, ctx, d, r->dtype, bn) : 0;
+    p->clusters = bn ? swap_ctas(occ, ctx, d, r->dtype, bn, cl) : 0;
     if (p->clusters < 1) {
         p->clusters = 0;
-        na(why, n, "the swapped wgmma kernel (bn=%d, %d bytes of shared memory) fits no SM of this device", bn, p->smem);
+        na(why, n, "the swapped wgmma kernel (bn=%d, %d bytes of shared memory, clusters of %d) fits no SM of this device",
+           bn, p->smem, cl);
         return 2;
     }
-    p->tiles = swap_tiles(r, bn);
-    p->grid = (int)(p->tiles < p->clusters ? p->tiles : p->clusters);
+    p->tiles = swap_tiles(r, bn, cl);
+    p->grid = (int)(cl * (p->tiles < p->clusters ? p->tiles : p->clusters));
     p->tma_store = 1;
     p->rows |= 1u << KB_MLP_ROW_STAGES;
     p->variant = KB_MLP_WGMMA;
@@ -324,7 +328,7 @@ static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
  * per multiply-add (clusters of 1, the swapped kernel) lost the most. */
 static int sector(const kb_mlp_req *r)
 {
-    return r->hidden % 16 != 0;
+    return r->hidden % 16 == 8;
 }
 
 /* tiles of BM x BN over h, counted in clusters' units (CL m-blocks of one n-block) */
@@ -347,7 +351,8 @@ static const double wave_eff[] = {1.0, 0.99, 0.98, 0.955};
  * FLOP 112 0.958, 96 0.916, 64 0.74 of 128 */
 static const double sector_eff[] = {1.0, 0.958, 0.916, 0.74};
 
-static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl)
+static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn occ, void *ctx, int wg, int cl,
+                   int sec)
 {
     int best = 0;
     double best_cost = 0;
@@ -355,7 +360,7 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
         const int clusters = clusters_of(occ, ctx, d, r->dtype, wg, wave_bns[i], cl);
         if (!clusters) continue;
         const long rounds = (cluster_tiles(r->tokens, r->inter, 64 * wg, wave_bns[i], cl) + clusters - 1) / clusters;
-        const double eff = wg == 2 && r->tokens > 128 && sector(r) ? sector_eff[i] : wave_eff[i];
+        const double eff = sec && wg == 2 && r->tokens > 128 ? sector_eff[i] : wave_eff[i];
         const double cost = (double)rounds * wave_bns[i] / eff;
         if (!best || cost < best_cost * 0.999) best = wave_bns[i], best_cost = cost;
     }
@@ -409,7 +414,7 @@ static int swap_wins(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         if (wave_bns[i] == p->bn) eff = wave_eff[i];
     const double tile = (double)((p->tiles + p->clusters - 1) / p->clusters) * 128 * 2 * p->bn / eff;
     double swapped = 0;
-    return pick_swap_bn(r, d, occ, ctx, &swapped) && swapped <= tile;
+    return pick_swap_bn(r, d, occ, ctx, 1, &swapped) && swapped <= tile;
 }
 
 /* The wgmma kernel's tile: 0, 1 (n/a, why) or 2 (it fits no cluster here, why). */
@@ -423,6 +428,8 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     if (r->sched < 0 || r->sched > 2) return na(why, n, "sched=%d: 0 auto, 1 static, 2 dynamic", r->sched);
     if (r->swap < 0 || r->swap > 2) return na(why, n, "swap=%d: 0 auto, 1 off, 2 on", r->swap);
     if (r->swap == 2) return plan_swap(r, d, occ, ctx, p, why, n);
+    /* the SECTOR row's choices apply where no tunable is fixed */
+    const int planned = !r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched, sec = planned && sector(r);
     if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
         return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide (80 and 104: swap=on only)", bn);
     if (r->sched == 2 && cl == 2)
@@ -436,16 +443,16 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
         if (cl == 2) return na(why, n, "warpgroups=1 runs clusters of 1 only (cluster=2 needs warpgroups 2)");
         cl = 1;
         if (!bn) {
-            bn = pick_bn(r, d, occ, ctx, 1, 1);
+            bn = pick_bn(r, d, occ, ctx, 1, 1, sec);
             p->rows |= 1u << KB_MLP_ROW_WG1_BN;
         }
     } else {
         if (!cl) {
-            cl = M > 128 && ((M + 127) / 128 % 2 == 0 || sector(r)) ? 2 : 1;
+            cl = M > 128 && ((M + 127) / 128 % 2 == 0 || sec) ? 2 : 1;
             p->rows |= 1u << KB_MLP_ROW_CLUSTER;
         }
         if (!bn) {
-            bn = pick_bn(r, d, occ, ctx, 2, cl);
+            bn = pick_bn(r, d, occ, ctx, 2, cl, sec);
             p->rows |= 1u << KB_MLP_ROW_BN_WAVE;
         }
     }
@@ -474,8 +481,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     }
     p->rows |= 1u << KB_MLP_ROW_STAGES | 1u << KB_MLP_ROW_GROUP | 1u << KB_MLP_ROW_TMA_STORE;
     p->variant = KB_MLP_WGMMA;
-    const int planned = !r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched;
-    if (planned && wg == 2 && M > 128 && sector(r)) p->rows |= 1u << KB_MLP_ROW_SECTOR;
+    if (sec && wg == 2 && M > 128) p->rows |= 1u << KB_MLP_ROW_SECTOR;
     if (planned && swap_wins(r, d, occ, ctx, p)) {
         kb_mlp_plan q;
         memset(&q, 0, sizeof q);
@@ -612,7 +618,7 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
     switch (p->variant) {
     case KB_MLP_WGMMA:
         if (p->swap)
-            snprintf(buf, n, "fused_wgmma swap-ab bn=%d tma-store", p->bn);
+            snprintf(buf, n, "fused_wgmma swap-ab bn=%d%s tma-store", p->bn, p->cl == 2 ? " cl=2" : "");
         else
             snprintf(buf, n, "fused_wgmma wg=%d bn=%d cl=%d %s%s", p->wg, p->bn, p->cl,
                      p->tma_store ? "tma-store" : "reg-store", p->dyn ? " dynamic" : "");

@@ -114,7 +114,7 @@ typedef struct {
     int group;           /* m-groups walking the n-blocks together (kernel argument) */
     int tma_store;       /* h by TMA stores from shared memory (else register stores) */
     int dyn;             /* tiles handed out in order by a global counter (else tile t on CTA t mod grid) */
-    int swap;            /* the swapped kernel: 128 columns of h by bn tokens a tile (bm 128, cl 1, static, TMA stores) */
+    int swap;            /* the swapped kernel: 128 columns of h by bn tokens a tile (bm 128, cl 1 or 2, static, TMA stores) */
     /* MMA */
     int vec;             /* 16-byte cp.async rows */
     /* the down GEMM: cuBLAS (0); down_splitk (1, after WGMMA or MMA) over
@@ -143,8 +143,9 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
  * KiB, so one CTA an SM: on the H100 132 clusters of 1 and 66 of 2 (a TPC is
  * 2 SMs, so every GPC holds clusters of 2 without a spare SM). */
 int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl);
-/* The same for the swapped kernel <bn> (KB_MLP_SW_SMEM, 384 threads): CTAs. */
-int kb_mlp_swap_model(const kb_devattr *d, int bn);
+/* The same for the swapped kernel <bn> (KB_MLP_SW_SMEM, 384 threads): clusters
+ * of cl CTAs (CTAs for cl 1). */
+int kb_mlp_swap_model(const kb_devattr *d, int bn, int cl);
 
 /* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
  * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM), or
