@@ -156,12 +156,44 @@ static int sector_cat(int M, int H)
            ((H <= 1024 || H >= 4096) && M >= 1000 && M <= 1536);
 }
 
+/* the swapped kernel's bn in clusters of cl on 132 SMs: the fewest rounds
+ * of cluster tiles (128 columns x cl token blocks of bn) over 132 / cl
+ * clusters x bn / its efficiency, the wider within 0.1%; *cost that */
+static int swap_pick(int M, int N, int cl, double *cost)
+{
+    static const int sbn[] = {128, 112, 104, 96, 80};
+    static const double seff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
+    const long clusters = 132 / cl;
+    int best = 0;
+    double bc = 0;
+    for (int i = 0; i < 5; i++) {
+        const long tiles = (long)(N + 127) / 128 * (((M + sbn[i] - 1) / sbn[i] + cl - 1) / cl);
+        const double c = (double)((tiles + clusters - 1) / clusters) * sbn[i] / seff[i];
+        if (!best || c < bc * 0.999) best = sbn[i], bc = c;
+    }
+    if (cost) *cost = bc;
+    return best;
+}
+
+/* its cluster tiles and grid in clusters of cl on 132 SMs */
+static long swap_cluster_tiles(int M, int N, int bn, int cl)
+{
+    return (long)(N + 127) / 128 * (((M + bn - 1) / bn + cl - 1) / cl);
+}
+
+/* the SWAP row's clusters: 1 (2 only where cluster=2 is fixed) */
+static int swap_cl(int M)
+{
+    (void)M;
+    return 1;
+}
+
 /* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
  * where it takes the case (129-1024 tokens, inter % 8 == 0, hidden % 16 == 0,
- * its rounds' work a CTA no more than the old tile's), else 0. The old tile's cost: rounds of
- * cluster tiles over 132 / cl clusters x 128 x 2 BN / BN's efficiency; the
- * swapped kernel's: rounds of 128 x bn tiles over 132 CTAs x 256 x bn / its
- * efficiency, the cheapest bn, the wider within 0.1%. */
+ * its rounds' work a CTA in clusters of 1 no more than the old tile's), else
+ * 0; it runs in swap_cl(M)'s clusters, bn by swap_pick's there. The old
+ * tile's cost: rounds of cluster tiles over 132 / cl clusters x 128 x 2 BN /
+ * BN's efficiency; the swapped kernel's: swap_pick's in clusters of 1 x 256. */
 static int old_pick_bn(int M, int N, int BM, int CL, int sms);
 static long old_cluster_tiles(int M, int N, int BM, int BN, int CL);
 static int swap_bn(int M, int H, int N)
@@ -171,23 +203,17 @@ static int swap_bn(int M, int H, int N)
     const double weff = bn == 128 ? 1.0 : bn == 112 ? 0.99 : bn == 96 ? 0.98 : 0.955;
     const long clusters = 132 / cl;
     const double tile = (double)((old_cluster_tiles(M, N, 128, bn, cl) + clusters - 1) / clusters) * 128 * 2 * bn / weff;
-    static const int sbn[] = {128, 112, 104, 96, 80};
-    static const double seff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
-    int best = 0;
     double cost = 0;
-    for (int i = 0; i < 5; i++) {
-        const long tiles = (long)(N + 127) / 128 * ((M + sbn[i] - 1) / sbn[i]);
-        const double c = (double)((tiles + 131) / 132) * sbn[i] / seff[i];
-        if (!best || c < cost * 0.999) best = sbn[i], cost = c;
-    }
-    return cost * 256 <= tile ? best : 0;
+    swap_pick(M, N, 1, &cost);
+    return cost * 256 <= tile ? swap_pick(M, N, swap_cl(M), NULL) : 0;
 }
 
-static void expect_swap(const kb_mlp_plan *p, int bn, const char *what)
+/* the swapped kernel, bn, in clusters of cl */
+static void expect_swap(const kb_mlp_plan *p, int bn, int cl, const char *what)
 {
-    if (p->variant != KB_MLP_WGMMA || !p->swap || p->bn != bn || p->wg != 2 || p->cl != 1 || p->dyn || !p->tma_store)
-        fail_msg("%s: variant %d swap %d bn %d wg %d cl %d, expected the swapped kernel bn %d", what, p->variant,
-                 p->swap, p->bn, p->wg, p->cl, bn);
+    if (p->variant != KB_MLP_WGMMA || !p->swap || p->bn != bn || p->wg != 2 || p->cl != cl || p->dyn || !p->tma_store)
+        fail_msg("%s: variant %d swap %d bn %d wg %d cl %d, expected the swapped kernel bn %d in clusters of %d", what,
+                 p->variant, p->swap, p->bn, p->wg, p->cl, bn, cl);
 }
 
 /* fused's plan on the H100: cublas_cat's path where cublas_mid, else the
@@ -197,7 +223,7 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int N, int wg, int b
 {
     if (!cublas_mid(M, H, N)) {
         if (swap_bn(M, H, N)) {
-            expect_swap(p, swap_bn(M, H, N), what);
+            expect_swap(p, swap_bn(M, H, N), swap_cl(M), what);
             assert_true(HAS(*p, KB_MLP_ROW_SWAP));
         } else {
             expect_wgmma(p, wg, bn, cl, what);
@@ -273,13 +299,14 @@ static void test_h100_seed(void **state)
     /* 300 tokens: 3 m-blocks, odd: clusters of 1 (the old tile); planned, the
      * swapped kernel: 3 tiles of 104 tokens x 86 of 128 columns, 258 on 132 SMs,
      * 2 rounds (2 x 104 x 256 / 0.985 = 54058) against the tile's 258 tiles of
-     * 128 x 256, 2 rounds (65536) */
+     * 128 x 256, 2 rounds (65536); clusters of 1 */
     p = plan_ok("h100", unswapped(req(300, 1024, 11008, 2, KB_MLP_AUTO)));
     assert_int_equal(p.cl, 1);
     assert_int_equal(p.group, 3);
     p = plan_ok("h100", req(300, 1024, 11008, 2, KB_MLP_AUTO));
-    expect_swap(&p, 104, "300x1024");
+    expect_swap(&p, 104, 1, "300x1024");
     assert_int_equal(p.tiles, 258);
+    assert_int_equal(p.clusters, 132);
     assert_int_equal(p.grid, 132);
     assert_int_equal(p.stages, 4);
     assert_int_equal(p.smem, KB_MLP_SW_SMEM(104));
@@ -289,13 +316,26 @@ static void test_h100_seed(void **state)
         char buf[96];
         kb_mlp_plan_describe(&p, buf, sizeof buf);
         assert_string_equal(buf, "fused_wgmma swap-ab bn=104 tma-store");
+        /* 448 tokens with cluster=2 fixed, by hand: bn 128 4 blocks (2 pairs), 112 4 (2), 104 5 (3), 96 5 (3),
+         * 80 6 (3): 172 or 258 cluster tiles on 66 clusters, 3 or 4 rounds; x bn / eff 384, 339.4, 422.3, 391.8,
+         * 333.3: bn 80; auto: clusters of 1 */
+        kb_mlp_req c2 = req(448, 1024, 11008, 2, KB_MLP_WGMMA);
+        c2.swap = 2, c2.cluster = 2;
+        p = plan_ok("h100", c2);
+        expect_swap(&p, 80, 2, "448x1024 cluster=2");
+        assert_int_equal(p.tiles, 258);
+        assert_int_equal(p.grid, 132);
+        kb_mlp_plan_describe(&p, buf, sizeof buf);
+        assert_string_equal(buf, "fused_wgmma swap-ab bn=80 cl=2 tma-store");
+        p = plan_ok("h100", req(448, 1024, 11008, 2, KB_MLP_AUTO));
+        assert_int_equal(p.cl, 1);
     }
     /* at hidden 4096 too, with cuBLASLt's down (DOWN_LT); cublas_cat's path
      * (CUBLAS_MID) at 129-160 and 513-544 tokens below inter 14336 and 257-383
      * from 28672; a tunable fixed keeps the tile; the A100 runs mma */
     for (int dt = 1; dt <= 2; dt++) {
         p = plan_ok("h100", req(300, 4096, 11008, dt, KB_MLP_AUTO));
-        expect_swap(&p, 104, "300x4096x11008");
+        expect_swap(&p, 104, 1, "300x4096x11008");
         assert_int_equal(p.down, 2);
         kb_mlp_req f = req(300, 4096, 11008, dt, KB_MLP_AUTO);
         f.cluster = 1;
@@ -380,10 +420,11 @@ static void test_h100_old_code(void **state)
             p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_WGMMA));
             const int sb = swap_bn(M, 4096, inters[i]);
             if (sb) {
-                expect_swap(&p, sb, what);
-                const long st = (long)(inters[i] + 127) / 128 * ((M + sb - 1) / sb);
+                const int scl = swap_cl(M);
+                expect_swap(&p, sb, scl, what);
+                const long st = swap_cluster_tiles(M, inters[i], sb, scl), sc = 132 / scl;
                 assert_int_equal(p.tiles, st);
-                assert_int_equal(p.grid, st < 132 ? st : 132);
+                assert_int_equal(p.grid, scl * (st < sc ? st : sc));
             } else {
                 expect_wgmma(&p, wg, bn, cl, what);
             }
@@ -610,13 +651,18 @@ static void test_tunables(void **state)
         kb_mlp_req r = forced(300, 2, both[k], 0, 0, 0);
         r.swap = 2;
         kb_mlp_plan p = plan_ok("h100", r);
-        expect_swap(&p, 104, "swap=on");
+        expect_swap(&p, 104, 1, "swap=on"); /* the cluster auto: 1, the SWAP row's */
         assert_false(HAS(p, KB_MLP_ROW_SWAP)); /* fixed, not the row's */
+        r.cluster = 1; /* clusters of 1 fixed: bn by 132 CTAs (3 blocks of 104 x 86, 2 rounds) */
+        p = plan_ok("h100", r);
+        if (!p.swap || p.cl != 1 || p.bn != 104 || p.tiles != 258 || p.grid != 132)
+            fail_msg("swap=on cluster=1: swap %d cl %d bn %d tiles %ld grid %d", p.swap, p.cl, p.bn, p.tiles, p.grid);
+        r.cluster = 0;
         r.bn = 80;
-        expect_swap((p = plan_ok("h100", r), &p), 80, "swap=on bn=80");
+        expect_swap((p = plan_ok("h100", r), &p), 80, 1, "swap=on bn=80");
         assert_int_equal(p.stages, 5);
         r.tokens = 1;
-        expect_swap((p = plan_ok("h100", r), &p), 80, "swap=on 1 token");
+        expect_swap((p = plan_ok("h100", r), &p), 80, 1, "swap=on 1 token");
         assert_int_equal(p.tiles, 86);
         r.tokens = 300, r.bn = 64;
         assert_non_null(strstr(refused("h100", r), "bn=64"));
@@ -731,7 +777,7 @@ static void test_sched(void **state)
         if (t <= 160) {
             assert_int_equal(p.variant, KB_MLP_CUBLAS_CAT);
         } else {
-            expect_swap(&p, 80, "161x4096");
+            expect_swap(&p, 80, 1, "161x4096");
             assert_false(HAS(p, KB_MLP_ROW_SCHED));
         }
     }
@@ -830,7 +876,7 @@ static void test_occupancy(void **state)
     expect_wgmma(&p, 2, 128, 1, "no swapped CTA fits");
     assert_false(HAS(p, KB_MLP_ROW_SWAP));
     assert_int_equal(kb_mlp_plan_make(&r, h, NULL, NULL, &p, why, sizeof why), 0);
-    expect_swap(&p, 104, "the model"); /* and where it fits, the row's */
+    expect_swap(&p, 104, 1, "the model"); /* and where it fits, the row's */
     r.swap = 2;
     assert_int_not_equal(kb_mlp_plan_make(&r, h, occ_noswap, NULL, &p, why, sizeof why), 0);
     assert_non_null(strstr(why, "swapped"));

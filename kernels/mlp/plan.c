@@ -138,9 +138,10 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "7168x18944 300 0.4028 / 0.4019 vs 0.4208 / 0.4211; 6144x16384 257 0.2864 / 0.2866 vs 0.2960 / 0.2971"},
     [KB_MLP_ROW_SWAP] = {
         "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 (the SECTOR row): the swapped kernel (G's and U's 128 rows "
-        "wgmma's A operand, bn tokens its N; bn by the fewest rounds over the CTAs, x bn / efficiency 1, 0.99, 0.985, "
-        "0.98, 0.96 for 128, 112, 104, 96, 80) where its rounds' work a CTA is no more than the planned tile's "
-        "(rounds x 128 rows x 2 BN / BN_WAVE's efficiency)",
+        "wgmma's A operand, bn tokens its N) where its rounds' work a CTA in clusters of 1 is no more than the "
+        "planned tile's (rounds x 128 rows x 2 BN / BN_WAVE's efficiency), in clusters of 1 (2, two token blocks a "
+        "weight tile multicast, only where cluster=2 is fixed); bn by the fewest rounds of its tiles over the CTAs, "
+        "x bn / efficiency 1, 0.99, 0.985, 0.98, 0.96 for 128, 112, 104, 96, 80",
         "fused_wgmma, the planned tile -> the swapped kernel (H100, 2026-11-27, graph, two runs in one call, ms): "
         "bf16 x 4096 x 11008 129 0.1414 / 0.1396 -> 0.1294 / 0.1282, 257 0.1959 / 0.1967 -> 0.1393 / 0.1373, 300 "
         "0.1812 / 0.1796 -> 0.1477 / 0.1469 (fp16 0.1805 / 0.1726 -> 0.1523 / 0.1493), 513 0.2758 / 0.2783 -> 0.2200 / "
@@ -149,7 +150,11 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "vs 0.2240 / 0.2312, 383 0.2123 / 0.2238 vs 0.2344 / 0.2381; and from 1536 tokens (clusters of 2): "
         "2048x1024x11008 0.2069 / 0.2075 vs 0.2236 / 0.2201, 2048x4096x11008 0.7972 / 0.8030 vs 0.8179 / 0.8563. The "
         "model's misses (level at 640x1024 and 447x4096x14336, 0.97 at 447x1024) are within 3%. Not on rows 16 bytes "
-        "past a 32-byte sector: the SECTOR row"},
+        "past a 32-byte sector: the SECTOR row. Clusters of 2 were not faster (2026-11-27, in turns, events, two runs in "
+        "one call, bf16, clusters of 1 vs 2, ms): 256x4096x11008 0.1336 / 0.1323 vs 0.1625 / 0.1602, 300 0.1398 / "
+        "0.1386 vs 0.1542 / 0.1517, 448 0.2041 / 0.2118 vs 0.2044 / 0.2036, 640 0.2637 / 0.2635 vs 0.2634 / 0.2628, "
+        "768 0.3020 / 0.2927 vs 0.3043 / 0.3034; 256x1024x11008 0.0432 / 0.0436 vs 0.0505 / 0.0515, 448 0.0715 / "
+        "0.0677 vs 0.0654 / 0.0648; 640x7168x18944 0.8385 / 0.8287 vs 0.8402 / 0.8258"},
     [KB_MLP_ROW_SECTOR] = {
         "16-bit rows of x, G and U that end 16 bytes past a 32-byte sector (hidden % 16 == 8), two warpgroups, no "
         "tunable fixed, over 128 tokens: clusters of 2 at any count of m-blocks (the CLUSTER row's odd counts too), "
@@ -302,7 +307,7 @@ static int plan_swap(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
         return na(why, n, "swap=on runs two warpgroups, scheduled statically (in clusters of 1 or 2)");
     if (r->inter % 8)
         return na(why, n, "swap=on stores h by TMA, which needs inter %% 8 == 0 (rows of h 16-byte multiples)");
-    const int cl = r->cluster == 2 ? 2 : 1;
+    const int cl = r->cluster == 2 ? 2 : 1; /* KB_MLP_ROW_SWAP: clusters of 1 unless 2 is fixed */
     if (!bn) bn = pick_swap_bn(r, d, occ, ctx, cl, NULL);
     p->wg = 2, p->bn = bn, p->cl = cl, p->bm = 128, p->swap = 1;
     p->stages = KB_MLP_SW_STAGES(bn);
