@@ -540,10 +540,12 @@ static const char *const checks[] = {
     "\"bn\": [80, 128], \"swap\": \"on\"}",
     /* ... in clusters of 2 (the weights multicast to two token tiles): one
      * token (the peer's tile wholly past it), two tiles (105 at bn 80), three
-     * (300 at 128: the last cluster's second CTA past the last token), over
-     * more k-blocks than stages (520) */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 105, 300], \"hidden\": [72, 520], "
+     * (300 at 128: the last cluster's second CTA past the last token), and
+     * over more k-blocks than stages (520) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 105, 300], \"hidden\": 72, "
     "\"inter\": [200, 1000], \"bn\": [80, 128], \"swap\": \"on\", \"cluster\": 2}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 105, \"hidden\": 520, \"inter\": 200, "
+    "\"bn\": [80, 128], \"swap\": \"on\", \"cluster\": 2}",
     /* the dynamic scheduler: one and two warpgroups, CTAs that take one
      * tile (300 x 200) and several (640 x 4000: more tiles than CTAs at any
      * BN), TMA and register stores of h, one launch after another (the
