@@ -156,44 +156,30 @@ static int sector_cat(int M, int H)
            ((H <= 1024 || H >= 4096) && M >= 1000 && M <= 1536);
 }
 
-/* the swapped kernel's bn in clusters of cl on 132 SMs: the fewest rounds
- * of cluster tiles (128 columns x cl token blocks of bn) over 132 / cl
- * clusters x bn / its efficiency, the wider within 0.1%; *cost that */
-static int swap_pick(int M, int N, int cl, double *cost)
+/* the swapped kernel's bn on 132 SMs: the fewest rounds of its tiles (128
+ * columns x bn tokens) over 132 CTAs x bn / its efficiency, the wider within
+ * 0.1%; *cost that */
+static int swap_pick(int M, int N, double *cost)
 {
     static const int sbn[] = {128, 112, 104, 96, 80};
     static const double seff[] = {1.0, 0.99, 0.985, 0.98, 0.96};
-    const long clusters = 132 / cl;
     int best = 0;
     double bc = 0;
     for (int i = 0; i < 5; i++) {
-        const long tiles = (long)(N + 127) / 128 * (((M + sbn[i] - 1) / sbn[i] + cl - 1) / cl);
-        const double c = (double)((tiles + clusters - 1) / clusters) * sbn[i] / seff[i];
+        const long tiles = (long)(N + 127) / 128 * ((M + sbn[i] - 1) / sbn[i]);
+        const double c = (double)((tiles + 131) / 132) * sbn[i] / seff[i];
         if (!best || c < bc * 0.999) best = sbn[i], bc = c;
     }
     if (cost) *cost = bc;
     return best;
 }
 
-/* its cluster tiles and grid in clusters of cl on 132 SMs */
-static long swap_cluster_tiles(int M, int N, int bn, int cl)
-{
-    return (long)(N + 127) / 128 * (((M + bn - 1) / bn + cl - 1) / cl);
-}
-
-/* the SWAP row's clusters: 1 (2 only where cluster=2 is fixed) */
-static int swap_cl(int M)
-{
-    (void)M;
-    return 1;
-}
-
 /* KB_MLP_ROW_SWAP, written out apart from plan.c: the swapped kernel's bn
  * where it takes the case (129-1024 tokens, inter % 8 == 0, hidden % 16 == 0,
  * its rounds' work a CTA in clusters of 1 no more than the old tile's), else
- * 0; it runs in swap_cl(M)'s clusters, bn by swap_pick's there. The old
+ * 0; it runs in clusters of 1 (2 only where cluster=2 is fixed). The old
  * tile's cost: rounds of cluster tiles over 132 / cl clusters x 128 x 2 BN /
- * BN's efficiency; the swapped kernel's: swap_pick's in clusters of 1 x 256. */
+ * BN's efficiency; the swapped kernel's: swap_pick's x 256. */
 static int old_pick_bn(int M, int N, int BM, int CL, int sms);
 static long old_cluster_tiles(int M, int N, int BM, int BN, int CL);
 static int swap_bn(int M, int H, int N)
@@ -204,8 +190,8 @@ static int swap_bn(int M, int H, int N)
     const long clusters = 132 / cl;
     const double tile = (double)((old_cluster_tiles(M, N, 128, bn, cl) + clusters - 1) / clusters) * 128 * 2 * bn / weff;
     double cost = 0;
-    swap_pick(M, N, 1, &cost);
-    return cost * 256 <= tile ? swap_pick(M, N, swap_cl(M), NULL) : 0;
+    const int best = swap_pick(M, N, &cost);
+    return cost * 256 <= tile ? best : 0;
 }
 
 /* the swapped kernel, bn, in clusters of cl */
@@ -223,7 +209,7 @@ static void expect_h100(const kb_mlp_plan *p, int M, int H, int N, int wg, int b
 {
     if (!cublas_mid(M, H, N)) {
         if (swap_bn(M, H, N)) {
-            expect_swap(p, swap_bn(M, H, N), swap_cl(M), what);
+            expect_swap(p, swap_bn(M, H, N), 1, what);
             assert_true(HAS(*p, KB_MLP_ROW_SWAP));
         } else {
             expect_wgmma(p, wg, bn, cl, what);
@@ -420,11 +406,10 @@ static void test_h100_old_code(void **state)
             p = plan_ok("h100", req(M, 4096, inters[i], 2, KB_MLP_WGMMA));
             const int sb = swap_bn(M, 4096, inters[i]);
             if (sb) {
-                const int scl = swap_cl(M);
-                expect_swap(&p, sb, scl, what);
-                const long st = swap_cluster_tiles(M, inters[i], sb, scl), sc = 132 / scl;
+                expect_swap(&p, sb, 1, what);
+                const long st = (long)(inters[i] + 127) / 128 * ((M + sb - 1) / sb);
                 assert_int_equal(p.tiles, st);
-                assert_int_equal(p.grid, scl * (st < sc ? st : sc));
+                assert_int_equal(p.grid, st < 132 ? st : 132);
             } else {
                 expect_wgmma(&p, wg, bn, cl, what);
             }

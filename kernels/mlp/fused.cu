@@ -167,7 +167,7 @@ extern "C" int kb_mlp_fused_prepare(const kb_mlp_args *a, const kb_mlp_req *r, c
         off.swap = 1;
         if (kb_mlp_plan_make(&off, d, occupancy, &sms, &plan, why, why_len)) return KB_MLP_NA;
     }
-    const bool forced = r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
+    const bool forced = kb_mlp_fixed(r);
     kb_mlp_fused *f = new (std::nothrow) kb_mlp_fused();
     if (!f) return (int)cudaErrorMemoryAllocation;
     f->a = *a;

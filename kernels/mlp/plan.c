@@ -234,6 +234,11 @@ static int na(char *why, size_t n, const char *fmt, ...)
     return 1;
 }
 
+int kb_mlp_fixed(const kb_mlp_req *r)
+{
+    return r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
+}
+
 int kb_mlp_clusters_model(const kb_devattr *d, int wg, int bn, int cl)
 {
     if (!d || wg < 1 || wg > 2 || cl < 1 || bn < 16) return 0;
@@ -372,6 +377,20 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
     return best ? best : 128;
 }
 
+/* A box of measured shapes: tokens, inter and hidden, each from lo to hi. */
+typedef struct {
+    int tok_lo, tok_hi, inter_lo, inter_hi, hid_lo, hid_hi;
+} shape_box;
+
+static int in_boxes(const shape_box *b, int n, const kb_mlp_req *r)
+{
+    for (int i = 0; i < n; i++)
+        if (r->tokens >= b[i].tok_lo && r->tokens <= b[i].tok_hi && r->inter >= b[i].inter_lo &&
+            r->inter <= b[i].inter_hi && r->hidden >= b[i].hid_lo && r->hidden <= b[i].hid_hi)
+            return 1;
+    return 0;
+}
+
 /* KB_MLP_ROW_CUBLAS_MID: where cuBLAS was measured ahead of the wgmma
  * kernels (the swapped one included) at hidden >= 4096 (5120 for the last
  * box: level or behind at 4096 x 14336): boxes of tokens, inter and hidden,
@@ -381,29 +400,21 @@ static int pick_bn(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_fn
  * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. */
 static int cublas_mid(const kb_mlp_req *r)
 {
-    /* tokens lo-hi, inter lo-hi, hidden from */
-    static const int boxes[][5] = {{129, 160, 0, 14335, 4096},
-                                   {513, 544, 0, 14335, 4096},
-                                   {257, 383, 28672, 1 << 30, 4096},
-                                   {257, 352, 13824, 1 << 30, 5120}};
-    for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
-        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->inter >= boxes[i][2] &&
-            r->inter <= boxes[i][3] && r->hidden >= boxes[i][4])
-            return 1;
-    return 0;
+    static const shape_box boxes[] = {{129, 160, 0, 14335, 4096, 1 << 30},
+                                      {513, 544, 0, 14335, 4096, 1 << 30},
+                                      {257, 383, 28672, 1 << 30, 4096, 1 << 30},
+                                      {257, 352, 13824, 1 << 30, 5120, 1 << 30}};
+    return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
-/* KB_MLP_ROW_SECTOR's cublas_cat boxes: tokens lo-hi at hidden lo-hi, each
- * end a measured point (x 4104 x 11000 and x 1000 x 3000) */
+/* KB_MLP_ROW_SECTOR's cublas_cat boxes (any inter), each end of tokens a
+ * measured point (x 4104 x 11000, x 2056 x 5504 and x 1000 x 3000) */
 static int sector_cat(const kb_mlp_req *r)
 {
-    static const int boxes[][4] = {{128, 384, 2048, 1 << 30}, {576, 640, 0, 1 << 30}, {641, 768, 0, 1024},
-                                   {1000, 1536, 0, 1024},       {1000, 1536, 4096, 1 << 30}};
-    if (!sector(r)) return 0;
-    for (int i = 0; i < (int)(sizeof boxes / sizeof boxes[0]); i++)
-        if (r->tokens >= boxes[i][0] && r->tokens <= boxes[i][1] && r->hidden >= boxes[i][2] && r->hidden <= boxes[i][3])
-            return 1;
-    return 0;
+    static const shape_box boxes[] = {{128, 384, 0, 1 << 30, 2048, 1 << 30}, {576, 640, 0, 1 << 30, 0, 1 << 30},
+                                      {641, 768, 0, 1 << 30, 0, 1024},       {1000, 1536, 0, 1 << 30, 0, 1024},
+                                      {1000, 1536, 0, 1 << 30, 4096, 1 << 30}};
+    return sector(r) && in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
 /* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
@@ -434,7 +445,7 @@ static int plan_wgmma(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy
     if (r->swap < 0 || r->swap > 2) return na(why, n, "swap=%d: 0 auto, 1 off, 2 on", r->swap);
     if (r->swap == 2) return plan_swap(r, d, occ, ctx, p, why, n);
     /* the SECTOR row's choices apply where no tunable is fixed */
-    const int planned = !r->swap && !r->bn && !r->cluster && !r->warpgroups && !r->sched, sec = planned && sector(r);
+    const int planned = !kb_mlp_fixed(r), sec = planned && sector(r);
     if (bn && bn != 64 && bn != 96 && bn != 112 && bn != 128)
         return na(why, n, "bn=%d: the wgmma kernel's tiles are 64, 96, 112 or 128 wide (80 and 104: swap=on only)", bn);
     if (r->sched == 2 && cl == 2)
@@ -509,7 +520,7 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
     if (r->tokens < 1 || r->hidden < 1 || r->inter < 1 || r->dtype < 0 || r->dtype > 2)
         return na(why, n, "no such MLP case (tokens %d, hidden %d, inter %d, dtype %d)", r->tokens, r->hidden, r->inter,
                   r->dtype);
-    const int forced = r->bn || r->cluster || r->warpgroups || r->sched || r->swap;
+    const int forced = kb_mlp_fixed(r);
     char sm[32];
     snprintf(sm, sizeof sm, "sm_%d%d", d->cc_major, d->cc_minor);
     if (r->dtype == 0) {

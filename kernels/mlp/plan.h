@@ -129,6 +129,10 @@ typedef struct {
     unsigned rows;       /* the table rows that decided it: 1u << kb_mlp_row_id */
 } kb_mlp_plan;
 
+/* 1: r fixes a wgmma tunable (bn, cluster, warpgroups, sched or swap), so
+ * the planner's rows that choose them stand aside. */
+int kb_mlp_fixed(const kb_mlp_req *r);
+
 /* Plan r on device d. occ NULL: the clusters that fit from d
  * (kb_mlp_clusters_model). 0, or non-zero with a one-line reason in why:
  * the case is n/a for the variant asked (a tunable it cannot take, a
