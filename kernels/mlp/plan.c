@@ -45,9 +45,13 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "leaves one CTA a tile wholly past the last token, not verified as a default"},
     [KB_MLP_ROW_BN_WAVE] = {
         "two warpgroups: BN 128, 112, 96 or 64, the fewest rounds of cluster tiles over the clusters that fit, "
-        "weighted by BN / efficiency (1, 0.99, 0.98, 0.955); within 0.1% the wider",
+        "weighted by BN / efficiency (1, 0.99, 0.98, 0.90); within 0.1% the wider",
         "2048x1024x11008 (BN 112: 12 full rounds on 66 clusters of 2): 0.2215 / 0.2224 ms vs a fixed 128 0.2250 / "
-        "0.2260; 4096x4096x11008 picks 128"},
+        "0.2260; 4096x4096x11008 picks 128; BN 64's 0.90 (0.955 before) from the shapes where 64 won by fewer rows "
+        "over several rounds and lost (H100, 2026-11-27, two runs): 1589x4096x3000 BN 112 0.1916 / 0.1912 ms vs 64 "
+        "0.2159 / 0.2069, 1298x4096x8192 128 0.4206 / 0.4235 vs 0.4842 / 0.4744, 2365x4096x5504 96 0.4889 / 0.4931 "
+        "vs 0.5221 / 0.5256, 324x4096x13824 (now swapped) 0.1998 / 0.2006 vs 0.2674 / 0.2643; one round (<= 256 x "
+        "3000) keeps 64"},
     [KB_MLP_ROW_STAGES] = {
         "the ring: as many stages as fit in 220 KiB, 12 at most (two warpgroups, BN 112: 5 of 44 KiB)",
         "2048x1024x11008 BN 112: 5 stages 0.2203 / 0.2208 ms vs 4 0.2226 / 0.2234 (ncu: the tensor pipe 73% "
@@ -349,11 +353,13 @@ static long cluster_tiles(int M, int N, int BM, int BN, int CL)
 
 /* KB_MLP_ROW_BN_WAVE and _WG1_BN: the tile width for wg consumer warpgroups
  * (BM 64 wg).
- * The weights are a guess from one measurement: at 2048 x 1024 x 11008, BN
- * 64 (21 rounds, the last 85% full) ran as fast as BN 128 (11 rounds, the
- * last 42% full), so per FLOP about 4.5% slower. */
+ * The weights are measured: at 2048 x 1024 x 11008, BN 112 beat 128 by
+ * 1.5%; BN 64 over several rounds runs 0.87-0.93 of the wider tiles' speed
+ * per FLOP (1298-4499 tokens x 3000-8192, 324-383 x 13824, 2048 x 2048 x
+ * 5504; H100, 2026-11-27), where 0.955 (from 2048 x 1024 x 11008 alone)
+ * had it chosen and up to 1.33x slower. */
 static const int wave_bns[] = {128, 112, 96, 64};
-static const double wave_eff[] = {1.0, 0.99, 0.98, 0.955};
+static const double wave_eff[] = {1.0, 0.99, 0.98, 0.90};
 /* KB_MLP_ROW_SECTOR: on rows past a sector every x row a tile reads costs
  * more, and narrow tiles read more of them per multiply-add; measured at
  * 2048 x 2056 x 5504 (H100, 2026-11-27, two runs): BN 128 0.2313 / 0.2349
