@@ -104,6 +104,10 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
     const int m_blocks = (M + BM - 1) / BM, m_groups = (m_blocks + CL - 1) / CL, n_blocks = (N + BN - 1) / BN;
     const int tiles = m_groups * n_blocks, cluster = blockIdx.x / CL, clusters = gridDim.x / CL;
     const int nk = (K + 63) / 64;
+    // x's box: BM rows, or the tokens rounded up to 8 where they are fewer
+    // (fused.cu's map): the A tile's other rows keep stale bytes, whose
+    // products land in rows of h past the tokens, which are never stored
+    const int xrows = M < BM ? (M + 7) & ~7 : BM;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -149,7 +153,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
                 for (int kb = 0; kb < nk; kb++) {
                     mbar_wait(smem_u32(&empty[stage]), phase ^ 1);
                     const uint32_t a = base + stage * STAGE, b = a + A_BYTES, fb = smem_u32(&full[stage]);
-                    mbar_expect_tx(fb, STAGE);
+                    mbar_expect_tx(fb, STAGE - (BM - xrows) * 128);
                     tma_load(a, &tmx, kb * 64, m0, fb);
                     if (CL == 1) {
                         tma_load(b, &tmg, kb * 64, n0, fb);
