@@ -1000,7 +1000,7 @@ static void test_down(void **state)
 
 /* KB_MLP_ROW_DOWN_LT: cuBLASLt's split-K 2 down GEMM after cublas_cat's path
  * at 257-352 tokens and hidden 4096-8191, after the swapped kernel at 257-400
- * tokens and hidden 4096-8191, and after a wgmma kernel at 768-1024 tokens,
+ * tokens, hidden 4096-8191 and inter > 8192, and after a wgmma kernel at 768-1024 tokens,
  * hidden <= 1024 and inter >= 11008, where it was measured ahead; cuBLAS's own pick
  * elsewhere; --down cublaslt after any 16-bit gate/up */
 static void test_down_lt(void **state)
@@ -1013,6 +1013,9 @@ static void test_down_lt(void **state)
         {300, 4096, 11008, 2, 1}, {300, 4096, 11008, 1, 1}, {320, 4096, 14336, 2, 1}, {257, 4096, 11008, 2, 1},
         {383, 6144, 16384, 1, 1}, {353, 4096, 11008, 2, 1}, {383, 4096, 11008, 2, 1}, {384, 4096, 11008, 2, 1},
         {400, 4096, 11008, 1, 1}, {256, 4096, 11008, 2, 0}, {401, 4096, 11008, 2, 0}, {300, 8192, 11008, 2, 0},
+        /* ... from inter 8193 (cuBLAS's down ahead at 5504 and 8192, measured; 10920 with cuBLASLt's ahead of cuBLAS) */
+        {300, 4096, 10920, 2, 1}, {300, 4096, 8200, 1, 1}, {325, 5120, 5504, 2, 0}, {349, 6144, 5504, 1, 0},
+        {325, 6144, 8192, 2, 0}, {380, 4096, 8192, 1, 0}, {300, 4096, 8192, 2, 0},
         /* the old tile there (352 x 14336); cublas_cat's path from inter 28672 (hidden 6144 and 8192) */
         {352, 4096, 14336, 2, 0}, {300, 4608, 28672, 2, 1}, {300, 6144, 28672, 2, 0}, {353, 4608, 28672, 2, 0},
         /* cublas_cat's path by the SECTOR row (4104: hidden 4096-5119), not from 5120 nor past 352 */

@@ -111,7 +111,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "(16x1024x11008 0.0327 -> 0.0346)"},
     [KB_MLP_ROW_DOWN_LT] = {
         "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-5119, after the swapped "
-        "kernel (the SWAP row) at 257-400 tokens and hidden 4096-8191, or after a wgmma kernel at 768-1024 tokens, "
+        "kernel (the SWAP row) at 257-400 tokens, hidden 4096-8191 and inter > 8192, or after a wgmma kernel at 768-1024 tokens, "
         "hidden <= 1024 and inter >= 11008: the down GEMM by cuBLASLt with K split in two (its heuristic's first such algorithm, "
         "fp32 partials reduced out of place); else cuBLAS's own pick",
         "the down GEMM alone, 300 x 4096 x 11008 bf16 (H100, 2026-11-27, flushed, median of 30): cuBLAS's pick, one "
@@ -139,7 +139,12 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "two runs): 300x4104x11000 cublas_cat 0.2131 / 0.2084 vs fused 0.2027 / 0.2010 (fp16 0.2116 / 0.2100 vs 0.2019 / "
         "0.2016). Not on cublas_cat's path from hidden 5120 (in turns, two runs, bf16, cublas_cat vs its path with "
         "cuBLASLt's down): 5120x13824 300 0.2257 / 0.2269 vs 0.2391 / 0.2404, 320 0.2437 / 0.2473 vs 0.2830 / 0.2828; "
-        "7168x18944 300 0.4028 / 0.4019 vs 0.4208 / 0.4211; 6144x16384 257 0.2864 / 0.2866 vs 0.2960 / 0.2971"},
+        "7168x18944 300 0.4028 / 0.4019 vs 0.4208 / 0.4211; 6144x16384 257 0.2864 / 0.2866 vs 0.2960 / 0.2971. Not "
+        "after the swapped kernel at inter <= 8192 (H100, 2026-11-27, events, two runs, bf16, cublaslt -> cublas down, "
+        "ms): 325x5120x5504 0.1009 / 0.1005 -> 0.0906 / 0.0924, 349x6144x5504 0.1311 / 0.1297 -> 0.1132 / 0.1124, "
+        "325x6144x8192 0.1871 / 0.1856 -> 0.1736 / 0.1712, 380x4096x8192 0.1288 / 0.1278 -> 0.1213 / 0.1175; level "
+        "at 300x4096x8192 (0.1087 / 0.1091 -> 0.1087 / 0.1083); inter 10920 keeps it (300x4096x10920 fused 0.1469 / "
+        "0.1476 vs cublas_cat 0.1606 / 0.1605)"},
     [KB_MLP_ROW_SWAP] = {
         "two warpgroups, no tunable fixed, 129-1024 tokens, inter % 8 == 0, hidden % 16 == 0 (the SECTOR row): the swapped kernel (G's and U's 128 rows "
         "wgmma's A operand, bn tokens its N) where its rounds' work a CTA in clusters of 1 is no more than the "
@@ -583,8 +588,9 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
  * tokens (measured ends; level from 368) and hidden 4096-5119 (behind from
  * 5120: 5120 x 13824, 6144 x 16384, 7168 x 18944); after the
- * swapped kernel at 257-400 tokens and hidden 4096-8191 (measured ends: 192
- * and 447 level or behind); after a wgmma kernel at 768-1024 tokens (measured
+ * swapped kernel at 257-400 tokens, hidden 4096-8191 and inter > 8192
+ * (measured ends: 192 and 447 level or behind; at inter 5504 and 8192 cuBLAS's
+ * down was ahead); after a wgmma kernel at 768-1024 tokens (measured
  * ends: level at 640, behind at 1536), hidden <= 1024 and inter >= 11008
  * (measured there; behind at 1000 x 1000 x 3000) */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
@@ -592,7 +598,7 @@ static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
     const int mid = r->hidden >= 4096 && r->hidden < 8192;
     if (p->variant == KB_MLP_CUBLAS_CAT) return r->hidden >= 4096 && r->hidden < 5120 && r->tokens >= 257 && r->tokens <= 352;
     if (p->variant != KB_MLP_WGMMA) return 0;
-    if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return 1;
+    if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return r->inter > 8192;
     return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024 && r->inter >= 11008;
 }
 

@@ -81,7 +81,7 @@ typedef enum {
                              * 257-352 from 13824 at hidden >= 5120 -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
     KB_MLP_ROW_DOWN,        /* after wgmma, inter % 8 == 0, tokens <= 16 at hidden >= 8192 or <= 8 at >= 4096 -> down_splitk */
-    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-5119, swapped 257-400 x 4096-8191, wgmma 768-1024 x <= 1024 x >= 11008
+    KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-5119, swapped 257-400 x 4096-8191 x > 8192, wgmma 768-1024 x <= 1024 x >= 11008
                              * -> cuBLASLt split-K 2 down */
     KB_MLP_ROW_SWAP,        /* 129-1024 tokens, inter % 8 == 0, its rounds no more work than the tile's -> swapped kernel */
     KB_MLP_ROW_SECTOR,      /* rows 16 bytes past a 32-byte sector (hidden % 16 == 8), > 128 tokens -> clusters of 2, no
