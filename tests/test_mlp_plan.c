@@ -136,10 +136,11 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
  * (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383
- * from 28672; 257-352 from inter 13824 at hidden >= 5120), written out
- * apart from plan.c's table */
+ * from 28672; 257-352 from inter 13824 at hidden >= 5120; 65-128 tokens at
+ * inter <= 3584 from hidden 3072), written out apart from plan.c's table */
 static int cublas_mid(int M, int H, int N)
 {
+    if (H >= 3072 && N <= 3584 && M >= 65 && M <= 128) return 1;
     if (H < 4096) return 0;
     return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) ||
            (N >= 28672 && M >= 257 && M <= 383) || (N >= 13824 && H >= 5120 && M >= 257 && M <= 352);
@@ -785,6 +786,23 @@ static void test_sched(void **state)
         if ((plan_ok("h100", req(wide[i].M, wide[i].H, wide[i].N, 2, KB_MLP_AUTO)).variant == KB_MLP_CUBLAS_CAT) !=
             wide[i].cat)
             fail_msg("%dx%dx%d: expected %s", wide[i].M, wide[i].H, wide[i].N, wide[i].cat ? "cublas_cat's path" : "wgmma");
+    /* CUBLAS_MID's tensor-parallel box: 65-128 tokens at inter <= 3584 from hidden 3072 (measured: 65, 96, 128 x
+     * 4096 x 2752 and 3584, 85 x 3072 x 2816); 64 tokens (one warpgroup), 129 at 3072 (the older boxes start at
+     * hidden 4096), hidden 2048 and inter 5504 not */
+    static const struct {
+        int M, H, N, cat;
+    } tp[] = {{65, 4096, 2752, 1}, {128, 4096, 3584, 1}, {85, 3072, 2816, 1}, {100, 8192, 1376, 1},
+              {64, 4096, 2752, 0}, {129, 3072, 2752, 0}, {96, 2048, 2816, 0}, {96, 4096, 3592, 0},
+              {128, 4096, 5504, 0}, {96, 3064, 2752, 0}};
+    for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
+        for (int dt = 1; dt <= 2; dt++) {
+            const kb_mlp_plan q = plan_ok("h100", req(tp[i].M, tp[i].H, tp[i].N, dt, KB_MLP_AUTO));
+            if ((q.variant == KB_MLP_CUBLAS_CAT) != tp[i].cat || (int)HAS(q, KB_MLP_ROW_CUBLAS_MID) != tp[i].cat)
+                fail_msg("%dx%dx%d dtype %d: expected %s", tp[i].M, tp[i].H, tp[i].N, dt,
+                         tp[i].cat ? "cublas_cat's path" : "a wgmma kernel");
+            /* fused_wgmma by name keeps its kernel */
+            assert_int_equal(plan_ok("h100", req(tp[i].M, tp[i].H, tp[i].N, dt, KB_MLP_WGMMA)).variant, KB_MLP_WGMMA);
+        }
     /* CUBLAS_MID's ends at hidden 4096: 129 and 160 cuBLAS's, 161 the swapped kernel (static) */
     for (int t = 129; t <= 161; t++) {
         r = forced(t, 2, KB_MLP_AUTO, 0, 0, 0);

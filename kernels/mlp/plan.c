@@ -72,7 +72,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
         "fused on Hopper with no tunable fixed, hidden >= 4096, and 129-160 or 513-544 tokens below inter 14336, or "
-        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120; or 65-128 tokens at inter "
+        "<= 3584 from hidden 3072: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
         "bf16 x 4096 x 11008 129 cublas_cat 0.1208 / 0.1202 vs swapped 0.1294 / 0.1282 (fp16 0.1168 / 0.1184 vs "
@@ -87,7 +88,13 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "(level; at 320 the swapped kernel ahead, cublas_cat 0.3450 / 0.3477 vs 0.3250 / 0.3307, inside the box); fp16 alike (7168x18944 257 0.3911 "
         "/ 0.3891 vs 0.4341 / 0.4332). Not 383 (mixed: 5120x13824 0.2627 / 0.2650 vs 0.2730 / 0.2701, 6144x16384 "
         "0.3689 / 0.3687 vs 0.3633 / 0.3696) nor 256 (the tile 0.1841 / 0.1841 vs 0.1928 / 0.1926 at 5120x13824), nor "
-        "at 4096x14336 (the grid: the swapped kernel ahead)"},
+        "at 4096x14336 (the grid: the swapped kernel ahead). At 65-128 tokens and inter <= 3584 (tensor-parallel "
+        "shards: one m-block makes 43-56 tiles of BN 64 for 132 SMs, where cuBLAS splits K; H100, 2026-11-27, events, "
+        "two runs, cublas_cat vs fused's tile): x 4096 x 2752 65 0.0367 / 0.0381 vs 0.0386 / 0.0394, 128 0.0356 / "
+        "0.0378 vs 0.0402 / 0.0410 (fp16 0.0367 / 0.0376 vs 0.0403 / 0.0405), x 4096 x 3584 128 0.0441 / 0.0451 vs "
+        "0.0453 / 0.0460, x 3072 x 2816 85 0.0319 / 0.0318 vs 0.0334 / 0.0334; one warpgroup lost too (128 x 2752 "
+        "0.0396 / 0.0400). Not at hidden 2048 (x 2816: 0.97-1.006), from inter 5504 (the tile 1.03-1.11x), nor at "
+        "200-256 tokens (mixed: 200 x 2752 1.04x, 256 0.965x); below inter 2752 not measured"},
     [KB_MLP_ROW_SCHED] = {
         "two warpgroups in clusters of 1: the dynamic scheduler (tiles in order from a global counter as CTAs free "
         "up); clusters of 2 and one warpgroup: static (tile t on CTA t mod the grid)",
@@ -408,13 +415,17 @@ static int in_boxes(const shape_box *b, int n, const kb_mlp_req *r)
  * each end a measured point. cuBLAS's tiles follow the tokens; at
  * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
  * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
- * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. */
+ * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. The last box
+ * (65-128 tokens, inter <= 3584, hidden >= 3072: tensor-parallel shards):
+ * one m-block of the tile is 43-56 tiles for 132 SMs, where cuBLAS splits
+ * K; its inter's low end is not measured (fewer tiles still below 2752). */
 static int cublas_mid(const kb_mlp_req *r)
 {
     static const shape_box boxes[] = {{129, 160, 0, 14335, 4096, 1 << 30},
                                       {513, 544, 0, 14335, 4096, 1 << 30},
                                       {257, 383, 28672, 1 << 30, 4096, 1 << 30},
-                                      {257, 352, 13824, 1 << 30, 5120, 1 << 30}};
+                                      {257, 352, 13824, 1 << 30, 5120, 1 << 30},
+                                      {65, 128, 0, 3584, 3072, 1 << 30}};
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
