@@ -479,7 +479,7 @@ static void test_sector(void **state)
     assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
     c = plan_ok("h100", req(129, 4104, 11000, 2, KB_MLP_AUTO)); /* CUBLAS_MID's box too: its reason */
     kb_mlp_plan_describe(&c, buf, sizeof buf);
-    assert_string_equal(buf, "cublas_cat (planner: short last m-block)");
+    assert_string_equal(buf, "cublas_cat (planner: cuBLAS measured ahead)");
     assert_int_equal(plan_ok("h100", req(448, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     assert_int_equal(plan_ok("h100", req(300, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     assert_int_equal(plan_ok("h100", req(768, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);

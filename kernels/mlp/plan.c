@@ -666,7 +666,7 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;
     case KB_MLP_CUBLAS_CAT:
         snprintf(buf, n, "cublas_cat (planner: %s)",
-                 p->rows >> KB_MLP_ROW_SECTOR & 1u ? "rows past a 32-byte sector" : "short last m-block");
+                 p->rows >> KB_MLP_ROW_SECTOR & 1u ? "rows past a 32-byte sector" : "cuBLAS measured ahead");
         break;
     default: snprintf(buf, n, "fused (not planned)"); break;
     }

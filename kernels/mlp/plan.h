@@ -154,7 +154,7 @@ int kb_mlp_swap_model(const kb_devattr *d, int bn, int cl);
 
 /* What runs, for the kernel column: "fused_wgmma wg=2 bn=112 cl=2 tma-store",
  * "fused_mma vec", "fused_f32 cuda-cores" (without the down GEMM), or
- * "cublas_cat (planner: short last m-block)" (or "rows past a 32-byte
+ * "cublas_cat (planner: cuBLAS measured ahead)" (CUBLAS_MID; or "rows past a 32-byte
  * sector", the SECTOR row's). */
 void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n);
 
