@@ -448,7 +448,7 @@ static const kb_impl impls[] = {
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
              "cublas_cat's path where measured faster (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672, 257-352 from inter 13824 at hidden >= 5120; "
-             "on rows 16 bytes past a 32-byte sector, hidden % 16 == 8, at some token counts; the kernel column says so)"},
+             "65-128 tokens at inter <= 3584 from hidden 3072; on rows 16 bytes past a 32-byte sector, hidden % 16 == 8, at some token counts; the kernel column says so)"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
@@ -522,6 +522,14 @@ static const char *const checks[] = {
      * stores of h (inter 200) and register stores (1004) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [200, 300], \"hidden\": 72, \"inter\": [200, 1004], "
     "\"bn\": [64, 96, 112, 128], \"cluster\": [1, 2], \"warpgroups\": 2}",
+    /* ... and fewer tokens than the tile's 128 rows (x's box the tokens
+     * rounded up to 8, the A tile's other rows stale; in clusters of 2 the
+     * second CTA's box wholly past the last token), over more k-blocks than
+     * BN 128's 4 stages (hidden 520), and with register stores of h (1004) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [5, 72], \"hidden\": 520, \"inter\": 200, "
+    "\"bn\": [64, 128], \"cluster\": [1, 2], \"warpgroups\": 2}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 72, \"hidden\": 72, \"inter\": 1004, "
+    "\"bn\": 64, \"cluster\": [1, 2], \"warpgroups\": 2}",
     /* ... and one warpgroup's widths, at decode (40) and over 4 m-blocks of 64 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [40, 200], \"hidden\": 72, \"inter\": [200, 1003], "
     "\"bn\": [64, 96, 112, 128], \"cluster\": 1, \"warpgroups\": 1}",

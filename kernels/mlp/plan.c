@@ -71,8 +71,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "else element loads through registers",
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
-        "fused on Hopper with no tunable fixed, hidden >= 4096, and 129-160 or 513-544 tokens below inter 14336, or "
-        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120; or 65-128 tokens at inter "
+        "fused on Hopper with no tunable fixed: at hidden >= 4096, 129-160 or 513-544 tokens below inter 14336, or "
+        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120; and 65-128 tokens at inter "
         "<= 3584 from hidden 3072: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
@@ -410,8 +410,8 @@ static int in_boxes(const shape_box *b, int n, const kb_mlp_req *r)
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where cuBLAS was measured ahead of the wgmma
- * kernels (the swapped one included) at hidden >= 4096 (5120 for the last
- * box: level or behind at 4096 x 14336): boxes of tokens, inter and hidden,
+ * kernels (the swapped one included) at hidden >= 4096 (5120 for the fourth
+ * box: level or behind at 4096 x 14336; 3072 for the fifth, below): boxes of tokens, inter and hidden,
  * each end a measured point. cuBLAS's tiles follow the tokens; at
  * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
  * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
