@@ -77,8 +77,7 @@ bool tensor_map(CUtensorMap *m, const void *p, int dtype, int rows, int cols, in
 // h's where the plan stores h by TMA (else mh is a valid map the kernel never uses)
 bool make_maps(kb::mlp::WgmmaLaunch &w, const kb_mlp_args *a, int bm, int bn, bool store, bool swap)
 {
-    // the tile kernel's x box: bm rows, or the tokens rounded up to 8 where fewer (fused_wgmma.cu)
-    const int xrows = swap ? bn : a->tokens < bm ? (a->tokens + 7) & ~7 : bm, wrows = swap ? 128 : bn;
+    const int xrows = swap ? bn : KB_MLP_WG_XROWS(a->tokens, bm), wrows = swap ? 128 : bn;
     if (!tensor_map(&w.mx, a->x, a->dtype, a->tokens, a->hidden, xrows, LOAD) ||
         !tensor_map(&w.mg, a->G, a->dtype, a->inter, a->hidden, wrows, LOAD) ||
         !tensor_map(&w.mu, a->U, a->dtype, a->inter, a->hidden, wrows, LOAD))

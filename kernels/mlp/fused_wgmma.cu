@@ -104,10 +104,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1)
     const int m_blocks = (M + BM - 1) / BM, m_groups = (m_blocks + CL - 1) / CL, n_blocks = (N + BN - 1) / BN;
     const int tiles = m_groups * n_blocks, cluster = blockIdx.x / CL, clusters = gridDim.x / CL;
     const int nk = (K + 63) / 64;
-    // x's box: BM rows, or the tokens rounded up to 8 where they are fewer
-    // (fused.cu's map): the A tile's other rows keep stale bytes, whose
-    // products land in rows of h past the tokens, which are never stored
-    const int xrows = M < BM ? (M + 7) & ~7 : BM;
+    const int xrows = KB_MLP_WG_XROWS(M, BM); // x's box (plan.h), as fused.cu's map
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {

@@ -27,6 +27,11 @@ extern "C" {
 #define KB_MLP_WG_STAGES(wg, bn) \
     (220 * 1024 / KB_MLP_WG_STAGE(wg, bn) < 12 ? 220 * 1024 / KB_MLP_WG_STAGE(wg, bn) : 12)
 #define KB_MLP_WG_SMEM(wg, bn) (KB_MLP_WG_STAGES(wg, bn) * KB_MLP_WG_STAGE(wg, bn) + 1024)
+/* x's TMA box (rows) for `tokens` tokens and BM-row m-blocks: BM, or the
+ * tokens rounded up to 8 where fewer (the A tile's other rows keep stale
+ * bytes, whose products land in rows of h past the tokens, never stored);
+ * the host's tensor map (fused.cu) and the kernel's expect_tx both use it */
+#define KB_MLP_WG_XROWS(tokens, bm) ((tokens) < (bm) ? ((tokens) + 7) & ~7 : (bm))
 /* The swapped kernel's (gate_up_swap.cu, two consumer warpgroups): 128 rows
  * of G and of U and bn rows (tokens) of x a stage, 64 columns deep; bn 104:
  * 4 stages of 45 KiB. Its token tiles: KB_MLP_SW_BNS. */
