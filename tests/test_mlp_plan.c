@@ -935,20 +935,25 @@ static void expect_down_grid(const kb_mlp_plan *p, int splits, int kchunk, int g
     assert_int_equal(p->dsplit.per_sm, per_sm);
 }
 
-/* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (hidden >= 8192;
- * >= 4096 at 1-8 tokens, and at 9-16 from inter 16384), cuBLAS elsewhere; its grid about one block an
- * SM; --down fixed; n/a where the kernel cannot run */
+/* KB_MLP_ROW_DOWN: down_splitk where it was measured ahead (1-16 tokens,
+ * hidden >= 1024 and inter >= 2816, but not hidden 3072-8191 below inter
+ * 5504), cuBLAS elsewhere; its grid about one block an SM; --down fixed; n/a
+ * where the kernel cannot run */
 static void test_down(void **state)
 {
     (void)state;
     static const struct {
         int tokens, hidden, inter, dtype, down;
     } cases[] = {
-        {1, 4096, 11008, 2, 1},  {8, 4096, 11008, 1, 1},  {9, 4096, 11008, 2, 0},  {16, 4096, 11008, 2, 0},
+        {1, 4096, 11008, 2, 1},  {8, 4096, 11008, 1, 1},  {9, 4096, 11008, 2, 1},  {16, 4096, 11008, 2, 1},
         {1, 4096, 28672, 2, 1},  {8, 4096, 28672, 1, 1},  {9, 4096, 28672, 2, 1},  {16, 4096, 28672, 1, 1},
-        {8, 4096, 14336, 2, 1},  {16, 4096, 14336, 2, 0}, {1, 8192, 11008, 1, 1},  {12, 8192, 11008, 2, 1},
-        {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 0},  {16, 1024, 11008, 2, 0},
+        {8, 4096, 14336, 2, 1},  {16, 4096, 14336, 2, 1}, {1, 8192, 11008, 1, 1},  {12, 8192, 11008, 2, 1},
+        {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 1},  {16, 1024, 11008, 2, 1},
+        {16, 2048, 2816, 2, 1},  {1, 1024, 2816, 1, 1},   {16, 8192, 2816, 2, 1},  {16, 4096, 5504, 2, 1},
+        {16, 3072, 2816, 2, 0},  {1, 4096, 2816, 1, 0},   {16, 6144, 5496, 2, 0},  {16, 6144, 5504, 2, 1},
+        {1, 1016, 11008, 2, 0},  {16, 2048, 2808, 2, 0},  {16, 8192, 2808, 2, 0},  {16, 2048, 1024, 2, 0},
         {8, 4096, 11004, 2, 0},  {17, 8192, 28672, 2, 0}, {1, 4096, 11008, 0, 0}, {64, 8192, 28672, 2, 0},
+        {16, 1032, 4000, 1, 1},  {3, 1032, 4000, 2, 1},   {1, 4104, 1000, 2, 0},   {3, 4104, 1003, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype,
@@ -976,14 +981,16 @@ static void test_down(void **state)
     expect_down_grid(&p, 5, 0, 165, 2);
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     expect_down_grid(&p, 1, 0, 128, 1);
+    /* kbench check's planned shape: 17 row blocks x 8 ranges of 8 k-blocks
+     * (the kernel's most, KB_MLP_DOWN_MAX_SPLITS), two an SM */
+    p = plan_ok("h100", req(16, 1032, 4000, 2, KB_MLP_AUTO));
+    expect_down_grid(&p, KB_MLP_DOWN_MAX_SPLITS, 8 * 64, 136, 2);
     /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best at
      * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 2 waves of two an
-     * SM, 90% busy): cuBLAS, though 1 token at hidden >= 4096 and inter >=
-     * 16384; the grid when forced */
+     * SM, 90% busy), and down_splitk still led cuBLAS there by 3-4% */
     p = plan_ok("h100", req(1, 4352, 28672, 2, KB_MLP_AUTO));
-    assert_int_equal(p.down, 0);
+    assert_int_equal(p.down, 1);
     assert_true(HAS(p, KB_MLP_ROW_DOWN));
-    p = plan_ok("h100", with_down(1, 4352, 28672, 2, KB_MLP_AUTO, 2));
     expect_down_grid(&p, 7, 64 * 64, 476, 2);
     /* after fused_mma (Hopper, hidden % 8 != 0): cuBLAS unless forced (no
      * overlap there, not measured) */

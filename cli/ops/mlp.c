@@ -575,12 +575,13 @@ static const char *const checks[] = {
      * 8 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": 2056, \"inter\": 640, "
     "\"down\": \"splitk\"}",
-    /* ... and chosen by fused's planner (the DOWN row): hidden >= 4096 at
-     * 1-8 tokens (65 row blocks x 4 K ranges, two an SM; inter 16: one
-     * k-block, too few blocks, cuBLAS), >= 8192 at 9-16; inter % 8 != 0 runs
-     * cuBLAS */
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [16, 1000, 1003]}",
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 16, \"hidden\": 8200, \"inter\": 168}",
+    /* ... and chosen by fused's planner (the DOWN row: hidden 1024-3071 from
+     * inter 2816): 17 row blocks (the last 8 rows) x 8 K ranges of 8
+     * k-blocks (the last 7, cut short), two an SM, at 3 and 16 tokens; where
+     * the row leaves the down GEMM to cuBLAS (hidden 3072-8191 under inter
+     * 5504, and inter % 8 != 0) */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [3, 16], \"hidden\": 1032, \"inter\": 4000}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [1000, 1003]}",
     /* cuBLASLt's split-K 2 down GEMM forced: after fused_wgmma (hidden 72)
      * and fused_mma (257: rows of x not 16-byte multiples), rows of h 16-byte
      * multiples (inter 200) and not (1003); and after cublas_cat's path

@@ -35,6 +35,7 @@
 #include "../ptx/tma.cuh"
 #include "../ptx/wgmma.cuh"
 #include "gate_up.cuh"
+#include "plan.h"
 
 namespace {
 
@@ -156,12 +157,29 @@ __global__ void __launch_bounds__(160, PS)
     named_barrier(1, 128);
     if (!last) return;
     __threadfence(); // acquire: every split's partial after the count
-    const float *all = ws + (size_t)rb * splits * (64 * 16);
-    for (int i = threadIdx.x; i < 64 * NC; i += 128) {
-        const int row = i % 64, col = i / 64;
-        float x = 0.f;
-        for (int q = 0; q < splits; q++) x += __ldcg(all + (size_t)q * (64 * 16) + i);
-        if (col < M && r0 + row < H) y[(size_t)col * H + r0 + row] = from_f<T>(x);
+    // thread t adds units t and t + 128 (NT 2) of 4 rows of one token (unit u:
+    // token u / 16, rows 4 (u % 16)..+3), tokens past M skipped; every split's
+    // loads are issued before the adds, so the block's tail is one L2 round
+    // trip, not one a unit (a loop of 4-byte loads took 8 in turn at 9-16 tokens)
+    const float4 *all = reinterpret_cast<const float4 *>(ws + (size_t)rb * splits * (64 * 16));
+    float4 v[NT][KB_MLP_DOWN_MAX_SPLITS];
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int q = 0; q < KB_MLP_DOWN_MAX_SPLITS; q++)
+            if (q < splits && (threadIdx.x + 128 * j) / 16 < M) v[j][q] = __ldcg(all + q * (64 * 16 / 4) + threadIdx.x + 128 * j);
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const int u = threadIdx.x + 128 * j, col = u / 16, row = r0 + (u % 16) * 4;
+        if (col >= M) continue;
+        float4 x = v[j][0];
+#pragma unroll
+        for (int q = 1; q < KB_MLP_DOWN_MAX_SPLITS; q++)
+            if (q < splits) x.x += v[j][q].x, x.y += v[j][q].y, x.z += v[j][q].z, x.w += v[j][q].w;
+        const float o[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            if (row + e < H) y[(size_t)col * H + row + e] = from_f<T>(o[e]);
     }
     if (threadIdx.x == 0) count[rb] = 0; // for the next launch (the kernel's end makes it visible)
 #endif

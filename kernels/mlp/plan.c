@@ -104,18 +104,23 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "-> 0.0580 / 0.0575; 128 and 384 (full m-blocks) the same within 1%. Where clusters of 2 are planned, dynamic "
         "in clusters of 1 was no faster (256-2048 tokens, all four grid widths: 0.92-1.12x, median 0.99)"},
     [KB_MLP_ROW_DOWN] = {
-        "Hopper, after fused_wgmma, inter % 8 == 0, hidden >= 8192 and 1-16 tokens, or hidden >= 4096 and 1-8 "
-        "tokens, or 9-16 from inter 16384, where its grid keeps the SMs 95% busy or more (the measured shapes: "
-        "0.97): the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the 64-row operand, K split to "
-        "about one block an SM, or two where one already splits K, the splits added in order in the kernel, "
-        "launched as the gate/up kernel's programmatic dependent, D loaded before it waits); else cuBLAS",
-        "whole MLP, bf16, graph, two runs in one call (H100, 2026-11-27), main with cuBLAS's down -> down_splitk "
-        "two blocks an SM, ms: 1x4096x11008 0.0996 / 0.0999 -> 0.0983 / 0.0981; 8x4096x11008 0.0999 / 0.1001 -> "
-        "0.0986 / 0.0987; 8x4096x14336 0.1260 / 0.1259 -> 0.1248 / 0.1252; 16x4096x28672 0.2443 / 0.2445 -> 0.2402 "
-        "/ 0.2406; one block an SM at hidden 8192 (one split): 16x8192x28672 0.4767 / 0.4782 -> 0.4686 / 0.4695. "
-        "cuBLAS kept where level: 9-16 tokens x 4096 x 11008 and x 14336 (16x4096x11008 0.1006 / 0.1007 with "
-        "cuBLAS, 0.1007 / 0.1008 with down_splitk in an earlier call), and every token count at hidden 1024 "
-        "(16x1024x11008 0.0327 -> 0.0346)"},
+        "Hopper, after fused_wgmma, 1-16 tokens, inter % 8 == 0, hidden >= 1024 and inter >= 2816, but not hidden "
+        "3072-8191 with inter < 5504: the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the "
+        "64-row operand, K split to about one block an SM, or two where one already splits K, the splits added in "
+        "order by the last block of each row block, every split's loads at once, launched as the gate/up kernel's "
+        "programmatic dependent, D loaded before it waits); else cuBLAS",
+        "whole MLP, fused_wgmma, graph, two runs in one call (H100, 2026-11-27), cuBLAS's down -> down_splitk, ms: "
+        "bf16 16x4096x11008 0.1006 / 0.1012 -> 0.0980 / 0.0981 (90.2% of copy), 1x4096x11008 0.0999 / 0.0996 -> "
+        "0.0967 / 0.0967, 16x1024x11008 0.0331 / 0.0329 -> 0.0319 / 0.0317, 16x2048x2816 0.0223 / 0.0220 -> 0.0216 "
+        "/ 0.0215, 16x4096x5504 0.0572 / 0.0572 -> 0.0535 / 0.0533, 16x4352x11008 0.1077 / 0.1076 -> 0.1045 / "
+        "0.1051, 1x8192x2816 0.0569 / 0.0570 -> 0.0552 / 0.0546; ahead or level at all 64 bf16 shapes of 1 and 16 "
+        "tokens x hidden 1024-8192 x inter 5504-28672 (1.003-1.079x) and at hidden 1024, 2048 and 8192 x 2816 "
+        "(1.025-1.10x); fp16 alike. cuBLAS kept at hidden 3072-6144 x 2816, where it was level or ahead (16x4096x2816 "
+        "0.0331 / 0.0332 against 0.0334 / 0.0334; 16x4352x2816 0.0355 / 0.0354 against 0.0365 / 0.0370). Before the "
+        "last block loaded every split at once (a loop of dependent 4-byte loads, 8 in turn at 9-16 tokens), "
+        "down_splitk was level with cuBLAS at 9-16 tokens x 4096 and behind at hidden 1024 (16x1024x11008 0.0355 "
+        "against 0.0329): that change alone, 16x4096x11008 0.1004 / 0.1005 -> 0.0977 / 0.0975, 16x1024x11008 0.0355 "
+        "/ 0.0355 -> 0.0324 / 0.0324"},
     [KB_MLP_ROW_DOWN_LT] = {
         "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-5119, after the swapped "
         "kernel (the SWAP row) at 257-400 tokens, hidden 4096-8191 and inter > 8192, or after a wgmma kernel at 768-1024 tokens, "
@@ -209,7 +214,7 @@ typedef struct {
 static down_split split_k(long rbs, long kblocks, long slots)
 {
     down_split best = {0, 0, 0, 0};
-    for (long s = 1; s <= 8 && (s == 1 || kblocks / s >= 2); s++) {
+    for (long s = 1; s <= KB_MLP_DOWN_MAX_SPLITS && (s == 1 || kblocks / s >= 2); s++) {
         const long per = (kblocks + s - 1) / s, splits = (kblocks + per - 1) / per;
         const long cost = (rbs * splits + slots - 1) / slots * per;
         if (!best.cost || cost * 100 < best.cost * 99) best = (down_split){cost, per * 64, splits, rbs * splits};
@@ -221,11 +226,8 @@ static down_split split_k(long rbs, long kblocks, long slots)
  * splits K and two fill more than one an SM: the partials are paid either
  * way, and twice the streams finish the down GEMM sooner in the gate/up
  * kernel's wake (x 4096 x 11008: 64 x 4 blocks of 43 k-blocks). At x 8192
- * one an SM needs no split (128 x 1) and stays. Returns how well the grid
- * uses the SMs: the k-blocks a block slot would stream with the work spread
- * evenly, over the plan's time (x 4096 x 11008 on 132 SMs: 0.97; x 4352 x
- * 28672: 68 x 7 of 64 in 2 waves of two an SM, 0.90). */
-static double plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
+ * one an SM needs no split (128 x 1) and stays. */
+static void plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
 {
     const long rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
     down_split g = split_k(rbs, kblocks, sms);
@@ -235,7 +237,6 @@ static double plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_pl
         if (two.grid > sms) g = two, p->dsplit.per_sm = 2;
     }
     p->dsplit.kchunk = (int)g.kchunk, p->dsplit.splits = (int)g.splits, p->dsplit.grid = (int)g.grid;
-    return (double)rbs * kblocks / (sms * p->dsplit.per_sm) / g.cost;
 }
 
 static int na(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -640,14 +641,10 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
     if (r->down == 0) { /* KB_MLP_ROW_DOWN: where down_splitk was measured ahead */
         if (p->variant != KB_MLP_WGMMA) return 0; /* no overlap after fused_mma (it does not trigger); not measured */
         p->rows |= 1u << KB_MLP_ROW_DOWN;
-        if (!(r->hidden >= 8192 || (r->hidden >= 4096 && (r->tokens <= 8 || r->inter >= 16384)))) return 0;
-        if (plan_down_grid(r, d, p) < 0.95) {
-            memset(&p->dsplit, 0, sizeof p->dsplit);
+        if (r->hidden < 1024 || r->inter < 2816 || (r->hidden >= 3072 && r->hidden < 8192 && r->inter < 5504))
             return 0;
-        }
-    } else {
-        plan_down_grid(r, d, p);
     }
+    plan_down_grid(r, d, p);
     p->down = 1;
     return 0;
 }

@@ -39,6 +39,9 @@ extern "C" {
 #define KB_MLP_SW_STAGES(bn) (220 * 1024 / KB_MLP_SW_STAGE(bn) < 12 ? 220 * 1024 / KB_MLP_SW_STAGE(bn) : 12)
 #define KB_MLP_SW_SMEM(bn) (KB_MLP_SW_STAGES(bn) * KB_MLP_SW_STAGE(bn) + 1024)
 #define KB_MLP_SW_BNS {128, 112, 104, 96, 80}
+/* down_splitk's K splits at most (KB_MLP_ROW_DOWN's search; the kernel's
+ * last block holds every split's partial of its units in registers) */
+#define KB_MLP_DOWN_MAX_SPLITS 8
 
 typedef enum {
     KB_MLP_AUTO = 0, /* the planner's choice (`fused`) */
