@@ -138,14 +138,16 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
  * (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383
- * from 28672; 257-352 from inter 13824 at hidden >= 5120; 65-128 tokens at
+ * from 28672, 257-319 from hidden 8192; 257-352 from inter 13824 at hidden
+ * >= 5120; 65-128 tokens at
  * inter <= 3584 from hidden 3072), written out apart from plan.c's table */
 static int cublas_mid(int M, int H, int N)
 {
     if (H >= 3072 && N <= 3584 && M >= 65 && M <= 128) return 1;
     if (H < 4096) return 0;
     return (N < 14336 && ((M >= 129 && M <= 160) || (M >= 513 && M <= 544))) ||
-           (N >= 28672 && M >= 257 && M <= 383) || (N >= 13824 && H >= 5120 && M >= 257 && M <= 352);
+           (N >= 28672 && M >= 257 && M <= (H >= 8192 ? 319 : 383)) ||
+           (N >= 13824 && H >= 5120 && M >= 257 && M <= 352 && !(N >= 28672 && H >= 8192));
 }
 
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes on rows 16 bytes past a 32-byte
@@ -335,8 +337,12 @@ static void test_h100_seed(void **state)
         assert_int_equal(plan_ok("a100", req(300, 4096, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_MMA);
         q = plan_ok("h100", unswapped(req(256, 4096, 11008, dt, KB_MLP_AUTO)));
         expect_wgmma(&q, 2, 96, 2, "256x4096");
-        assert_int_equal(plan_ok("h100", req(383, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-        assert_int_equal(plan_ok("h100", req(384, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(319, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(320, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(352, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        assert_int_equal(plan_ok("h100", req(352, 8192, 16384, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(352, 6144, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+        assert_int_equal(plan_ok("h100", req(383, 7168, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(300, 8192, 11008, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         assert_int_equal(plan_ok("h100", req(512, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
         static const int edges[][3] = {{128, 11008, 0}, {129, 11008, 1}, {160, 11008, 1}, {161, 11008, 0},

@@ -72,14 +72,19 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
         "fused on Hopper with no tunable fixed: at hidden >= 4096, 129-160 or 513-544 tokens below inter 14336, or "
-        "257-383 tokens from inter 28672, or 257-352 from inter 13824 at hidden >= 5120; and 65-128 tokens at inter "
+        "257-383 tokens from inter 28672 (257-319 from hidden 8192), or 257-352 from inter 13824 at hidden >= 5120; and "
+        "65-128 tokens at inter "
         "<= 3584 from hidden 3072: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
         "bf16 x 4096 x 11008 129 cublas_cat 0.1208 / 0.1202 vs swapped 0.1294 / 0.1282 (fp16 0.1168 / 0.1184 vs "
         "0.1243 / 0.1246), 160 0.1181 / 0.1190 vs 0.1219 / 0.1220, 513 0.2182 / 0.2180 vs 0.2378 / 0.2283 (fp16 "
         "0.2356 / 0.2338 vs 0.2448 / 0.2440); 300x8192x28672 0.6852 / 0.6866 vs 0.7025 / 0.7033 (320 level: 0.7207 "
-        "/ 0.7224 vs 0.7288 / 0.7157). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
+        "/ 0.7224 vs 0.7288 / 0.7157; since, three runs in one call, 2026-11-27, events: 300 bf16 0.6832 / 0.6858 / 0.6870 "
+        "vs 0.6946 / 0.6957 / 0.6985, 320 0.7208 / 0.7242 / 0.7178 vs 0.7080 / 0.7076 / 0.7114, 352 0.8772 / 0.8786 / "
+        "0.8779 vs 0.8146 / 0.8203 / 0.8215, 383 0.8824 / 0.8845 / 0.8909 vs 0.8225 / 0.8216 / 0.8213, fp16 352 0.9107 / "
+        "0.9296 / 0.9440 vs 0.8610 / 0.8693 / 0.8876, 383 0.9258 / 0.9153 / 0.9241 vs 0.8650 / 0.8564 / 0.8632: so from "
+        "320 the swapped kernel at hidden >= 8192 and inter >= 28672). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
         "/ 0.3230 vs 0.3019 / 0.3044), nor at 192 (swapped + cuBLASLt down 0.1178 / 0.1184 vs 0.1306 / 0.1305) or "
         "576 (0.2421 / 0.2395 vs 0.2474 / 0.2478). From hidden 5120 (2026-11-27, in turns, events, two runs in one call, "
         "bf16, cublas_cat vs the swapped kernel + cuBLASLt down): 5120x13824 257 0.2124 / 0.2128 vs 0.2178 / 0.2178, 320 "
@@ -416,7 +421,9 @@ static int in_boxes(const shape_box *b, int n, const kb_mlp_req *r)
  * each end a measured point. cuBLAS's tiles follow the tokens; at
  * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
  * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
- * 28672 (224 weight tiles) 300 tokens take seven rounds of 80. The last box
+ * 28672 (224 weight tiles) 300 tokens take seven rounds of 80 (from 320 the
+ * swapped kernel leads at 8192 x 28672: 4-8% at 352 and 383 tokens; the
+ * box at hidden 4096-8191 is as it was, 257-383). The last box
  * (65-128 tokens, inter <= 3584, hidden >= 3072: tensor-parallel shards):
  * one m-block of the tile is 43-56 tiles for 132 SMs, where cuBLAS splits
  * K; its inter's low end is not measured (fewer tiles still below 2752). */
@@ -424,8 +431,9 @@ static int cublas_mid(const kb_mlp_req *r)
 {
     static const shape_box boxes[] = {{129, 160, 0, 14335, 4096, 1 << 30},
                                       {513, 544, 0, 14335, 4096, 1 << 30},
-                                      {257, 383, 28672, 1 << 30, 4096, 1 << 30},
-                                      {257, 352, 13824, 1 << 30, 5120, 1 << 30},
+                                      {257, 383, 28672, 1 << 30, 4096, 8191},
+                                      {257, 319, 28672, 1 << 30, 8192, 1 << 30},
+                                      {257, 352, 13824, 28671, 5120, 1 << 30},
                                       {65, 128, 0, 3584, 3072, 1 << 30}};
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
