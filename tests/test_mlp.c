@@ -691,6 +691,8 @@ static void test_check_sweeps(void **state)
     assert_true(forced[0] >= 4 && forced[1] >= 4);
     assert_true(has_case(cases, n, "bf16", "off", 16, 2056, 640));
     assert_true(has_case(cases, n, "bf16", "off", 1, 4104, 1000));
+    assert_true(has_case(cases, n, "fp16", "off", 3, 4104, 4000));
+    assert_true(has_case(cases, n, "bf16", "off", 16, 8200, 168));
     assert_true(has_case(cases, n, "fp16", "off", 16, 1032, 4000));
     assert_true(has_case(cases, n, "bf16", "off", 3, 1032, 4000));
     /* cuBLASLt's split-K 2 down forced: after fused_wgmma, fused_mma (hidden

@@ -138,8 +138,8 @@ static void expect_wgmma(const kb_mlp_plan *p, int wg, int bn, int cl, const cha
 
 /* KB_MLP_ROW_CUBLAS_MID: where fused runs cublas_cat's path on the H100
  * (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383
- * from 28672, 257-319 from hidden 8192; 257-352 from inter 13824 at hidden
- * >= 5120; 65-128 tokens at
+ * from 28672, 257-319 from hidden 8192; 257-352 at inter 13824-28671 from
+ * hidden 5120; 65-128 tokens at
  * inter <= 3584 from hidden 3072), written out apart from plan.c's table */
 static int cublas_mid(int M, int H, int N)
 {
@@ -323,7 +323,8 @@ static void test_h100_seed(void **state)
     }
     /* at hidden 4096 too, with cuBLASLt's down (DOWN_LT); cublas_cat's path
      * (CUBLAS_MID) at 129-160 and 513-544 tokens below inter 14336 and 257-383
-     * from 28672; a tunable fixed keeps the tile; the A100 runs mma */
+     * from 28672, 257-319 from hidden 8192 (the swapped kernel at 320, the
+     * tile from 352); a tunable fixed keeps the tile; the A100 runs mma */
     for (int dt = 1; dt <= 2; dt++) {
         p = plan_ok("h100", req(300, 4096, 11008, dt, KB_MLP_AUTO));
         expect_swap(&p, 104, 1, "300x4096x11008");
@@ -338,8 +339,12 @@ static void test_h100_seed(void **state)
         q = plan_ok("h100", unswapped(req(256, 4096, 11008, dt, KB_MLP_AUTO)));
         expect_wgmma(&q, 2, 96, 2, "256x4096");
         assert_int_equal(plan_ok("h100", req(319, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-        assert_int_equal(plan_ok("h100", req(320, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-        assert_int_equal(plan_ok("h100", req(352, 8192, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+        p = plan_ok("h100", req(320, 8192, 28672, dt, KB_MLP_AUTO));
+        assert_int_equal(p.variant, KB_MLP_WGMMA);
+        assert_true(p.swap);
+        p = plan_ok("h100", req(352, 8192, 28672, dt, KB_MLP_AUTO));
+        assert_int_equal(p.variant, KB_MLP_WGMMA);
+        assert_false(p.swap);
         assert_int_equal(plan_ok("h100", req(352, 8192, 16384, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(352, 6144, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
         assert_int_equal(plan_ok("h100", req(383, 7168, 28672, dt, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
@@ -956,10 +961,11 @@ static void test_down(void **state)
         {8, 4096, 14336, 2, 1},  {16, 4096, 14336, 2, 1}, {1, 8192, 11008, 1, 1},  {12, 8192, 11008, 2, 1},
         {16, 8192, 28672, 2, 1}, {16, 8192, 14336, 1, 1}, {1, 1024, 11008, 2, 1},  {16, 1024, 11008, 2, 1},
         {16, 2048, 2816, 2, 1},  {1, 1024, 2816, 1, 1},   {16, 8192, 2816, 2, 1},  {16, 4096, 5504, 2, 1},
-        {16, 3072, 2816, 2, 0},  {1, 4096, 2816, 1, 0},   {16, 6144, 5496, 2, 0},  {16, 6144, 5504, 2, 1},
+        {16, 3072, 2816, 2, 0},  {1, 4096, 2816, 1, 0},   {16, 4096, 5496, 2, 0},  {1, 4096, 5504, 2, 1},
         {1, 1016, 11008, 2, 0},  {16, 2048, 2808, 2, 0},  {16, 8192, 2808, 2, 0},  {16, 2048, 1024, 2, 0},
         {8, 4096, 11004, 2, 0},  {17, 8192, 28672, 2, 0}, {1, 4096, 11008, 0, 0}, {64, 8192, 28672, 2, 0},
         {16, 1032, 4000, 1, 1},  {3, 1032, 4000, 2, 1},   {1, 4104, 1000, 2, 0},   {3, 4104, 1003, 1, 0},
+        {3, 4104, 4000, 2, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kb_mlp_plan p = plan_ok("h100", req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype,
@@ -987,6 +993,9 @@ static void test_down(void **state)
     expect_down_grid(&p, 5, 0, 165, 2);
     p = plan_ok("h100", req(16, 8192, 28672, 2, KB_MLP_AUTO));
     expect_down_grid(&p, 1, 0, 128, 1);
+    /* kbench check's forced shape of one range: 129 row blocks x 1 */
+    p = plan_ok("h100", with_down(16, 8200, 168, 2, KB_MLP_AUTO, 2));
+    expect_down_grid(&p, 1, 0, 129, 1);
     /* kbench check's planned shape: 17 row blocks x 8 ranges of 8 k-blocks
      * (the kernel's most, KB_MLP_DOWN_MAX_SPLITS), two an SM */
     p = plan_ok("h100", req(16, 1032, 4000, 2, KB_MLP_AUTO));

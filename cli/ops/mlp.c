@@ -447,7 +447,7 @@ static const kb_impl impls[] = {
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
-             "cublas_cat's path where measured faster (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672 (257-319 from hidden 8192), 257-352 from inter 13824 at hidden >= 5120; "
+             "cublas_cat's path where measured faster (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672 (257-319 from hidden 8192), 257-352 at inter 13824-28671 from hidden 5120; "
              "65-128 tokens at inter <= 3584 from hidden 3072; on rows 16 bytes past a 32-byte sector, hidden % 16 == 8, at some token counts; the kernel column says so)"},
 };
 
@@ -564,9 +564,10 @@ static const char *const checks[] = {
     "\"sched\": \"dynamic\"}",
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": 640, \"hidden\": 72, \"inter\": 4000, \"sched\": \"dynamic\"}",
     /* down_splitk forced: 8- and 16-token boxes of h (1, 5, 9 and 16 tokens),
-     * a last row block of D cut short (hidden 72, 200, 1000), K ranges of
-     * one k-block (hidden 200: 22 of them) and of several, the last one short
-     * (inter 1400 = 21 x 64 + 56); one launch after another (a counter left
+     * a last row block of D cut short (hidden 72, 200, 1000), 8 K ranges of 2
+     * k-blocks (inter 1000 = 15 x 64 + 40, the last range short) and of 3
+     * (1400 = 21 x 64 + 56: the last range one short k-block), the last
+     * block's adds over 8 ranges; one launch after another (a counter left
      * above 0 would leave y's poisoned rows unwritten) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": [72, 200, 1000], "
     "\"inter\": [1000, 1400], \"down\": \"splitk\"}",
@@ -575,13 +576,17 @@ static const char *const checks[] = {
      * 8 rows */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": 2056, \"inter\": 640, "
     "\"down\": \"splitk\"}",
+    /* ... with one K range (inter 168: 3 k-blocks; 129 row blocks, the last 8
+     * rows): no partials, y stored by each block */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 16], \"hidden\": 8200, \"inter\": 168, "
+    "\"down\": \"splitk\"}",
     /* ... and chosen by fused's planner (the DOWN row: hidden 1024-3071 from
      * inter 2816): 17 row blocks (the last 8 rows) x 8 K ranges of 8
      * k-blocks (the last 7, cut short), two an SM, at 3 and 16 tokens; where
      * the row leaves the down GEMM to cuBLAS (hidden 3072-8191 under inter
-     * 5504, and inter % 8 != 0) */
+     * 5504: 4104 x 4000; inter under 2816: x 1000; inter % 8 != 0: x 1003) */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [3, 16], \"hidden\": 1032, \"inter\": 4000}",
-    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [1000, 1003]}",
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 3], \"hidden\": 4104, \"inter\": [1000, 1003, 4000]}",
     /* cuBLASLt's split-K 2 down GEMM forced: after fused_wgmma (hidden 72)
      * and fused_mma (257: rows of x not 16-byte multiples), rows of h 16-byte
      * multiples (inter 200) and not (1003); and after cublas_cat's path

@@ -72,19 +72,19 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "constraint: cp.async of 16 bytes needs 16-byte aligned rows (check shapes hidden 257, 5, 1)"},
     [KB_MLP_ROW_CUBLAS_MID] = {
         "fused on Hopper with no tunable fixed: at hidden >= 4096, 129-160 or 513-544 tokens below inter 14336, or "
-        "257-383 tokens from inter 28672 (257-319 from hidden 8192), or 257-352 from inter 13824 at hidden >= 5120; and "
-        "65-128 tokens at inter "
-        "<= 3584 from hidden 3072: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
+        "257-383 tokens from inter 28672 (257-319 from hidden 8192), or 257-352 at inter 13824-28671 from hidden 5120; "
+        "and 65-128 tokens at inter <= 3584 from hidden 3072: cuBLAS's GEMM over the stacked [G; U], silu(g)*u, cuBLAS down (cublas_cat's "
         "path; the kernel column says so)",
         "against the wgmma kernels, the swapped one included (H100, 2026-11-27, graph, two runs in one call, ms): "
         "bf16 x 4096 x 11008 129 cublas_cat 0.1208 / 0.1202 vs swapped 0.1294 / 0.1282 (fp16 0.1168 / 0.1184 vs "
         "0.1243 / 0.1246), 160 0.1181 / 0.1190 vs 0.1219 / 0.1220, 513 0.2182 / 0.2180 vs 0.2378 / 0.2283 (fp16 "
         "0.2356 / 0.2338 vs 0.2448 / 0.2440); 300x8192x28672 0.6852 / 0.6866 vs 0.7025 / 0.7033 (320 level: 0.7207 "
-        "/ 0.7224 vs 0.7288 / 0.7157; since, three runs in one call, 2026-11-27, events: 300 bf16 0.6832 / 0.6858 / 0.6870 "
+        "/ 0.7224 vs 0.7288 / 0.7157; since, three runs in one call, 2026-11-27, events, cublas_cat vs fused_wgmma's plan, the "
+        "swapped kernel at 300 and 320, the tile (wg 2, BN 112, dynamic) from 352: 300 bf16 0.6832 / 0.6858 / 0.6870 "
         "vs 0.6946 / 0.6957 / 0.6985, 320 0.7208 / 0.7242 / 0.7178 vs 0.7080 / 0.7076 / 0.7114, 352 0.8772 / 0.8786 / "
         "0.8779 vs 0.8146 / 0.8203 / 0.8215, 383 0.8824 / 0.8845 / 0.8909 vs 0.8225 / 0.8216 / 0.8213, fp16 352 0.9107 / "
         "0.9296 / 0.9440 vs 0.8610 / 0.8693 / 0.8876, 383 0.9258 / 0.9153 / 0.9241 vs 0.8650 / 0.8564 / 0.8632: so from "
-        "320 the swapped kernel at hidden >= 8192 and inter >= 28672). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
+        "320 the wgmma kernels at hidden >= 8192 and inter >= 28672). Not at x 14336 (129: 0.1486 / 0.1478 vs swapped 0.1376 / 0.1380; 513: 0.3223 "
         "/ 0.3230 vs 0.3019 / 0.3044), nor at 192 (swapped + cuBLASLt down 0.1178 / 0.1184 vs 0.1306 / 0.1305) or "
         "576 (0.2421 / 0.2395 vs 0.2474 / 0.2478). From hidden 5120 (2026-11-27, in turns, events, two runs in one call, "
         "bf16, cublas_cat vs the swapped kernel + cuBLASLt down): 5120x13824 257 0.2124 / 0.2128 vs 0.2178 / 0.2178, 320 "
@@ -118,9 +118,10 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "bf16 16x4096x11008 0.1006 / 0.1012 -> 0.0980 / 0.0981 (90.2% of copy), 1x4096x11008 0.0999 / 0.0996 -> "
         "0.0967 / 0.0967, 16x1024x11008 0.0331 / 0.0329 -> 0.0319 / 0.0317, 16x2048x2816 0.0223 / 0.0220 -> 0.0216 "
         "/ 0.0215, 16x4096x5504 0.0572 / 0.0572 -> 0.0535 / 0.0533, 16x4352x11008 0.1077 / 0.1076 -> 0.1045 / "
-        "0.1051, 1x8192x2816 0.0569 / 0.0570 -> 0.0552 / 0.0546; ahead or level at all 64 bf16 shapes of 1 and 16 "
-        "tokens x hidden 1024-8192 x inter 5504-28672 (1.003-1.079x) and at hidden 1024, 2048 and 8192 x 2816 "
-        "(1.025-1.10x); fp16 alike. cuBLAS kept at hidden 3072-6144 x 2816, where it was level or ahead (16x4096x2816 "
+        "0.1051, 1x8192x2816 0.0569 / 0.0570 -> 0.0552 / 0.0546; ahead or level at all 44 bf16 shapes of 1 and 16 "
+        "tokens from inter 5504 (hidden 1024, 2048, 4096, 8192 x 5504, 11008, 28672; 3072, 4104, 4352, 5120, 6144 x "
+        "11008, 28672: 1.003-1.079x; the 5504 end at hidden 3072-8191 measured at 4096 only) and at hidden 1024, "
+        "2048 and 8192 x 2816 (1.025-1.10x); fp16 alike. cuBLAS kept at hidden 3072-6144 x 2816, where it was level or ahead (16x4096x2816 "
         "0.0331 / 0.0332 against 0.0334 / 0.0334; 16x4352x2816 0.0355 / 0.0354 against 0.0365 / 0.0370). Before the "
         "last block loaded every split at once (a loop of dependent 4-byte loads, 8 in turn at 9-16 tokens), "
         "down_splitk was level with cuBLAS at 9-16 tokens x 4096 and behind at hidden 1024 (16x1024x11008 0.0355 "
@@ -416,14 +417,15 @@ static int in_boxes(const shape_box *b, int n, const kb_mlp_req *r)
 }
 
 /* KB_MLP_ROW_CUBLAS_MID: where cuBLAS was measured ahead of the wgmma
- * kernels (the swapped one included) at hidden >= 4096 (5120 for the fourth
- * box: level or behind at 4096 x 14336; 3072 for the fifth, below): boxes of tokens, inter and hidden,
+ * kernels (the swapped one included) at hidden >= 4096 (5120 for the fifth
+ * box: level or behind at 4096 x 14336; 3072 for the sixth, below): boxes of tokens, inter and hidden,
  * each end a measured point. cuBLAS's tiles follow the tokens; at
  * 129-160 and 513-544 tokens the swapped kernel's rounds are short of a
  * whole (x 11008: 172 tiles of 80 tokens, 516 of 96, on 132 SMs), and at x
  * 28672 (224 weight tiles) 300 tokens take seven rounds of 80 (from 320 the
- * swapped kernel leads at 8192 x 28672: 4-8% at 352 and 383 tokens; the
- * box at hidden 4096-8191 is as it was, 257-383). The last box
+ * wgmma kernels lead at 8192 x 28672: the swapped one 1-2% at 320 in bf16,
+ * the tile 6-8% at 352 and 383; at hidden 4096-8191 the box is as it was,
+ * 257-383, not measured again). The last box
  * (65-128 tokens, inter <= 3584, hidden >= 3072: tensor-parallel shards):
  * one m-block of the tile is 43-56 tiles for 132 SMs, where cuBLAS splits
  * K; its inter's low end is not measured (fewer tiles still below 2752). */
