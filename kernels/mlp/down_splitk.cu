@@ -233,8 +233,6 @@ int kb::mlp::down_splitk_setup(int dtype, int M, int per_sm)
 
 int kb::mlp::down_splitk(const DownSplitK &L, cudaStream_t s)
 {
-    // the last block adds at most KB_MLP_DOWN_MAX_SPLITS partials (plan.c's search never plans more)
-    if (L.splits < 1 || L.splits > KB_MLP_DOWN_MAX_SPLITS) return (int)cudaErrorInvalidValue;
     return with_kernel(L.dtype, L.M, L.per_sm, [&](auto t, auto nt, auto ps) {
         return launch<decltype(t), decltype(nt)::value, decltype(ps)::value>(L, s);
     });

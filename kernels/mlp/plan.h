@@ -85,12 +85,11 @@ typedef enum {
     KB_MLP_ROW_GROUP,       /* 16 m-blocks walk the n-blocks together */
     KB_MLP_ROW_TMA_STORE,   /* inter % 8 == 0 -> h by TMA stores, else register stores */
     KB_MLP_ROW_MMA_VEC,     /* mma: hidden % 8 == 0 -> 16-byte cp.async, else element loads */
-    KB_MLP_ROW_CUBLAS_MID,  /* fused: at hidden >= 4096 129-160 and 513-544 tokens below inter 14336, 257-383 from
-                             * 28672 (257-319 from hidden 8192), 257-352 at 13824-28671 from hidden 5120; 65-128 at
-                             * inter <= 3584 from hidden 3072 -> cublas_cat's path */
+    KB_MLP_ROW_CUBLAS_MID,  /* fused, in boxes of tokens x hidden x inter where cuBLAS was measured ahead
+                             * (plan.c: cublas_mid) -> cublas_cat's path */
     KB_MLP_ROW_SCHED,       /* 2 warpgroups, clusters of 1 -> the dynamic tile scheduler, else static */
-    KB_MLP_ROW_DOWN,        /* after wgmma, inter % 8 == 0, 1-16 tokens, hidden >= 1024 and inter >= 2816, not hidden
-                             * 3072-8191 under inter 5504 -> down_splitk */
+    KB_MLP_ROW_DOWN,        /* after wgmma, 1-16 tokens, inter % 8 == 0, where it was measured ahead of cuBLAS's
+                             * (plan.c: the row's text) -> down_splitk */
     KB_MLP_ROW_DOWN_LT,     /* cublas_cat's path 257-352 x 4096-5119, swapped 257-400 x 4096-8191 x > 8192, wgmma 768-1024 x <= 1024 x >= 11008
                              * -> cuBLASLt split-K 2 down */
     KB_MLP_ROW_SWAP,        /* 129-1024 tokens, inter % 8 == 0, its rounds no more work than the tile's -> swapped kernel */
