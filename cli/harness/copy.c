@@ -66,13 +66,22 @@ int kb_copy_in_ceiling(int cand)
     return 0;
 }
 
-/* the sizes: the copy's, and the two buffers' (na, nb) */
+/* the sizes: the copy's, and the two buffers' (na, nb). cudaMemcpy's half:
+ * the nearest multiple of 4 KiB (4 KiB at least), since a device-to-device
+ * cudaMemcpy of any size 256-3840 bytes past a 4 KiB multiple ran slower than
+ * the multiples either side (H100, CUDA 13.0, 2026-11-27, L2 flushed, median of
+ * 50: about 33.8 MB 24.3-24.5 us against 21.2, about 8.4 MB 10.7-11.0 against
+ * 7.9), which set a decode MLP's 1 x 1024 x 11008 ceiling at 2642-2676 GB/s
+ * against 3014-3120 at 2 and 16 tokens, and LayerNorm's 4096 x 1024 rows over
+ * 100% of it (results/curated/2026-11-27-h100-memcpy); the rate counts the
+ * bytes it copied */
 static void copy_bufs_size(copy_bufs *cb, double rbytes, double wbytes, size_t *na, size_t *nb)
 {
     memset(cb, 0, sizeof *cb);
     cb->r = rbytes < 256 ? 256 : (size_t)rbytes;
     cb->w = wbytes < 256 ? 256 : (size_t)wbytes;
-    cb->half = ((cb->r + cb->w) / 2 + 255) & ~(size_t)255;
+    cb->half = ((cb->r + cb->w) / 2 + 2048) & ~(size_t)4095;
+    if (cb->half < 4096) cb->half = 4096;
     *na = cb->r > cb->half ? cb->r : cb->half;
     *nb = cb->w > cb->half ? cb->w : cb->half;
 }
