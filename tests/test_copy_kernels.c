@@ -227,15 +227,16 @@ static void check_case(rig *g, size_t rb, size_t wb, size_t src_off)
 
 /* what the ceilings allocate beside a case (its late measurement asks for
  * that much room): the copy's two buffers, each at least cudaMemcpy's half
- * of the bytes moved (the nearest 4 KiB multiple, 4 KiB at least), and the
- * largest of each GEMM operand */
+ * of the bytes moved (a 256-byte multiple; from 1 MiB the nearest 4 KiB
+ * multiple), and the largest of each GEMM operand */
 static void test_ceiling_bytes(void **state)
 {
     (void)state;
-    assert_int_equal(kb_copy_bufs_bytes(1000, 100), 4096 + 4096); /* w: 256 at least; half 1256 / 2 -> 4096 */
+    assert_int_equal(kb_copy_bufs_bytes(1000, 100), 1000 + 768); /* w: 256 at least; half (1256 / 2 -> 768) */
     assert_int_equal(kb_copy_bufs_bytes(4096, 4096), 8192);
-    assert_int_equal(kb_copy_bufs_bytes(20000, 300), 20000 + 8192);  /* half 10150 -> 8192 (nearest) */
-    assert_int_equal(kb_copy_bufs_bytes(20600, 300), 20600 + 12288); /* half 10450 -> 12288 */
+    assert_int_equal(kb_copy_bufs_bytes(20000, 300), 20000 + 10240);         /* half 10150 -> 10240 */
+    assert_int_equal(kb_copy_bufs_bytes(3000000, 300), 3000000 + 1499136);   /* half 1500150 -> 1499136 (nearest) */
+    assert_int_equal(kb_copy_bufs_bytes(3008000, 300), 3008000 + 1503232);   /* half 1504150 -> 1503232 */
     /* a decode MLP's 1 x 1024 x 11008 (bf16): half 33818624, 2 KiB past a 4 KiB multiple, -> 33820672 */
     assert_int_equal(kb_copy_bufs_bytes(67635200, 2048), (size_t)67635200 + 33820672);
     const int mnk[2][3] = {{2, 3, 4}, {5, 1, 2}}; /* A: max(8, 10), B: max(12, 2), C: max(6, 5) */
