@@ -447,8 +447,9 @@ static const kb_impl impls[] = {
     {.name = "fused", .supports = supports_fused, .prepare = prepare_fused, .launch = launch_fused,
      .release = release_fused, .tunables = FUSED_TUNABLES,
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
-             "cublas_cat's path where measured faster (hidden >= 4096: 129-160 and 513-544 tokens below inter 14336, 257-383 from 28672 (257-319 from hidden 8192), 257-352 at inter 13824-28671 from hidden 5120; "
-             "65-128 tokens at inter <= 3584 from hidden 3072; on rows 16 bytes past a 32-byte sector, hidden % 16 == 8, at some token counts; the kernel column says so)"},
+             "cublas_cat's path in the boxes of tokens x hidden x inter where cuBLAS was measured ahead (mid-size token counts "
+             "from hidden 4096, tensor-parallel shards at 65-128 tokens; kernels/mlp/plan.c's CUBLAS_MID row), and on rows 16 "
+             "bytes past a 32-byte sector (hidden % 16 == 8) at some token counts (the SECTOR row); the kernel column says so"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
