@@ -703,11 +703,15 @@ static void test_check_sweeps(void **state)
     assert_true(lt[0] >= 9 && lt[1] >= 9);
     for (int k = 0; k < n; k++)
         if (cases[k].v[pdn].num == 3) assert_true(kb_case_dtype(&cases[k]) != KB_FP32);
+    /* down_splitk forced past 8 K ranges (16 of 11 k-blocks, two an SM) */
+    assert_true(has_case(cases, n, "bf16", "off", 16, 1000, 11000));
+    assert_true(has_case(cases, n, "fp16", "off", 1, 1000, 11000));
     /* small enough to keep check quick: the largest are those, ~1 GFLOP of
      * double reference each; every other case at most 31 x 520 x 1400 */
     for (int k = 0; k < n; k++) {
         const double f = mlp()->flops(&cases[k]);
         if (cases[k].v[4].num == 4000) assert_true(f <= 6.0 * 640 * 72 * 4000);
+        else if (cases[k].v[4].num == 11000) assert_true(f <= 6.0 * 16 * 1000 * 11000);
         else assert_true(f <= 6.0 * 31 * 520 * 1400);
     }
     kb_cases_free(cases, n);

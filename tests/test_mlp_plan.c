@@ -978,16 +978,42 @@ static void test_down(void **state)
         assert_int_equal(HAS(p, KB_MLP_ROW_DOWN), could);
     }
     /* the grid: 64 row blocks x 4 K ranges of 43 k-blocks at 4096 x 11008,
-     * two blocks an SM (one an SM would split K in 2 already); 16 x 8 at 1024
-     * (a last range of 18 k-blocks), one an SM (two an SM fill no more); 128 x 1
-     * at 8192, one an SM (no split) */
+     * two blocks an SM (one an SM would split K in 2 already); 16 x 16 at 1024
+     * (ranges of 11 k-blocks, the last of 7), two an SM: 8 ranges of every row
+     * block are fewer blocks than SMs, so up to 16 of 11 k-blocks or more;
+     * 128 x 1 at 8192, one an SM (no split) */
     kb_mlp_plan p = plan_ok("h100", req(1, 4096, 11008, 2, KB_MLP_AUTO));
     assert_int_equal(p.down, 1);
     expect_down_grid(&p, 4, 43 * 64, 256, 2);
     p = plan_ok("h100", with_down(16, 1024, 11008, 2, KB_MLP_AUTO, 2));
     assert_int_equal(p.down, 1);
-    expect_down_grid(&p, 8, 22 * 64, 128, 1);
+    expect_down_grid(&p, 16, 11 * 64, 256, 2);
     assert_false(HAS(p, KB_MLP_ROW_DOWN)); /* fixed, not the row's */
+    /* x 1024 past 8 ranges only while each keeps 11 k-blocks: 8192 12 of 11,
+     * 28672 16 of 28; 5504 (86 k-blocks) and 2816 stay at 8, one an SM */
+    p = plan_ok("h100", req(8, 1024, 8192, 2, KB_MLP_AUTO));
+    expect_down_grid(&p, 12, 11 * 64, 192, 2);
+    p = plan_ok("h100", req(16, 1024, 28672, 2, KB_MLP_AUTO));
+    expect_down_grid(&p, 16, 28 * 64, 256, 2);
+    p = plan_ok("h100", req(1, 1024, 5504, 2, KB_MLP_AUTO));
+    expect_down_grid(&p, 8, 11 * 64, 128, 1);
+    p = plan_ok("h100", req(16, 1024, 2816, 2, KB_MLP_AUTO));
+    expect_down_grid(&p, 8, 6 * 64, 128, 1);
+    /* kbench check's 16-range shape (forced): 16 row blocks (the last 40
+     * rows) x 16 ranges of 11 k-blocks (the last of 7), two an SM */
+    p = plan_ok("h100", with_down(9, 1000, 11000, 2, KB_MLP_AUTO, 2));
+    expect_down_grid(&p, 16, 11 * 64, 256, 2);
+    /* more than 8 splits two an SM only (down_splitk.cu builds no other),
+     * 16 at most, wherever the kernel is forced */
+    static const int inters[] = {168, 1000, 2816, 5504, 11008, 28672};
+    for (int h = 64; h <= 4160; h += 88)
+        for (size_t i = 0; i < sizeof inters / sizeof *inters; i++) {
+            p = plan_ok("h100", with_down(16, h, inters[i], 2, KB_MLP_AUTO, 2));
+            if (p.down != 1) continue;
+            assert_in_range(p.dsplit.splits, 1, KB_MLP_DOWN_MAX_SPLITS);
+            if (p.dsplit.splits > KB_MLP_DOWN_SPLITS) assert_int_equal(p.dsplit.per_sm, 2);
+            assert_int_equal(p.dsplit.grid, (h + 63) / 64 * p.dsplit.splits);
+        }
     /* kbench check's shape at two an SM: 33 row blocks x 5 ranges of 2 k-blocks (one an SM: 4 ranges) */
     p = plan_ok("h100", with_down(16, 2056, 640, 2, KB_MLP_AUTO, 2));
     expect_down_grid(&p, 5, 0, 165, 2);
@@ -997,9 +1023,9 @@ static void test_down(void **state)
     p = plan_ok("h100", with_down(16, 8200, 168, 2, KB_MLP_AUTO, 2));
     expect_down_grid(&p, 1, 0, 129, 1);
     /* kbench check's planned shape: 17 row blocks x 8 ranges of 8 k-blocks
-     * (the kernel's most, KB_MLP_DOWN_MAX_SPLITS), two an SM */
+     * (8 ranges of 17 row blocks fill the SMs: no more), two an SM */
     p = plan_ok("h100", req(16, 1032, 4000, 2, KB_MLP_AUTO));
-    expect_down_grid(&p, KB_MLP_DOWN_MAX_SPLITS, 8 * 64, 136, 2);
+    expect_down_grid(&p, KB_MLP_DOWN_SPLITS, 8 * 64, 136, 2);
     /* hidden 4352: 68 row blocks fill 132 SMs badly at any split (best at
      * inter 28672: 7 ranges of 64 k-blocks, 476 blocks in 2 waves of two an
      * SM, 90% busy), and down_splitk still led cuBLAS there by 3-4% */

@@ -581,6 +581,12 @@ static const char *const checks[] = {
      * rows): no partials, y stored by each block */
     "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 16], \"hidden\": 8200, \"inter\": 168, "
     "\"down\": \"splitk\"}",
+    /* ... with more than 8 K ranges, two blocks an SM (8 ranges of 16 row
+     * blocks fill fewer blocks than SMs: hidden 1000, the last row block 40
+     * rows; inter 11000: 16 ranges of 11 k-blocks, the last of 7, its last
+     * k-block 56 columns): the last block's adds over 16 */
+    "{\"dtype\": [\"fp16\", \"bf16\"], \"tf32\": \"off\", \"tokens\": [1, 5, 9, 16], \"hidden\": 1000, "
+    "\"inter\": 11000, \"down\": \"splitk\"}",
     /* ... and chosen by fused's planner (the DOWN row: hidden 1024-3071 from
      * inter 2816): 17 row blocks (the last 8 rows) x 8 K ranges of 8
      * k-blocks (the last 7, cut short), two an SM, at 3 and 16 tokens; where

@@ -51,7 +51,9 @@ template <int NT, int PS> struct DownShape {
     static_assert(STAGE % 1024 == 0, "stages keep the 1024-byte alignment of 128B swizzle");
 };
 
-template <typename T, int NT, int PS>
+// MS: the most splits the last block adds (KB_MLP_DOWN_SPLITS, or
+// KB_MLP_DOWN_MAX_SPLITS where the planner takes more: two blocks an SM)
+template <typename T, int NT, int PS, int MS>
 __global__ void __launch_bounds__(160, PS)
     down_tma(const __grid_constant__ CUtensorMap tmd, const __grid_constant__ CUtensorMap tmh, T *__restrict__ y,
              float *__restrict__ ws, unsigned *__restrict__ count, int M, int H, int I, int splits, int kchunk)
@@ -162,11 +164,11 @@ __global__ void __launch_bounds__(160, PS)
     // loads are issued before the adds, so the block's tail is one L2 round
     // trip, not one a unit (a loop of 4-byte loads took 8 in turn at 9-16 tokens)
     const float4 *all = reinterpret_cast<const float4 *>(ws + (size_t)rb * splits * (64 * 16));
-    float4 v[NT][KB_MLP_DOWN_MAX_SPLITS];
+    float4 v[NT][MS];
 #pragma unroll
     for (int j = 0; j < NT; j++)
 #pragma unroll
-        for (int q = 0; q < KB_MLP_DOWN_MAX_SPLITS; q++)
+        for (int q = 0; q < MS; q++)
             if (q < splits && (threadIdx.x + 128 * j) / 16 < M) v[j][q] = __ldcg(all + q * (64 * 16 / 4) + threadIdx.x + 128 * j);
 #pragma unroll
     for (int j = 0; j < NT; j++) {
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(160, PS)
         if (col >= M) continue;
         float4 x = v[j][0];
 #pragma unroll
-        for (int q = 1; q < KB_MLP_DOWN_MAX_SPLITS; q++)
+        for (int q = 1; q < MS; q++)
             if (q < splits) x.x += v[j][q].x, x.y += v[j][q].y, x.z += v[j][q].z, x.w += v[j][q].w;
         const float o[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
@@ -185,7 +187,7 @@ __global__ void __launch_bounds__(160, PS)
 #endif
 }
 
-template <typename T, int NT, int PS> int launch(const kb::mlp::DownSplitK &L, cudaStream_t s)
+template <typename T, int NT, int PS, int MS> int launch(const kb::mlp::DownSplitK &L, cudaStream_t s)
 {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
@@ -197,43 +199,50 @@ template <typename T, int NT, int PS> int launch(const kb::mlp::DownSplitK &L, c
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    return (int)cudaLaunchKernelEx(&cfg, down_tma<T, NT, PS>, L.md, L.mh, (T *)L.y, L.ws, L.count, L.M, L.H, L.I, L.splits,
+    return (int)cudaLaunchKernelEx(&cfg, down_tma<T, NT, PS, MS>, L.md, L.mh, (T *)L.y, L.ws, L.count, L.M, L.H, L.I, L.splits,
                                    L.kchunk);
 }
 
-template <typename T, int NT, int PS> int setup()
+template <typename T, int NT, int PS, int MS> int setup()
 {
-    return (int)cudaFuncSetAttribute(down_tma<T, NT, PS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    return (int)cudaFuncSetAttribute(down_tma<T, NT, PS, MS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      DownShape<NT, PS>::SMEM);
 }
 
-// f(T{}, NT, PS) for the dtype's element type, the tokens' n8 blocks (NT 1:
-// 1-8 tokens, 2: 9-16, down_splitk_hrows) and the blocks an SM (1 or 2);
-// fp32, other token counts and other PS: none
-template <typename F> int with_kernel(int dtype, int M, int per_sm, F &&f)
+// f(T{}, NT, PS, MS) for the dtype's element type, the tokens' n8 blocks
+// (NT 1: 1-8 tokens, 2: 9-16, down_splitk_hrows), the blocks an SM (1 or 2)
+// and the splits' most (8; 16 two an SM only, where the planner takes more
+// than 8); fp32, other token counts, PS or splits: none
+template <typename F> int with_kernel(int dtype, int M, int per_sm, int splits, F &&f)
 {
-    if (M < 1 || M > 16 || per_sm < 1 || per_sm > 2) return (int)cudaErrorInvalidValue;
+    if (M < 1 || M > 16 || per_sm < 1 || per_sm > 2 || splits < 1 || splits > KB_MLP_DOWN_MAX_SPLITS ||
+        (splits > KB_MLP_DOWN_SPLITS && per_sm != 2))
+        return (int)cudaErrorInvalidValue;
     using one = std::integral_constant<int, 1>;
     using two = std::integral_constant<int, 2>;
+    using ms = std::integral_constant<int, KB_MLP_DOWN_SPLITS>;
+    using wide = std::integral_constant<int, KB_MLP_DOWN_MAX_SPLITS>;
+    const bool w = splits > KB_MLP_DOWN_SPLITS;
     return kb::by_dtype(dtype, [&](auto t) -> int {
         if constexpr (std::is_same_v<decltype(t), float>) return (int)cudaErrorInvalidValue; // fp32: cuBLAS
-        else if (kb::mlp::down_splitk_hrows(M) == 8) return per_sm == 1 ? f(t, one{}, one{}) : f(t, one{}, two{});
-        else return per_sm == 1 ? f(t, two{}, one{}) : f(t, two{}, two{});
+        else if (kb::mlp::down_splitk_hrows(M) == 8)
+            return per_sm == 1 ? f(t, one{}, one{}, ms{}) : w ? f(t, one{}, two{}, wide{}) : f(t, one{}, two{}, ms{});
+        else return per_sm == 1 ? f(t, two{}, one{}, ms{}) : w ? f(t, two{}, two{}, wide{}) : f(t, two{}, two{}, ms{});
     });
 }
 
 } // namespace
 
-int kb::mlp::down_splitk_setup(int dtype, int M, int per_sm)
+int kb::mlp::down_splitk_setup(int dtype, int M, int per_sm, int splits)
 {
-    return with_kernel(dtype, M, per_sm, [](auto t, auto nt, auto ps) {
-        return setup<decltype(t), decltype(nt)::value, decltype(ps)::value>();
+    return with_kernel(dtype, M, per_sm, splits, [](auto t, auto nt, auto ps, auto ms) {
+        return setup<decltype(t), decltype(nt)::value, decltype(ps)::value, decltype(ms)::value>();
     });
 }
 
 int kb::mlp::down_splitk(const DownSplitK &L, cudaStream_t s)
 {
-    return with_kernel(L.dtype, L.M, L.per_sm, [&](auto t, auto nt, auto ps) {
-        return launch<decltype(t), decltype(nt)::value, decltype(ps)::value>(L, s);
+    return with_kernel(L.dtype, L.M, L.per_sm, L.splits, [&](auto t, auto nt, auto ps, auto ms) {
+        return launch<decltype(t), decltype(nt)::value, decltype(ps)::value, decltype(ms)::value>(L, s);
     });
 }

@@ -49,7 +49,7 @@ struct DownSplitK {
 // h's box rows, the tokens' N of the wgmma: 8 for 1-8 tokens, else 16
 constexpr int down_splitk_hrows(int M) { return M <= 8 ? 8 : 16; }
 // the kernel's shared-memory attribute (once, before launches)
-int down_splitk_setup(int dtype, int M, int per_sm);
+int down_splitk_setup(int dtype, int M, int per_sm, int splits);
 int down_splitk(const DownSplitK &L, cudaStream_t s);
 
 // fused_mma.cu: vec: 16-byte cp.async rows (hidden % 8 == 0, x, G, U 16-byte aligned)

@@ -111,9 +111,10 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
     [KB_MLP_ROW_DOWN] = {
         "Hopper, after fused_wgmma, 1-16 tokens, inter % 8 == 0, hidden >= 1024 and inter >= 2816, but not hidden "
         "3072-8191 with inter < 5504: the down GEMM by down_splitk (TMA + wgmma m64n8/n16 with D's rows as the "
-        "64-row operand, K split to about one block an SM, or two where one already splits K, the splits added in "
-        "order by the last block of each row block, every split's loads at once, launched as the gate/up kernel's "
-        "programmatic dependent, D loaded before it waits); else cuBLAS",
+        "64-row operand, K split to about one block an SM, or two where one already splits K, up to 8 splits, 16 "
+        "of 11 k-blocks or more where 8 of every row block are fewer blocks than SMs (hidden 1024), the splits "
+        "added in order by the last block of each row block, every split's loads at once, launched as the gate/up "
+        "kernel's programmatic dependent, D loaded before it waits); else cuBLAS",
         "whole MLP, fused_wgmma, graph, two runs in one call (H100, 2026-11-27), cuBLAS's down -> down_splitk, ms: "
         "bf16 16x4096x11008 0.1006 / 0.1012 -> 0.0980 / 0.0981 (90.2% of copy), 1x4096x11008 0.0999 / 0.0996 -> "
         "0.0967 / 0.0967, 16x1024x11008 0.0331 / 0.0329 -> 0.0319 / 0.0317, 16x2048x2816 0.0223 / 0.0220 -> 0.0216 "
@@ -126,7 +127,12 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "last block loaded every split at once (a loop of dependent 4-byte loads, 8 in turn at 9-16 tokens), "
         "down_splitk was level with cuBLAS at 9-16 tokens x 4096 and behind at hidden 1024 (16x1024x11008 0.0355 "
         "against 0.0329): that change alone, 16x4096x11008 0.1004 / 0.1005 -> 0.0977 / 0.0975, 16x1024x11008 0.0355 "
-        "/ 0.0355 -> 0.0324 / 0.0324"},
+        "/ 0.0355 -> 0.0324 / 0.0324. Past 8 splits at hidden 1024 (16 x 16 blocks of 11 k-blocks two an SM, not "
+        "16 x 8 of 22 one an SM; graph, three runs in one call, 2026-11-27), us: 1x1024x11008 32.1 / 32.0 / 32.0 -> "
+        "30.6 / 30.5 / 30.4 (67 -> 72.8% of copy), 1x1024x14336 38.3 / 38.3 / 38.2 -> 36.4 / 36.4 / 36.3, 16x1024x11008 "
+        "31.8 / 32.0 / 31.9 -> 31.3 / 31.4 / 31.1, fp16 1x1024x11008 32.1 / 32.1 / 32.0 -> 30.8 / 30.6 / 30.6, x 8192 "
+        "and x 28672 1.000-1.022x; splits of under 11 k-blocks lost (16x1024x2816 15.3 -> 16.1, 16x1024x5504 20.7 -> "
+        "21.1 at 16 of 6)"},
     [KB_MLP_ROW_DOWN_LT] = {
         "fused on cublas_cat's path (the CUBLAS_MID or SECTOR row) at 257-352 tokens and hidden 4096-5119, after the swapped "
         "kernel (the SWAP row) at 257-400 tokens, hidden 4096-8191 and inter > 8192, or after a wgmma kernel at 768-1024 tokens, "
@@ -211,17 +217,19 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
  * a multiple of 64 columns over `slots` blocks at a time: the split with the
- * least time, waves x k-blocks a block, over 1-8 splits of 2 k-blocks or
- * more; the fewest splits within 1% of it. */
+ * least time, waves x k-blocks a block, over 1-max_s splits of 2 k-blocks or
+ * more (past KB_MLP_DOWN_SPLITS, of KB_MLP_DOWN_WIDE_KB or more); the fewest
+ * splits within 1% of it. */
 typedef struct {
     long cost, kchunk, splits, grid;
 } down_split;
 
-static down_split split_k(long rbs, long kblocks, long slots)
+static down_split split_k(long rbs, long kblocks, long slots, long max_s)
 {
     down_split best = {0, 0, 0, 0};
-    for (long s = 1; s <= KB_MLP_DOWN_MAX_SPLITS && (s == 1 || kblocks / s >= 2); s++) {
+    for (long s = 1; s <= max_s && (s == 1 || kblocks / s >= 2); s++) {
         const long per = (kblocks + s - 1) / s, splits = (kblocks + per - 1) / per;
+        if (s > KB_MLP_DOWN_SPLITS && per < KB_MLP_DOWN_WIDE_KB) continue;
         const long cost = (rbs * splits + slots - 1) / slots * per;
         if (!best.cost || cost * 100 < best.cost * 99) best = (down_split){cost, per * 64, splits, rbs * splits};
     }
@@ -232,14 +240,17 @@ static down_split split_k(long rbs, long kblocks, long slots)
  * splits K and two fill more than one an SM: the partials are paid either
  * way, and twice the streams finish the down GEMM sooner in the gate/up
  * kernel's wake (x 4096 x 11008: 64 x 4 blocks of 43 k-blocks). At x 8192
- * one an SM needs no split (128 x 1) and stays. */
+ * one an SM needs no split (128 x 1) and stays. Up to 16 splits where 8 of
+ * every row block are fewer blocks than SMs (x 1024 x 11008: 16 x 16 blocks
+ * of 11 k-blocks two an SM, not 16 x 8 of 22 one an SM). */
 static void plan_down_grid(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_plan *p)
 {
     const long rbs = (r->hidden + 63) / 64, sms = d->sm_count > 0 ? d->sm_count : 1, kblocks = (r->inter + 63) / 64;
-    down_split g = split_k(rbs, kblocks, sms);
+    const long max_s = rbs * KB_MLP_DOWN_SPLITS < sms ? KB_MLP_DOWN_MAX_SPLITS : KB_MLP_DOWN_SPLITS;
+    down_split g = split_k(rbs, kblocks, sms, KB_MLP_DOWN_SPLITS);
     p->dsplit.per_sm = 1;
-    if (g.splits > 1) {
-        const down_split two = split_k(rbs, kblocks, 2 * sms);
+    if (g.splits > 1) { /* more than 8 splits two an SM only (the kernels built: down_splitk.cu) */
+        const down_split two = split_k(rbs, kblocks, 2 * sms, max_s);
         if (two.grid > sms) g = two, p->dsplit.per_sm = 2;
     }
     p->dsplit.kchunk = (int)g.kchunk, p->dsplit.splits = (int)g.splits, p->dsplit.grid = (int)g.grid;

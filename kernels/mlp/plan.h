@@ -40,8 +40,13 @@ extern "C" {
 #define KB_MLP_SW_SMEM(bn) (KB_MLP_SW_STAGES(bn) * KB_MLP_SW_STAGE(bn) + 1024)
 #define KB_MLP_SW_BNS {128, 112, 104, 96, 80}
 /* down_splitk's K splits at most (KB_MLP_ROW_DOWN's search; the kernel's
- * last block holds every split's partial of its units in registers) */
-#define KB_MLP_DOWN_MAX_SPLITS 8
+ * last block holds every split's partial of its units in registers): 8, or
+ * 16 where 8 splits of every row block fill fewer blocks than there are SMs
+ * (hidden <= 1024 on the H100), each split then of at least
+ * KB_MLP_DOWN_WIDE_KB k-blocks */
+#define KB_MLP_DOWN_SPLITS 8
+#define KB_MLP_DOWN_MAX_SPLITS 16
+#define KB_MLP_DOWN_WIDE_KB 11
 
 typedef enum {
     KB_MLP_AUTO = 0, /* the planner's choice (`fused`) */
