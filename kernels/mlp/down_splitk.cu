@@ -211,23 +211,24 @@ template <typename T, int NT, int PS, int MS> int setup()
 
 // f(T{}, NT, PS, MS) for the dtype's element type, the tokens' n8 blocks
 // (NT 1: 1-8 tokens, 2: 9-16, down_splitk_hrows), the blocks an SM (1 or 2)
-// and the splits' most (8; 16 two an SM only, where the planner takes more
-// than 8); fp32, other token counts, PS or splits: none
+// and the splits' most (8; 16 two an SM only, which down_workspace checks
+// once with the split count); fp32, other token counts and other PS: none
 template <typename F> int with_kernel(int dtype, int M, int per_sm, int splits, F &&f)
 {
-    if (M < 1 || M > 16 || per_sm < 1 || per_sm > 2 || splits < 1 || splits > KB_MLP_DOWN_MAX_SPLITS ||
-        (splits > KB_MLP_DOWN_SPLITS && per_sm != 2))
-        return (int)cudaErrorInvalidValue;
+    if (M < 1 || M > 16 || per_sm < 1 || per_sm > 2) return (int)cudaErrorInvalidValue;
     using one = std::integral_constant<int, 1>;
     using two = std::integral_constant<int, 2>;
     using ms = std::integral_constant<int, KB_MLP_DOWN_SPLITS>;
     using wide = std::integral_constant<int, KB_MLP_DOWN_MAX_SPLITS>;
-    const bool w = splits > KB_MLP_DOWN_SPLITS;
     return kb::by_dtype(dtype, [&](auto t) -> int {
         if constexpr (std::is_same_v<decltype(t), float>) return (int)cudaErrorInvalidValue; // fp32: cuBLAS
-        else if (kb::mlp::down_splitk_hrows(M) == 8)
-            return per_sm == 1 ? f(t, one{}, one{}, ms{}) : w ? f(t, one{}, two{}, wide{}) : f(t, one{}, two{}, ms{});
-        else return per_sm == 1 ? f(t, two{}, one{}, ms{}) : w ? f(t, two{}, two{}, wide{}) : f(t, two{}, two{}, ms{});
+        else {
+            auto by_ps = [&](auto nt) {
+                if (per_sm == 1) return f(t, nt, one{}, ms{});
+                return splits > KB_MLP_DOWN_SPLITS ? f(t, nt, two{}, wide{}) : f(t, nt, two{}, ms{});
+            };
+            return kb::mlp::down_splitk_hrows(M) == 8 ? by_ps(one{}) : by_ps(two{});
+        }
     });
 }
 

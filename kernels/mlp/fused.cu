@@ -129,8 +129,10 @@ int down_workspace(kb::mlp::DownSplitK &L, const kb_mlp_args *a, const kb_mlp_pl
     L.M = a->tokens, L.H = a->hidden, L.I = a->inter, L.dtype = a->dtype;
     L.splits = p.dsplit.splits, L.kchunk = p.dsplit.kchunk, L.grid = p.dsplit.grid, L.per_sm = p.dsplit.per_sm;
     // the kernel's last block adds at most KB_MLP_DOWN_MAX_SPLITS partials, more than
-    // KB_MLP_DOWN_SPLITS two blocks an SM only (plan.c's search plans no other)
-    if (L.splits < 1 || L.splits > KB_MLP_DOWN_MAX_SPLITS) return (int)cudaErrorInvalidValue;
+    // KB_MLP_DOWN_SPLITS two blocks an SM only (plan.c's search plans no other;
+    // checked here once, not on every launch)
+    if (L.splits < 1 || L.splits > KB_MLP_DOWN_MAX_SPLITS || (L.splits > KB_MLP_DOWN_SPLITS && L.per_sm != 2))
+        return (int)cudaErrorInvalidValue;
     if (!tensor_map(&L.md, a->D, a->dtype, a->hidden, a->inter, 64, LOAD) ||
         !tensor_map(&L.mh, a->h, a->dtype, a->tokens, a->inter, kb::mlp::down_splitk_hrows(a->tokens), LOAD))
         return KB_MLP_NA;
