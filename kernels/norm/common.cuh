@@ -212,6 +212,16 @@ template <typename T, int W, int NV, int S> struct Stager {
             ptx::cp_async_commit();
         }
     }
+    // get's bits as one uint4 (16-byte vectors only: W * sizeof(T) == 16), for
+    // the kernels that unpack by words (unpack_w)
+    __device__ __forceinline__ uint4 get_w(int i, int k, const T *base, int second, bool live) const
+    {
+        static_assert(W * sizeof(T) == 16, "16-byte vectors");
+        const long c = ((long)k * tpr + t) * W;
+        if (!live || c >= cols) return make_uint4(0, 0, 0, 0); // 0.f in every type
+        if constexpr (S > 0) return reinterpret_cast<const uint4 *>(buf)[second + slot(i % S, k)];
+        else return *reinterpret_cast<const uint4 *>(base + (row0 + (long)i * stride) * cols + c);
+    }
     // Vector k of row i (stage i % S, or memory when S = 0); zeros past the row.
     __device__ __forceinline__ Vec<T, W> get(int i, int k, const T *base, int second, bool live) const
     {

