@@ -212,29 +212,33 @@ template <typename T, int W, int NV, int S> struct Stager {
             ptx::cp_async_commit();
         }
     }
-    // get's bits as one uint4 (16-byte vectors only: W * sizeof(T) == 16), for
-    // the kernels that unpack by words (unpack_w)
-    __device__ __forceinline__ uint4 get_w(int i, int k, const T *base, int second, bool live) const
+    // Vector k of row i: its slot of stage i % S, or memory when S = 0
+    __device__ __forceinline__ const Vec<T, W> *at(int i, int k, const T *base, int second) const
     {
-        static_assert(W * sizeof(T) == 16, "16-byte vectors");
-        const long c = ((long)k * tpr + t) * W;
-        if (!live || c >= cols) return make_uint4(0, 0, 0, 0); // 0.f in every type
-        if constexpr (S > 0) return reinterpret_cast<const uint4 *>(buf)[second + slot(i % S, k)];
-        else return *reinterpret_cast<const uint4 *>(base + (row0 + (long)i * stride) * cols + c);
+        if constexpr (S > 0) return &buf[second + slot(i % S, k)];
+        else return reinterpret_cast<const Vec<T, W> *>(base + (row0 + (long)i * stride) * cols + ((long)k * tpr + t) * W);
     }
-    // Vector k of row i (stage i % S, or memory when S = 0); zeros past the row.
+    // Vector k of row i; zeros past the row.
     __device__ __forceinline__ Vec<T, W> get(int i, int k, const T *base, int second, bool live) const
     {
         const long c = ((long)k * tpr + t) * W;
         Vec<T, W> v;
         if (live && c < cols) {
-            if constexpr (S > 0) v = buf[second + slot(i % S, k)];
-            else v = *reinterpret_cast<const Vec<T, W> *>(base + (row0 + (long)i * stride) * cols + c);
+            v = *at(i, k, base, second);
         } else {
 #pragma unroll
             for (int j = 0; j < W; j++) v.v[j] = from_f<T>(0.f);
         }
         return v;
+    }
+    // get's bits as one uint4 (16-byte vectors only), for the kernels that
+    // unpack by words (unpack_w)
+    __device__ __forceinline__ uint4 get_w(int i, int k, const T *base, int second, bool live) const
+    {
+        static_assert(W * sizeof(T) == 16, "16-byte vectors");
+        const long c = ((long)k * tpr + t) * W;
+        if (!live || c >= cols) return make_uint4(0, 0, 0, 0); // 0.f in every type
+        return *reinterpret_cast<const uint4 *>(at(i, k, base, second));
     }
 };
 

@@ -130,8 +130,8 @@ __device__ void end_sums(const kb_norm_args &a, void *part)
 // Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
 // its row there, then every thread adds columns over the groups in group
 // order (by float4 where W >= 4: 2-3.6% of the backward at 4096 x 1024-4096,
-// H100, against one float a thread); else acc holds 2*cols floats and the groups add theirs in turn, a
-// barrier each.
+// H100, against one float a thread); else acc holds 2*cols floats and the
+// groups add theirs in turn, a barrier each.
 template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc, bool wide = false)
