@@ -42,7 +42,8 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
 template <int VW> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
-    const long cols = a.cols, n2 = 2 * cols, U = n2 / VW;
+    // partial rows of 2*cols floats; dbeta's half summed only when wanted (RMSNorm has none)
+    const long cols = a.cols, n2 = 2 * cols, U = (a.dbeta ? n2 : cols) / VW;
     const int T = blockDim.x, nblk = gridDim.x;
     const long upb = (U + nblk - 1) / nblk, u0 = (long)blockIdx.x * upb, u1 = u0 + upb < U ? u0 + upb : U;
     for (long c0 = u0; c0 < u1; c0 += T) {
@@ -136,7 +137,7 @@ template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc, bool wide = false)
 {
-    const long cols = a.cols;
+    const long cols = a.cols, nsum = a.dbeta ? 2 * cols : cols; // dbeta's half only when wanted
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
     float *work = partial_row(a, blockIdx.x);
@@ -150,13 +151,13 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
                 for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
                 *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
-                *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
+                if (a.dbeta) *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
             }
         }
         if (rpb == 1) return;
         __syncthreads();
         if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
-            const long n4 = 2 * cols / 4;
+            const long n4 = nsum / 4;
             for (long j = threadIdx.x; j < n4; j += blockDim.x) {
                 float4 v = reinterpret_cast<const float4 *>(acc)[j];
                 for (int q = 1; q < rpb; q++) {
@@ -166,7 +167,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
                 reinterpret_cast<float4 *>(work)[j] = v;
             }
         } else {
-            for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
+            for (long j = threadIdx.x; j < nsum; j += blockDim.x) {
                 float v = acc[j];
                 for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
                 work[j] = v;
@@ -184,12 +185,12 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
                     for (int j = 0; j < W; j++) {
                         acc[c + j] = gg ? acc[c + j] + dg[k][j] : dg[k][j];
-                        acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
+                        if (a.dbeta) acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
                     }
             }
         __syncthreads();
     }
-    for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
+    for (long j = threadIdx.x; j < nsum; j += blockDim.x) work[j] = acc[j];
     __syncthreads(); // acc is reused next
 }
 
