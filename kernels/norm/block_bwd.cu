@@ -115,7 +115,7 @@ template <typename T, int W> __global__ void __launch_bounds__(BWD_BLOCK) loop_b
                 o[i] = rstd * (df[i] * (gm ? gv[i] : 1.f) - c2 - xh * c1);
                 if (work) {
                     work[c + i] += df[i] * xh;
-                    if (a.dbeta) work[cols + c + i] += df[i];
+                    work[cols + c + i] += df[i];
                 }
             }
             store_f<T, W>(dx + c, o);

@@ -38,12 +38,12 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
 // change no sum), so a chunk costs one or two L2 round trips; then the ns
 // slices' sums are added in order of s (part: blockDim * VW floats). ns is
 // at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
-// stay short. Every order is fixed: the same bits on every run.
-template <int VW> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
+// stay short. Every order is fixed: the same bits on every run. TRIM
+// (wr_partials): dbeta's half of the partial rows summed only when wanted.
+template <int VW, bool TRIM> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
-    // partial rows of 2*cols floats; dbeta's half summed only when wanted (RMSNorm has none)
-    const long cols = a.cols, n2 = 2 * cols, U = (a.dbeta ? n2 : cols) / VW;
+    const long cols = a.cols, n2 = 2 * cols, U = (TRIM && !a.dbeta ? cols : n2) / VW; // partial rows of 2*cols floats
     const int T = blockDim.x, nblk = gridDim.x;
     const long upb = (U + nblk - 1) / nblk, u0 = (long)blockIdx.x * upb, u1 = u0 + upb < U ? u0 + upb : U;
     for (long c0 = u0; c0 < u1; c0 += T) {
@@ -116,12 +116,13 @@ __device__ __forceinline__ float *partial_row(const kb_norm_args &a, long b)
     return (float *)((char *)a.work + KB_NORM_WORK_HEAD) + b * 2 * a.cols;
 }
 
-// After every block wrote its partial row: the grid barrier, then the column sums.
-__device__ void end_sums(const kb_norm_args &a, void *part)
+// After every block wrote its partial row: the grid barrier, then the column
+// sums (TRIM: after wr_partials, dbeta's half only when wanted).
+template <bool TRIM = false> __device__ void end_sums(const kb_norm_args &a, void *part)
 {
     grid_barrier((unsigned *)a.work);
-    if (a.cols % 4 == 0) column_sums<4>(a, partial_row(a, 0), (float *)part);
-    else column_sums<1>(a, partial_row(a, 0), (float *)part);
+    if (a.cols % 4 == 0) column_sums<4, TRIM>(a, partial_row(a, 0), (float *)part);
+    else column_sums<1, TRIM>(a, partial_row(a, 0), (float *)part);
 }
 
 // A lane's W floats at columns [c, c + W) of a partial row: consecutive lanes
@@ -159,34 +160,26 @@ template <int W> __device__ __forceinline__ void store_chunk(float *row, long c,
 }
 
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
-// into partial_row(a, blockIdx.x). One group a block: straight from the
-// registers by store_chunk (16-bit rows: whole warps' stores contiguous after
-// the shuffles, against two 16-byte stores a lane 32 bytes apart: LayerNorm
-// 4096 x 8192 fp16 76.0 -> 72.5 us, bf16 76.6 -> 75.3-75.8, H100).
-// Several groups: with `wide`, acc holds rpb * 2*cols floats: each group writes
-// its row there, then every thread adds columns over the groups in group
-// order (by float4 where W >= 4: 2-3.6% of the backward at 4096 x 1024-4096,
-// H100, against one float a thread); else acc holds 2*cols floats and the
-// groups add theirs in turn, a barrier each.
+// into partial_row(a, blockIdx.x), for the bulk and block kernels (wr_bwd:
+// wr_partials). One group a block: its vectors stored whole (16-byte stores,
+// two for a vector of 8; element by element they were a scattered 4-byte
+// store per value). Several groups: acc holds 2*cols floats and the groups
+// add theirs in turn, a barrier each. `wide` (the groups' rows through shared
+// memory, added by float4) is wr_partials' form now and no kernel passes it:
+// the text stays as at b41f225 because the bulk and block kernels' SASS is
+// then byte for byte what was measured there (bulk_bwd and opt_bwd sit at the
+// 64-register cap; dropping the unused branch changed the SASS of 24 of the
+// 30 bulk kernels, unmeasured). To go with a GPU A/B of its own.
 template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc, bool wide = false)
 {
-    const long cols = a.cols, nsum = a.dbeta ? 2 * cols : cols; // dbeta's half only when wanted
+    const long cols = a.cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
     float *work = partial_row(a, blockIdx.x);
-    if (rpb == 1) { // straight from registers (store_chunk: whole warps' stores contiguous)
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const long c = (long)(k * tpr + t) * W;
-            store_chunk<W>(work, c, cols, dg[k]);
-            if (a.dbeta) store_chunk<W>(work + cols, c, cols, db[k]);
-        }
-        return;
-    }
-    if (wide) {
-        float *mine = acc + (long)g * 2 * cols;
+    if (rpb == 1 || wide) {
+        float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
@@ -195,12 +188,13 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
                 for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
                 *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
-                if (a.dbeta) *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
+                *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
             }
         }
+        if (rpb == 1) return;
         __syncthreads();
         if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
-            const long n4 = nsum / 4;
+            const long n4 = 2 * cols / 4;
             for (long j = threadIdx.x; j < n4; j += blockDim.x) {
                 float4 v = reinterpret_cast<const float4 *>(acc)[j];
                 for (int q = 1; q < rpb; q++) {
@@ -210,7 +204,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
                 reinterpret_cast<float4 *>(work)[j] = v;
             }
         } else {
-            for (long j = threadIdx.x; j < nsum; j += blockDim.x) {
+            for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
                 float v = acc[j];
                 for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
                 work[j] = v;
@@ -228,15 +222,75 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
                     for (int j = 0; j < W; j++) {
                         acc[c + j] = gg ? acc[c + j] + dg[k][j] : dg[k][j];
-                        if (a.dbeta) acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
+                        acc[cols + c + j] = gg ? acc[cols + c + j] + db[k][j] : db[k][j];
                     }
             }
         __syncthreads();
     }
-    for (long j = threadIdx.x; j < nsum; j += blockDim.x) work[j] = acc[j];
+    for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) work[j] = acc[j];
     __syncthreads(); // acc is reused next
 }
 
+// wr_bwd's partial row (block_partials' layout), with end_sums<true>:
+// - dbeta's half only when wanted (RMSNorm has none: H100, 2026-11-28, 0.6-0.9
+//   us of 36-37 at 4096 x 4096 16-bit, 2.2-4.2 of 72-76 at 8192);
+// - one group a block: straight from the registers by store_chunk (LayerNorm
+//   4096 x 8192 fp16 76.0 -> 72.5 us, bf16 76.6 -> 75.3-75.8);
+// - several groups: acc holds rpb * 2*cols floats; each group writes its row
+//   there, then every thread adds columns over the groups in group order, by
+//   float4 where W >= 4 (2-3.6% at 4096 x 1024-4096 against a float a thread).
+// The bulk and block kernels (64 registers) keep block_partials: with this end
+// they spilled more (bulk_bwd<bf16, 2, true, false> 8 -> 80 bytes) and ran
+// 8-13% slower at 4096 x 16384 (LayerNorm bf16 0.1591 -> 0.1798 ms).
+template <int NV, int W>
+__device__ void wr_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
+                            float *acc)
+{
+    const long cols = a.cols, nsum = a.dbeta ? 2 * cols : cols;
+    const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
+    __syncthreads(); // the staging area becomes the accumulator
+    float *work = partial_row(a, blockIdx.x);
+    if (rpb == 1) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long c = (long)(k * tpr + t) * W;
+            store_chunk<W>(work, c, cols, dg[k]);
+            if (a.dbeta) store_chunk<W>(work + cols, c, cols, db[k]);
+        }
+        return;
+    }
+    float *mine = acc + (long)g * 2 * cols;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const long c = (long)(k * tpr + t) * W;
+        if (c < cols) {
+            Vec<float, W> vg, vb;
+#pragma unroll
+            for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
+            *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
+            if (a.dbeta) *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
+        }
+    }
+    __syncthreads();
+    if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
+        const long n4 = nsum / 4;
+        for (long j = threadIdx.x; j < n4; j += blockDim.x) {
+            float4 v = reinterpret_cast<const float4 *>(acc)[j];
+            for (int q = 1; q < rpb; q++) {
+                const float4 w = reinterpret_cast<const float4 *>(acc + (long)q * 2 * cols)[j];
+                v.x += w.x, v.y += w.y, v.z += w.z, v.w += w.w;
+            }
+            reinterpret_cast<float4 *>(work)[j] = v;
+        }
+    } else {
+        for (long j = threadIdx.x; j < nsum; j += blockDim.x) {
+            float v = acc[j];
+            for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
+            work[j] = v;
+        }
+    }
+    __syncthreads(); // acc is reused next
+}
 
 static_assert(COLSUM_SMEM_PER_THREAD == KB_NORM_COLSUM_BYTES, "plan.h's column_sums slices");
 

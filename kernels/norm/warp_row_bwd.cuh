@@ -152,8 +152,8 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     }
     if constexpr (S > 0) ptx::cp_async_wait<0>();
     if (!a.dgamma) return;
-    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem), true); // smem: G * 2*cols floats
-    end_sums(a, smem);
+    wr_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(smem)); // smem: G * 2*cols floats
+    end_sums<true>(a, smem);
 }
 
 } // namespace
