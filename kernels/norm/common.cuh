@@ -11,7 +11,7 @@
 // The backward kernels (but naive's; sums.cuh) run a persistent grid: each thread keeps
 // dgamma/dbeta partial sums for its columns in registers over the rows its
 // group visits; the groups of a block add theirs in group order
-// (block_partials); each block writes one partial row to `work`; after a
+// (block_partials; warp_row: wr_partials); each block writes one partial row to `work`; after a
 // grid-wide barrier (cooperative launch) all blocks add the partial rows
 // column by column, in block order (column_sums).
 #pragma once

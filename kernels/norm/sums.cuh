@@ -38,8 +38,9 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
 // change no sum), so a chunk costs one or two L2 round trips; then the ns
 // slices' sums are added in order of s (part: blockDim * VW floats). ns is
 // at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
-// stay short. Every order is fixed: the same bits on every run. TRIM
-// (wr_partials): dbeta's half of the partial rows summed only when wanted.
+// stay short. Every order is fixed: the same bits on every run. TRIM (after
+// wr_partials): dbeta's half summed only when wanted; right after
+// block_partials too, but kept out of its kernels for the reason given there.
 template <int VW, bool TRIM> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
