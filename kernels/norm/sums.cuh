@@ -165,22 +165,18 @@ template <int W> __device__ __forceinline__ void store_chunk(float *row, long c,
 // wr_partials). One group a block: its vectors stored whole (16-byte stores,
 // two for a vector of 8; element by element they were a scattered 4-byte
 // store per value). Several groups: acc holds 2*cols floats and the groups
-// add theirs in turn, a barrier each. `wide` (the groups' rows through shared
-// memory, added by float4) is wr_partials' form now and no kernel passes it:
-// the text stays as at b41f225 because the bulk and block kernels' SASS is
-// then byte for byte what was measured there (bulk_bwd and opt_bwd sit at the
-// 64-register cap; dropping the unused branch changed the SASS of 24 of the
-// 30 bulk kernels, unmeasured). To go with a GPU A/B of its own.
+// add theirs in turn, a barrier each (wr_bwd's groups add theirs through
+// shared memory by float4 instead: wr_partials).
 template <int NV, int W>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
-                               float *acc, bool wide = false)
+                               float *acc)
 {
     const long cols = a.cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
     float *work = partial_row(a, blockIdx.x);
-    if (rpb == 1 || wide) {
-        float *mine = rpb == 1 ? work : acc + (long)g * 2 * cols;
+    if (rpb == 1) {
+        float *mine = work;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
@@ -192,26 +188,6 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
                 *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
             }
         }
-        if (rpb == 1) return;
-        __syncthreads();
-        if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
-            const long n4 = 2 * cols / 4;
-            for (long j = threadIdx.x; j < n4; j += blockDim.x) {
-                float4 v = reinterpret_cast<const float4 *>(acc)[j];
-                for (int q = 1; q < rpb; q++) {
-                    const float4 w = reinterpret_cast<const float4 *>(acc + (long)q * 2 * cols)[j];
-                    v.x += w.x, v.y += w.y, v.z += w.z, v.w += w.w;
-                }
-                reinterpret_cast<float4 *>(work)[j] = v;
-            }
-        } else {
-            for (long j = threadIdx.x; j < 2 * cols; j += blockDim.x) {
-                float v = acc[j];
-                for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
-                work[j] = v;
-            }
-        }
-        __syncthreads(); // acc is reused next
         return;
     }
     for (int gg = 0; gg < rpb; gg++) { // the groups of the block add theirs in order
