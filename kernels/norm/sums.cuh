@@ -40,7 +40,7 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
 // at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
 // stay short. Every order is fixed: the same bits on every run. TRIM (after
 // wr_partials): dbeta's half summed only when wanted; right after
-// block_partials too, but kept out of its kernels for the reason given there.
+// block_partials too, but kept out of its kernels (wr_partials says why).
 template <int VW, bool TRIM> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
@@ -215,7 +215,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 //   4096 x 8192 fp16 76.0 -> 72.5 us, bf16 76.6 -> 75.3-75.8);
 // - several groups: acc holds rpb * 2*cols floats; each group writes its row
 //   there, then every thread adds columns over the groups in group order, by
-//   float4 where W >= 4 (2-3.6% at 4096 x 1024-4096 against a float a thread).
+//   float4 (2-3.6% at 4096 x 1024-4096 against a float a thread).
 // The bulk and block kernels (64 registers) keep block_partials: with this end
 // they spilled more (bulk_bwd<bf16, 2, true, false> 8 -> 80 bytes) and ran
 // 8-13% slower at 4096 x 16384 (LayerNorm bf16 0.1591 -> 0.1798 ms).
@@ -223,6 +223,7 @@ template <int NV, int W>
 __device__ void wr_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                             float *acc)
 {
+    static_assert(W >= 4, "wr_bwd's 16-byte vectors: the group sums go by float4");
     const long cols = a.cols, nsum = a.dbeta ? 2 * cols : cols;
     const int g = threadIdx.x / tpr, t = threadIdx.x - g * tpr, rpb = blockDim.x / tpr;
     __syncthreads(); // the staging area becomes the accumulator
@@ -249,22 +250,14 @@ __device__ void wr_partials(const kb_norm_args &a, const float (&dg)[NV][W], con
         }
     }
     __syncthreads();
-    if constexpr (W >= 4) { // 16-byte vectors (cols even: the rows' 16-byte alignment holds)
-        const long n4 = nsum / 4;
-        for (long j = threadIdx.x; j < n4; j += blockDim.x) {
-            float4 v = reinterpret_cast<const float4 *>(acc)[j];
-            for (int q = 1; q < rpb; q++) {
-                const float4 w = reinterpret_cast<const float4 *>(acc + (long)q * 2 * cols)[j];
-                v.x += w.x, v.y += w.y, v.z += w.z, v.w += w.w;
-            }
-            reinterpret_cast<float4 *>(work)[j] = v;
+    const long n4 = nsum / 4; // 16-byte vectors (cols a multiple of W: the rows' 16-byte alignment holds)
+    for (long j = threadIdx.x; j < n4; j += blockDim.x) {
+        float4 v = reinterpret_cast<const float4 *>(acc)[j];
+        for (int q = 1; q < rpb; q++) {
+            const float4 w = reinterpret_cast<const float4 *>(acc + (long)q * 2 * cols)[j];
+            v.x += w.x, v.y += w.y, v.z += w.z, v.w += w.w;
         }
-    } else {
-        for (long j = threadIdx.x; j < nsum; j += blockDim.x) {
-            float v = acc[j];
-            for (int q = 1; q < rpb; q++) v += acc[(long)q * 2 * cols + j];
-            work[j] = v;
-        }
+        reinterpret_cast<float4 *>(work)[j] = v;
     }
     __syncthreads(); // acc is reused next
 }
