@@ -160,6 +160,20 @@ template <int W> __device__ __forceinline__ void store_chunk(float *row, long c,
     }
 }
 
+// A thread's W dgamma and W dbeta sums at columns [c, c + W) of a partial
+// row (dgamma's half, then dbeta's cols floats on), each by one vector store;
+// with TRIM, dbeta's only when wanted.
+template <int W, bool TRIM>
+__device__ __forceinline__ void store_pair(const kb_norm_args &a, float *row, long c, long cols, const float (&g)[W],
+                                           const float (&b)[W])
+{
+    Vec<float, W> vg, vb;
+#pragma unroll
+    for (int j = 0; j < W; j++) vg.v[j] = g[j], vb.v[j] = b[j];
+    *reinterpret_cast<Vec<float, W> *>(row + c) = vg;
+    if (!TRIM || a.dbeta) *reinterpret_cast<Vec<float, W> *>(row + cols + c) = vb;
+}
+
 // The block's dgamma/dbeta partial row (per thread: columns (k*tpr + t)*W + j)
 // into partial_row(a, blockIdx.x), for the bulk and block kernels (wr_bwd:
 // wr_partials). One group a block: its vectors stored whole (16-byte stores,
@@ -180,13 +194,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
-            if (c < cols) {
-                Vec<float, W> vg, vb;
-#pragma unroll
-                for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
-                *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
-                *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
-            }
+            if (c < cols) store_pair<W, false>(a, mine, c, cols, dg[k], db[k]);
         }
         return;
     }
@@ -241,13 +249,7 @@ __device__ void wr_partials(const kb_norm_args &a, const float (&dg)[NV][W], con
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         const long c = (long)(k * tpr + t) * W;
-        if (c < cols) {
-            Vec<float, W> vg, vb;
-#pragma unroll
-            for (int j = 0; j < W; j++) vg.v[j] = dg[k][j], vb.v[j] = db[k][j];
-            *reinterpret_cast<Vec<float, W> *>(mine + c) = vg;
-            if (a.dbeta) *reinterpret_cast<Vec<float, W> *>(mine + cols + c) = vb;
-        }
+        if (c < cols) store_pair<W, true>(a, mine, c, cols, dg[k], db[k]);
     }
     __syncthreads();
     const long n4 = nsum / 4; // 16-byte vectors (cols a multiple of W: the rows' 16-byte alignment holds)
