@@ -229,8 +229,11 @@ __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
         if (threadIdx.x == 0) ring.issue(i + S);
     }
     if (!a.dgamma) return;
-    block_partials<NV, W>(a, dg, db, tpr, reinterpret_cast<float *>(sm + RING_OFF));
-    end_sums(a, reinterpret_cast<float2 *>(sm + RING_OFF));
+    // RMSNorm's dbeta half neither stored nor summed (TRIM) where that costs
+    // no spill: fp32 NV 2 (elsewhere the kernels sit at the 64-register cap)
+    constexpr bool TRIM = std::is_same<T, float>::value && NV == 2;
+    block_partials<NV, W, TRIM>(a, dg, db, tpr, reinterpret_cast<float *>(sm + RING_OFF));
+    end_sums<TRIM>(a, reinterpret_cast<float2 *>(sm + RING_OFF));
 #endif
 }
 

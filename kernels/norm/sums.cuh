@@ -39,8 +39,9 @@ template <int VW> struct CgVec { // VW floats by one L2 (.cg) load
 // slices' sums are added in order of s (part: blockDim * VW floats). ns is
 // at most ceil(nblk / 8), so each slice has about 8 rows and the last adds
 // stay short. Every order is fixed: the same bits on every run. TRIM (after
-// wr_partials): dbeta's half summed only when wanted; right after
-// block_partials too, but kept out of its kernels (wr_partials says why).
+// wr_partials, or block_partials<TRIM> in bulk_bwd fp32 NV 2): dbeta's half
+// summed only when wanted (kept out of the other bulk and block kernels:
+// wr_partials says why).
 template <int VW, bool TRIM> __device__ void column_sums(const kb_norm_args &a, const float *work, float *part)
 {
     using F = CgVec<VW>;
@@ -180,8 +181,9 @@ __device__ __forceinline__ void store_pair(const kb_norm_args &a, float *row, lo
 // two for a vector of 8; element by element they were a scattered 4-byte
 // store per value). Several groups: acc holds 2*cols floats and the groups
 // add theirs in turn, a barrier each (wr_bwd's groups add theirs through
-// shared memory by float4 instead: wr_partials).
-template <int NV, int W>
+// shared memory by float4 instead: wr_partials). TRIM: one group's dbeta
+// half only when wanted (bulk_bwd fp32 NV 2, whose registers have room).
+template <int NV, int W, bool TRIM = false>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc)
 {
@@ -194,7 +196,7 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
-            if (c < cols) store_pair<W, false>(a, mine, c, cols, dg[k], db[k]);
+            if (c < cols) store_pair<W, TRIM>(a, mine, c, cols, dg[k], db[k]);
         }
         return;
     }
@@ -226,7 +228,10 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
 //   float4 (2-3.6% at 4096 x 1024-4096 against a float a thread).
 // The bulk and block kernels (64 registers) keep block_partials: with this end
 // they spilled more (bulk_bwd<bf16, 2, true, false> 8 -> 80 bytes) and ran
-// 8-13% slower at 4096 x 16384 (LayerNorm bf16 0.1591 -> 0.1798 ms).
+// 8-13% slower at 4096 x 16384 (LayerNorm bf16 0.1591 -> 0.1798 ms). Only
+// bulk_bwd fp32 NV 2 (no spill) skips RMSNorm's dbeta there (block_partials<
+// TRIM>: 4096 x 8192 146.9/146.9 -> 146.3/146.0 us, 6000 109.8/109.8 ->
+// 109.3/109.6; H100, 2026-11-28, graph, two runs in one call).
 template <int NV, int W>
 __device__ void wr_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                             float *acc)
