@@ -181,8 +181,9 @@ __device__ __forceinline__ void store_pair(const kb_norm_args &a, float *row, lo
 // two for a vector of 8; element by element they were a scattered 4-byte
 // store per value). Several groups: acc holds 2*cols floats and the groups
 // add theirs in turn, a barrier each (wr_bwd's groups add theirs through
-// shared memory by float4 instead: wr_partials). TRIM: one group's dbeta
-// half only when wanted (bulk_bwd fp32 NV 2, whose registers have room).
+// shared memory by float4 instead: wr_partials). TRIM (bulk_bwd fp32 NV 2,
+// whose registers have room; always one group a block there): dbeta's half
+// stored only when wanted.
 template <int NV, int W, bool TRIM = false>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc)
@@ -192,11 +193,10 @@ __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], 
     __syncthreads(); // the staging area becomes the accumulator
     float *work = partial_row(a, blockIdx.x);
     if (rpb == 1) {
-        float *mine = work;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const long c = (long)(k * tpr + t) * W;
-            if (c < cols) store_pair<W, TRIM>(a, mine, c, cols, dg[k], db[k]);
+            if (c < cols) store_pair<W, TRIM>(a, work, c, cols, dg[k], db[k]);
         }
         return;
     }
