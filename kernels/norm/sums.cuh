@@ -182,8 +182,8 @@ __device__ __forceinline__ void store_pair(const kb_norm_args &a, float *row, lo
 // store per value). Several groups: acc holds 2*cols floats and the groups
 // add theirs in turn, a barrier each (wr_bwd's groups add theirs through
 // shared memory by float4 instead: wr_partials). TRIM (bulk_bwd fp32 NV 2,
-// whose registers have room; always one group a block there): dbeta's half
-// stored only when wanted.
+// whose registers have room): with one group a block, dbeta's half stored
+// only when wanted (several groups store it, and column_sums<TRIM> skips it).
 template <int NV, int W, bool TRIM = false>
 __device__ void block_partials(const kb_norm_args &a, const float (&dg)[NV][W], const float (&db)[NV][W], int tpr,
                                float *acc)
