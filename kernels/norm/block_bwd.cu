@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(BWD_BLOCK) opt_bwd(kb_norm_args a, int tpr, in
     extern __shared__ float2 smem[];
     float2 *red = smem;
     Stager<T, W, NV, 0> st; // plain loads (staging lost here: DESIGN.md)
-    st.init(smem + RED_F2, tpr, iters, a);
+    st.init(smem + RED_F2, tpr, iters, a, false);
     const int g = st.g, t = st.t, rpb = st.rpb, second = 0; // no staging area
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *dyg = (const T *)a.dy, *gm = (const T *)a.gamma;

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(1024) opt_fwd(kb_norm_args a, int tpr, int ite
 {
     extern __shared__ float2 smem[];
     Stager<T, W, NV, 0> st; // plain loads (staging lost here: DESIGN.md)
-    st.init(smem + RED_F2, tpr, iters, a);
+    st.init(smem + RED_F2, tpr, iters, a, false);
     const int t = st.t;
     const long cols = a.cols;
     const T *xg = (const T *)a.x, *gm = (const T *)a.gamma, *bt = (const T *)a.beta;

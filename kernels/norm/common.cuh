@@ -169,7 +169,15 @@ template <typename T, int W> __device__ __forceinline__ void store_f(T *p, const
     *reinterpret_cast<Vec<T, W> *>(p) = v;
 }
 
-// The rows of a thread group: row0 + i*stride, i < iters (a persistent grid).
+// The rows of a thread group: row0 + i*stride, i < iters (a persistent grid,
+// G groups a block, stride gridDim.x*G).
+// wr_bwd's group g of block b starts at row g*gridDim.x + b (group_row0): the
+// groups interleave across blocks, so block row counts differ by one at most.
+// From b*G + g they differed by G - 1 (4096 rows, 132 blocks of 2 groups:
+// blocks 0-67 did 32 rows, 68-131 30; now 31, four 32). H100, LayerNorm bwd
+// 4096 x 4096 fp16 38.14/38.11 -> 37.28/37.38 us (norm DESIGN.md).
+// The block kernels keep b*G + g: interleaved they ran 0.991-1.006 of it.
+__device__ __forceinline__ long group_row0(int g) { return (long)g * gridDim.x + blockIdx.x; }
 // Vector k of thread t sits at column (k*tpr + t)*W, and in stage s at slot
 // ((s*rpb + g)*NV + k)*tpr + t of a tensor's staging area.
 // The opt kernels' dynamic shared memory starts with the reductions' [2][32]
@@ -180,7 +188,8 @@ template <typename T, int W, int NV, int S> struct Stager {
     Vec<T, W> *buf; // [S][rpb][NV][tpr]
     int g, t, tpr, rpb, iters;
     long row0, stride, rows, cols;
-    __device__ __forceinline__ void init(void *area, int tpr_, int iters_, const kb_norm_args &a)
+    // interleave: group_row0's order (wr_bwd); else b*rpb + g (the block kernels)
+    __device__ __forceinline__ void init(void *area, int tpr_, int iters_, const kb_norm_args &a, bool interleave)
     {
         buf = reinterpret_cast<Vec<T, W> *>(area);
         tpr = tpr_;
@@ -188,7 +197,7 @@ template <typename T, int W, int NV, int S> struct Stager {
         t = threadIdx.x - g * tpr;
         rpb = blockDim.x / tpr;
         iters = iters_;
-        row0 = (long)blockIdx.x * rpb + g;
+        row0 = interleave ? group_row0(g) : (long)blockIdx.x * rpb + g;
         stride = (long)gridDim.x * rpb;
         rows = a.rows;
         cols = a.cols;

@@ -10,7 +10,8 @@ namespace { // internal linkage, as one file had it: inlined helpers emit no cop
 
 // Backward: a persistent grid of blocks of at most 512 threads (128 registers;
 // 640 at 96 for rows of 17-20 warps, wr_wide);
-// group g of block b takes rows (b*G + g) + i*gridDim.x*G (G groups a block), the next row's x, dy, mean and rstd loaded while this one is computed.
+// group g of block b takes rows (g*gridDim.x + b) + i*gridDim.x*G (G groups a
+// block; group_row0), the next row's x, dy, mean and rstd loaded while this one is computed.
 // S > 0 (3 by default for rows of 4 warps or more, wr_stages):
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
 // copies and reads back only its own vectors, so no barrier guards them)
@@ -29,7 +30,7 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     __shared__ WrRed red;
     const int tpr = wpr * 32, G = blockDim.x / tpr, g = threadIdx.x / tpr, t = threadIdx.x - g * tpr,
               nvec = (int)(a.cols / W);
-    const long cols = a.cols, row0 = (long)blockIdx.x * G + g, stride = (long)gridDim.x * G;
+    const long cols = a.cols, row0 = group_row0(g), stride = (long)gridDim.x * G;
     // rows, gamma and dx as 16-byte words (unpack_w, pack_w): a Vec of 16-bit
     // structs taken element by element became one value a register, with a
     // convert and a byte permute for each (31% more instructions at 4096 x
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         stats(i);
     };
     if constexpr (S > 0) {
-        st.init(smem, tpr, iters, a);
+        st.init(smem, tpr, iters, a, true);
 #pragma unroll
         for (int q = 0; q < S; q++) st.issue(q, (const T *)a.x, (const T *)a.dy, second);
         stats(0);
