@@ -312,12 +312,18 @@ static kb_norm_shape shape_of(const kb_case *c, const kb_norm_args *a)
     return s;
 }
 
-/* the tunables' values (enum index to value; auto: KB_NORM_TUNE_AUTO) */
+/* a tunable's value: the text of its chosen enum choice as a number (auto:
+ * KB_NORM_TUNE_AUTO), so that params[]'s choices are the one list of them */
+static int tunable(const kb_case *c, int k)
+{
+    char buf[16];
+    const char *s = kb_choice(&c->op->params[k], (int)I(c, k), buf, sizeof buf);
+    return strcmp(s, "auto") ? atoi(s) : KB_NORM_TUNE_AUTO;
+}
+
 static kb_norm_tune tune_of(const kb_case *c)
 {
-    static const int vec[] = {KB_NORM_TUNE_AUTO, 1, 2, 4, 8}, stages[] = {KB_NORM_TUNE_AUTO, 0, 3},
-                     slots[] = {KB_NORM_TUNE_AUTO, 1, 2, 3, 4};
-    return (kb_norm_tune){vec[I(c, P_VEC)], stages[I(c, P_STAGES)], slots[I(c, P_SLOTS)]};
+    return (kb_norm_tune){tunable(c, P_VEC), tunable(c, P_STAGES), tunable(c, P_SLOTS)};
 }
 
 typedef struct {
