@@ -303,6 +303,40 @@ static void test_check_sweeps_cover_every_impl(void **state)
     }
 }
 
+/* Each tunable's choice reaches the planner as its number (the enum's text,
+ * not a second list of values): --stages 2 plans at 8 warps a row (bf16
+ * cols 4096) and is n/a, saying why, at 10 (cols 5120); every other choice
+ * of stages plans at 8 warps. */
+static void test_tunable_choices_reach_the_planner(void **state)
+{
+    (void)state;
+    const kb_op *op = kb_find_op("layernorm");
+    const kb_impl *wr = NULL;
+    for (int i = 0; i < op->nimpls; i++)
+        if (!strcmp(op->impls[i].name, "warp_row")) wr = &op->impls[i];
+    assert_non_null(wr);
+    const kb_param *st = &op->params[kb_param_index(op, "stages")];
+    const kb_devattr *h100 = kb_devattr_preset("h100");
+    char why[256], v[16];
+    for (int k = 0; k < kb_choice_count(st); k++) {
+        kb_choice(st, k, v, sizeof v);
+        const char *at8[] = {"pass", "bwd", "dtype", "bf16", "rows", "4096", "cols", "4096", "stages", v, NULL};
+        kb_case c = one_case("layernorm", at8);
+        why[0] = 0;
+        if (kb_impl_supports(wr, &c, h100, why, sizeof why)) fail_msg("stages=%s at 8 warps: n/a (%s)", v, why);
+    }
+    const char *at10[] = {"pass", "bwd", "dtype", "bf16", "rows", "4096", "cols", "5120", "stages", "2", NULL};
+    kb_case c = one_case("layernorm", at10);
+    why[0] = 0;
+    assert_int_not_equal(kb_impl_supports(wr, &c, h100, why, sizeof why), 0);
+    if (!strstr(why, "stages=2 is built for rows of 4 and 8 warps")) fail_msg("why: %s", why);
+    const char *vec4[] = {"pass", "bwd", "dtype", "bf16", "rows", "4096", "cols", "4096", "vec", "4", NULL};
+    c = one_case("layernorm", vec4);
+    why[0] = 0;
+    assert_int_not_equal(kb_impl_supports(wr, &c, h100, why, sizeof why), 0);
+    if (!strstr(why, "v=4")) fail_msg("why: %s", why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_byte_model),
         cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_check_sweeps_cover_every_impl),
+        cmocka_unit_test(test_tunable_choices_reach_the_planner),
     };
     return cmocka_run_group_tests_name("norm", tests, NULL, NULL);
 }

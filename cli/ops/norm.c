@@ -34,8 +34,9 @@ static const kb_param params[] = {
     {"vec", KB_P_ENUM, "auto", 0, 0, "auto,1,2,4,8",
      "16-byte vectors a lane: warp_row forward 4 (8: one-warp 16-bit rows, cols <= 2048, and rows of 2-32 warps; "
      "1, 2: one-warp rows), backward 2 (1: one-warp rows, unstaged); bulk forward 4 or 8, backward 16 elements at most", 1},
-    {"stages", KB_P_ENUM, "auto", 0, 0, "auto,0,3",
-     "warp_row backward: rows of x and dy staged ahead by cp.async (0: the next row in registers)", 1},
+    {"stages", KB_P_ENUM, "auto", 0, 0, "auto,0,2,3",
+     "warp_row backward: rows of x and dy staged ahead by cp.async (0: the next row in registers; 2: rows of 4 "
+     "and 8 warps only)", 1},
     {"slots", KB_P_ENUM, "auto", 0, 0, "auto,1,2,3,4", "bulk: chunks of rows in the ring of bulk copies (sm_90)", 1},
 };
 enum { P_PASS, P_DTYPE, P_ROWS, P_COLS, P_EPS, P_AFFINE, P_VEC, P_STAGES, P_SLOTS, NPARAMS };
@@ -311,12 +312,18 @@ static kb_norm_shape shape_of(const kb_case *c, const kb_norm_args *a)
     return s;
 }
 
-/* the tunables' values (enum index to value; auto: KB_NORM_TUNE_AUTO) */
+/* a tunable's value: the text of its chosen enum choice as a number (auto:
+ * KB_NORM_TUNE_AUTO), so that params[]'s choices are the one list of them */
+static int tunable(const kb_case *c, int k)
+{
+    char buf[16];
+    const char *s = kb_choice(&c->op->params[k], (int)I(c, k), buf, sizeof buf);
+    return strcmp(s, "auto") ? atoi(s) : KB_NORM_TUNE_AUTO;
+}
+
 static kb_norm_tune tune_of(const kb_case *c)
 {
-    static const int vec[] = {KB_NORM_TUNE_AUTO, 1, 2, 4, 8}, stages[] = {KB_NORM_TUNE_AUTO, 0, 3},
-                     slots[] = {KB_NORM_TUNE_AUTO, 1, 2, 3, 4};
-    return (kb_norm_tune){vec[I(c, P_VEC)], stages[I(c, P_STAGES)], slots[I(c, P_SLOTS)]};
+    return (kb_norm_tune){tunable(c, P_VEC), tunable(c, P_STAGES), tunable(c, P_SLOTS)};
 }
 
 typedef struct {

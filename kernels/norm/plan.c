@@ -65,6 +65,15 @@ const kb_norm_rule kb_norm_rules[] = {
     {"wr.block", 1, ANY, 0, 0, 512,
      "backward blocks of 512 (one an SM at ~120 registers: fewer partial rows for the column sums); blocks of 256: same "
      "or 1-3 points worse"},
+    {"wr.stages", 1, ANY, 4, 4, 2,
+     "backward rows of 4 warps (16-bit cols 1544-2048, fp32 772-1024): 2 rows ahead, not 3 (H100, 2026-11-28, graph, "
+     "two runs each in turns with 3, us): LayerNorm 4096 x 2048 bf16 21.92/21.92 -> 21.41/21.38, fp16 22.62/22.72 -> "
+     "21.92/21.82, fp32 4096 x 1024 20.35/20.29 -> 20.00/19.97; an earlier call bf16 21.98/22.14 -> 21.47/21.34"},
+    {"wr.stages", 1, ANY, 8, 8, 2,
+     "backward rows of 8 warps: 2 rows ahead (same calls, us): LayerNorm 4096 x 4096 fp16 37.98/37.95 -> 37.47/37.60 "
+     "and 37.86/37.98 -> 37.60/37.60, bf16 37.15/37.15 -> 36.90/36.93, RMSNorm bf16 and fp16 +0.4-1.0%, fp32 "
+     "4096 x 2048 level (34.85/35.01 -> 34.88/34.88); at 16 warps 2 lost (bf16 4096 x 8192 72.5/75.1 -> 76.5/75.9, "
+     "16384 x 8192 279.9/277.5 -> 282.1/285.1), so they keep 3"},
     {"wr.stages", 1, ANY, 4, 32, 3,
      "backward rows of 4 warps or more: x and dy staged 3 rows ahead by cp.async: 16-bit cols 4096 66-68 -> 71% of "
      "copy, 8192 65-67 -> 74, 2048 +1"},
@@ -201,12 +210,14 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
         return say(why, n, "a row of %ld vectors needs %ld warps of %d vectors a lane; at most %ld", nvec, wpr, nv, maxw);
     }
     /* the backward's staging (wr.stages by the warps a row, which a short row keeps); staged rows hold 2
-     * vectors a lane at least: wr_bwd<T, 1, 1, 3> is not built */
+     * vectors a lane at least: wr_bwd<T, 1, 1, S> is not built; 2 rows ahead only at 4 and 8 warps */
     const int stages = bwd ? (stages_t >= 0 ? stages_t : rule("wr.stages", s, wpr)) : 0;
-    if (nv == 1 && stages == 3)
-        return say(why, n, "stages=3 at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)");
+    if (nv == 1 && stages > 0)
+        return say(why, n, "stages=%d at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)", stages);
+    if (stages_t == 2 && rule("wr.stages", s, wpr) != 2)
+        return say(why, n, "stages=2 is built for rows of 4 and 8 warps (wr.stages); this row takes %ld", wpr);
     if (vec < 0) {
-        const int nv_min = stages == 3 ? 2 : 1;
+        const int nv_min = stages > 0 ? 2 : 1;
         while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
         if (!s->rms) { /* wr.nv8, wr.nv8w: LayerNorm's rules (its two meetings a row) */
             const int nv8 = rule("wr.nv8", s, nvec), nv8w = rule("wr.nv8w", s, nvec);

@@ -27,7 +27,7 @@ typedef struct {
 #define KB_NORM_TUNE_AUTO (-1)
 typedef struct {
     int vec;    /* warp_row, bulk: 16-byte vectors a lane (1, 2, 4, 8) */
-    int stages; /* warp_row backward: rows staged ahead by cp.async (0 or 3) */
+    int stages; /* warp_row backward: rows staged ahead by cp.async (0, 2 or 3) */
     int slots;  /* bulk: slots of the ring (1-4) */
 } kb_norm_tune;
 
@@ -57,7 +57,7 @@ typedef struct {
     int nv;           /* vectors a lane; block: 0 = the loop kernels (rows too long for registers) */
     int tpr;          /* threads a row (warp_row: 32 x warps) */
     int block;        /* threads a block */
-    int stages;       /* warp_row backward: rows staged ahead (0, 3); bulk: slots of the ring */
+    int stages;       /* warp_row backward: rows staged ahead (0, 2, 3); bulk: slots of the ring */
     int lb;           /* warp_row backward: launch bound (512, or 320 / 640 capped at 96 registers) */
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */

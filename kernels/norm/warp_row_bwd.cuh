@@ -12,7 +12,8 @@ namespace { // internal linkage, as one file had it: inlined helpers emit no cop
 // 640 at 96 for rows of 17-20 warps, wr_wide);
 // group g of block b takes rows (g*gridDim.x + b) + i*gridDim.x*G (G groups a
 // block; group_row0), the next row's x, dy, mean and rstd loaded while this one is computed.
-// S > 0 (3 by default for rows of 4 warps or more, wr_stages):
+// S > 0 (2 by default for rows of 4 and 8 warps, 3 for the other rows of 4
+// warps or more, wr.stages):
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
 // copies and reads back only its own vectors, so no barrier guards them)
 // instead of one row ahead in registers: more bytes in flight, fewer registers.
@@ -172,14 +173,15 @@ template <typename T, int NV, int WPR> const void *wr_bwd_pick(const kb_norm_pla
     if constexpr (WPR == 0) {
         return p.stages == 3 ? (const void *)wr_bwd<T, NV, 0, 3> : p.stages == 0 ? (const void *)wr_bwd<T, NV, 0> : nullptr;
     } else if constexpr (WPR >= 4) {
-        return p.stages == 3 ? (const void *)wr_bwd<T, NV, WPR, 3> : nullptr;
+        constexpr int SW = WPR == 16 ? 3 : 2; // plan.c: wr.stages
+        return p.stages == SW ? (const void *)wr_bwd<T, NV, WPR, SW> : nullptr;
     } else {
         return p.stages == 0 ? (const void *)wr_bwd<T, NV, WPR> : nullptr;
     }
 }
 
 // Compile-time warps a row where the planner's automatic choice runs them
-// (NV 2: 1-2 warps unstaged, 4, 8, 16 staged); any other combination (a
+// (NV 2: 1-2 warps unstaged, 4 and 8 staged 2 rows ahead, 16 staged 3); any other combination (a
 // fixed stages) runs the kernel that takes them at run time (WPR 0): the same
 // code, half the instantiations to compile. NV 1: one-warp rows only, unstaged
 // (staged lost under 4 warps, wr.stages: not built).
@@ -192,8 +194,8 @@ template <typename T, int NV> const void *wr_bwd_by_wpr(const kb_norm_plan &p)
     } else {
         if (wpr == 1 && s == 0) return wr_bwd_pick<T, NV, 1>(p);
         if (wpr == 2 && s == 0) return wr_bwd_pick<T, NV, 2>(p);
-        if (wpr == 4 && s == 3) return wr_bwd_pick<T, NV, 4>(p);
-        if (wpr == 8 && s == 3) return wr_bwd_pick<T, NV, 8>(p);
+        if (wpr == 4 && s == 2) return wr_bwd_pick<T, NV, 4>(p);
+        if (wpr == 8 && s == 2) return wr_bwd_pick<T, NV, 8>(p);
         if (wpr == 16 && s == 3) return wr_bwd_pick<T, NV, 16>(p);
         return wr_bwd_pick<T, NV, 0>(p);
     }
