@@ -747,6 +747,48 @@ static void test_config_file(void **state)
     kb_cases_free(p.cases, p.ncases);
 }
 
+/* bn and cluster reach the planner as their choices' numbers (the enum's
+ * text, not a second list of values): at 300 x 4096 x 11008 bf16 on the
+ * H100's model, each bn choice of fused_wgmma plans or is refused as its
+ * number says (80 and 104 only with swap=on, 64 only without), and a
+ * refusal names that number; cluster 2 plans where cluster 1 does. */
+static void test_tunable_choices_reach_the_planner(void **state)
+{
+    (void)state;
+    const kb_impl *wgmma = NULL;
+    for (int i = 0; i < mlp()->nimpls; i++)
+        if (!strcmp(mlp()->impls[i].name, "fused_wgmma")) wgmma = &mlp()->impls[i];
+    assert_non_null(wgmma);
+    const kb_param *bn = &mlp()->params[kb_param_index(mlp(), "bn")];
+    const kb_devattr *h100 = kb_devattr_preset("h100");
+    int planned = 0;
+    for (int swap = 0; swap < 2; swap++)
+        for (int k = 1; k < kb_choice_count(bn); k++) {
+            char v[16], why[256] = "", want[32];
+            kb_choice(bn, k, v, sizeof v);
+            const int b = atoi(v), ok = swap ? b != 64 : b != 80 && b != 104;
+            const char *kv[] = {"dtype", "bf16", "tokens", "300", "hidden", "4096", "inter", "11008",
+                                "bn", v, "swap", swap ? "on" : "off", "cluster", swap ? "1" : "2", NULL};
+            kb_sweep s;
+            kb_sweep_init(&s, mlp());
+            char err[KB_ERRLEN] = "";
+            for (int i = 0; kv[i]; i += 2)
+                if (kb_sweep_set(&s, kv[i], kv[i + 1], err, sizeof err)) fail_msg("%s=%s: %s", kv[i], kv[i + 1], err);
+            kb_case *cases = NULL;
+            int n = 0;
+            if (kb_sweep_expand(&s, &cases, &n, err, sizeof err)) fail_msg("expand: %s", err);
+            assert_int_equal(n, 1);
+            const int na = kb_impl_supports(wgmma, &cases[0], h100, why, sizeof why);
+            kb_cases_free(cases, n);
+            kb_sweep_free(&s);
+            if (ok && na) fail_msg("bn=%s swap=%d: n/a (%s)", v, swap, why);
+            snprintf(want, sizeof want, "bn=%d:", b);
+            if (!ok && (!na || !strstr(why, want))) fail_msg("bn=%s swap=%d: %s (want a refusal naming %s)", v, swap, na ? why : "planned", want);
+            planned += ok;
+        }
+    assert_int_equal(planned, 9); /* 64, 96, 112, 128 without swap; 80, 96, 104, 112, 128 with */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -766,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_impls),
         cmocka_unit_test(test_check_sweeps),
         cmocka_unit_test(test_config_file),
+        cmocka_unit_test(test_tunable_choices_reach_the_planner),
     };
     return cmocka_run_group_tests_name("mlp", tests, NULL, NULL);
 }

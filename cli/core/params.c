@@ -141,6 +141,13 @@ const char *kb_choice(const kb_param *p, int idx, char *buf, size_t n)
     return buf;
 }
 
+int kb_case_choice_num(const kb_case *c, int k, int auto_value)
+{
+    char buf[32];
+    const char *s = kb_choice(&c->op->params[k], (int)c->v[k].num, buf, sizeof buf);
+    return strcmp(s, "auto") ? atoi(s) : auto_value;
+}
+
 static int choice_index(const kb_param *p, const char *word, size_t len)
 {
     char buf[64];

@@ -15,6 +15,9 @@ const kb_val *kb_case_val(const kb_case *c, const char *name);
 kb_dtype kb_case_dtype(const kb_case *c);
 const char *kb_choice(const kb_param *p, int idx, char *buf, size_t n);
 int kb_choice_count(const kb_param *p);
+/* c's parameter k, a numeric enum ("auto,64,80"): its choice's text as a
+ * number, auto_value for "auto" (so the choices are the one list of values) */
+int kb_case_choice_num(const kb_case *c, int k, int auto_value);
 /* Parse one textual axis ("512,1024", "512:8192:x2", "fwd,bwd", "all") into
  * values; returns count or -1 with err. */
 int kb_parse_axis(const kb_param *p, const char *text, kb_val **vals, char *err, size_t errlen);

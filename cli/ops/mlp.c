@@ -364,10 +364,11 @@ static int launch_cublas_cat(const kb_case *c, kb_state *st, kb_impl_run *r, voi
 
 static kb_mlp_req fused_req(const kb_case *c, kb_mlp_variant want)
 {
-    static const int bns[] = {0, 64, 80, 96, 104, 112, 128}, ones[] = {0, 1, 2}; /* the enums' choices; 0: auto */
+    /* bn, cluster and warpgroups: their choices' text is the value (0: auto); sched, down and swap: the
+     * choice's index is kb_mlp_req's code (0: auto) */
     kb_mlp_req r = {(int)I(c, P_TOKENS), (int)I(c, P_HIDDEN), (int)I(c, P_INTER), (int)kb_case_dtype(c), want,
-                    bns[I(c, P_BN)], ones[I(c, P_CLUSTER)], ones[I(c, P_WARPGROUPS)], (int)I(c, P_SCHED),
-                    (int)I(c, P_DOWN), (int)I(c, P_SWAP)};
+                    kb_case_choice_num(c, P_BN, 0), kb_case_choice_num(c, P_CLUSTER, 0),
+                    kb_case_choice_num(c, P_WARPGROUPS, 0), (int)I(c, P_SCHED), (int)I(c, P_DOWN), (int)I(c, P_SWAP)};
     return r;
 }
 

@@ -312,18 +312,11 @@ static kb_norm_shape shape_of(const kb_case *c, const kb_norm_args *a)
     return s;
 }
 
-/* a tunable's value: the text of its chosen enum choice as a number (auto:
- * KB_NORM_TUNE_AUTO), so that params[]'s choices are the one list of them */
-static int tunable(const kb_case *c, int k)
-{
-    char buf[16];
-    const char *s = kb_choice(&c->op->params[k], (int)I(c, k), buf, sizeof buf);
-    return strcmp(s, "auto") ? atoi(s) : KB_NORM_TUNE_AUTO;
-}
-
 static kb_norm_tune tune_of(const kb_case *c)
 {
-    return (kb_norm_tune){tunable(c, P_VEC), tunable(c, P_STAGES), tunable(c, P_SLOTS)};
+    const int A = KB_NORM_TUNE_AUTO; /* the enums' choices are the values (kb_case_choice_num) */
+    return (kb_norm_tune){kb_case_choice_num(c, P_VEC, A), kb_case_choice_num(c, P_STAGES, A),
+                          kb_case_choice_num(c, P_SLOTS, A)};
 }
 
 typedef struct {
