@@ -470,7 +470,8 @@ static int cmd_device(int argc, char **argv)
     printf("device        %s (compute capability %d.%d)\n", d.name, d.cc_major, d.cc_minor);
     printf("SMs           %d\n", d.sm_count);
     printf("L2            %.1f MiB\n", (double)d.l2_bytes / (1 << 20));
-    printf("memory        %.1f GiB, %d-bit bus\n", (double)d.mem_bytes / (1u << 30), d.mem_bus_bits);
+    printf("memory        %.1f GiB, %d-bit bus, %d GB/s peak (the planners' measure of it)\n",
+           (double)d.mem_bytes / (1u << 30), d.mem_bus_bits, d.attr.dram_gbps);
     printf("clocks        SM max %d MHz, memory max %d MHz", d.sm_clock_mhz, d.mem_clock_mhz);
     if (d.cur_sm_clock_mhz) printf("; now SM %d MHz, memory %d MHz (NVML)", d.cur_sm_clock_mhz, d.cur_mem_clock_mhz);
     printf("\ndriver        %d.%d\nruntime       %d.%d\n", d.driver / 1000, d.driver % 1000 / 10, d.runtime / 1000,

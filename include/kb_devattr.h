@@ -18,10 +18,12 @@ typedef struct {
     int smem_per_sm;          /* bytes of shared memory an SM has for blocks */
     int smem_per_block_optin; /* bytes one block may opt in to */
     long l2_bytes;
+    int dram_gbps; /* peak DRAM bandwidth, GB/s: 2 x the memory clock x the bus width (0: unknown) */
 } kb_devattr;
 
 /* Published figures of a few parts, for planner tests: "h100" (SXM, sm_90),
- * "a100" (SXM, sm_80), "l40s" (sm_89). NULL for an unknown name. */
+ * "h200" (SXM, sm_90), "a100" (SXM, sm_80), "l40s" (sm_89). NULL for an
+ * unknown name. */
 const kb_devattr *kb_devattr_preset(const char *name);
 
 #ifdef __cplusplus

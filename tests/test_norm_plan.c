@@ -1,5 +1,5 @@
 /* The LayerNorm / RMSNorm planner (kernels/norm/plan.c) on the CPU, for the
- * attributes of an H100, an A100 and an L40S (sm_89): invariants over every
+ * attributes of an H100, an A100, an L40S (sm_89) and an H200: invariants over every
  * cols 1..65536 (every dtype, pass, affine, variant), the automatic choice
  * pinned by a golden run-length table (tests/data/norm_plan.txt; rewrite it
  * with `test_norm_plan --update` after a deliberate change, and say why in
@@ -20,7 +20,8 @@
 #include "../kernels/norm/plan.h"
 
 #define MAXCOLS 65536L
-static const char *const devs[] = {"h100", "a100", "l40s"};
+static const char *const devs[] = {"h100", "a100", "l40s", "h200"};
+#define NDEVS (int)(sizeof devs / sizeof devs[0])
 static const char *const dts[] = {"fp32", "fp16", "bf16"};
 static int update;
 
@@ -138,7 +139,7 @@ static void test_invariants(void **state)
     (void)state;
     const long rowsv[] = {4096, 1, 7, 300};
     long nplans = 0, nna = 0;
-    for (int di = 0; di < 3; di++) {
+    for (int di = 0; di < NDEVS; di++) {
         const kb_devattr *d = dev(devs[di]);
         for (int dt = 0; dt < 3; dt++)
             for (int bwd = 0; bwd < 2; bwd++)
@@ -185,7 +186,7 @@ static void test_tunables(void **state)
     const int vecs[] = {KB_NORM_TUNE_AUTO, 1, 2, 4, 8}, stages[] = {KB_NORM_TUNE_AUTO, 0, 2, 3},
               slots[] = {KB_NORM_TUNE_AUTO, 1, 2, 3, 4};
     int took[3] = {0};
-    for (int di = 0; di < 3; di++) {
+    for (int di = 0; di < NDEVS; di++) {
         const kb_devattr *d = dev(devs[di]);
         for (int dt = 0; dt < 3; dt++)
             for (int bwd = 0; bwd < 2; bwd++)
@@ -226,7 +227,7 @@ static char *golden_text(size_t *len)
 {
     size_t cap = 1 << 20, n = 0;
     char *out = malloc(cap);
-    for (int di = 0; di < 3; di++)
+    for (int di = 0; di < NDEVS; di++)
         for (int dt = 0; dt < 3; dt++)
             for (int bwd = 0; bwd < 2; bwd++)
                 for (int aligned = 1; aligned >= 0; aligned--) {
@@ -337,6 +338,17 @@ static void test_known_shapes(void **state)
     expect("h100", 2, 0, 32768, "warp_row v=8 warps=16");
     expect("h100", 0, 0, 10752, "warp_row v=4 warps=21");
     expect_rms("h100", 0, 12288, "warp_row v=4 warps=24");
+    expect_rms("h100", 0, 16384, "warp_row v=4 warps=32");
+    /* on the H200's memory (wr.fwd2) RMSNorm takes wr.nv8w too, and 16 warps
+     * of 8 run two blocks an SM; narrower rows and the backward as the H100 */
+    expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    expect("h200", 2, 0, 32768, "warp_row v=8 warps=16 lb=1024");
+    expect("h200", 0, 0, 12288, "warp_row v=8 warps=12");
+    expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    expect_rms("h200", 0, 12288, "warp_row v=8 warps=12");
+    expect_rms("h200", 0, 10752, "warp_row v=4 warps=21");
+    expect("h200", 0, 0, 8192, "warp_row v=4 warps=16");
+    expect("h200", 1, 1, 4096, "warp_row v=2 warps=8 stages=2 lb=512");
     /* backward: next row in registers under 4 warps, staged from 4 (2 rows
      * ahead at 4 and 8 warps, 3 elsewhere); 9-10
      * warps capped at 96 registers (lb 320), 17-20 warps blocks of 640 */
@@ -452,7 +464,7 @@ static void test_table(void **state)
     }
     /* each "try" row is chosen for some case */
     int used[64] = {0};
-    for (int di = 0; di < 3; di++)
+    for (int di = 0; di < NDEVS; di++)
         for (int dt = 0; dt < 3; dt++)
             for (int bwd = 0; bwd < 2; bwd++)
                 for (long cols = 1; cols <= MAXCOLS; cols += cols < 64 ? 1 : 61) used[auto_plan(devs[di], dt, bwd, 4096, cols).rule] = 1;

@@ -73,6 +73,7 @@ int kb_device_open(kb_device *d)
     a->smem_per_sm = (int)p.sharedMemPerMultiprocessor;
     a->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
     a->l2_bytes = p.l2CacheSize;
+    a->dram_gbps = (int)((double)d->mem_clock_mhz * d->mem_bus_bits / 4000); /* 2 transfers a clock, bits / 8 */
     d->ok = 1;
     kb_nvml_open(0, &d->nvml); /* without NVML: d->nvml.ok == 0 and .why says why */
     if (d->nvml.ok && !d->nvml.max_sm_mhz) d->nvml.max_sm_mhz = d->sm_clock_mhz; /* the throttle test's reference */

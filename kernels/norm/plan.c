@@ -16,7 +16,8 @@
 #define INF (1L << 40)
 
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
- * row, except wr.nv8 and wr.nv8w (LayerNorm only) by 16-byte vectors a row; bulk.slots by a chunk's bytes
+ * row, except wr.nv8 and wr.nv8w (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
+ * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
  * (every tensor of it); the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
@@ -55,6 +56,17 @@ const kb_norm_rule kb_norm_rules[] = {
      "us): fp32 4096 x 16384 181.3/181.3 -> 179.7/179.6, 16384 x 16384 717.3/717.5 -> 707.8/707.7, bf16 4096 x 32768 "
      "182.7/182.8 -> 180.8/180.7 (Liger 179.0/179.2 and 706.8/706.9 fp32); RMSNorm at 8 so: 4096 x 16384 179.2 -> "
      "178.5, 16384 x 16384 704.5 -> 708.2, so it keeps 4"},
+    {"wr.fwd2", 0, ANY, 4000, INF, 1,
+     "devices of 4 TB/s or more (H200: 4.8): wr.nv8w's rows for RMSNorm too, and at 16 warps two blocks of 512 an SM "
+     "(lb 1024: gamma and beta loaded after the meetings, 60-64 registers) against one with them early (H200, "
+     "2026-11-28, graph, two runs each in turns, calls e and f, us): LayerNorm fp32 4096 x 16384 143.6/143.6 -> 132.1/132.1, 16384 x "
+     "16384 556.1/556.0 -> 517.8/517.4, bf16 4096 x 32768 153.9/154.5 -> 134.9/134.8; RMSNorm (4 vectors a lane "
+     "before) fp32 4096 x 12288 125.0/124.8 -> 99.3/99.3, 4096 x 16384 152.9/153.0 -> 130.8/130.8, 16384 x 16384 "
+     "598.1/597.8 -> 516.2/516.5, bf16 4096 x 24576 129.0/129.2 -> 100.3/100.1, 4096 x 32768 157.9/157.6 -> "
+     "131.8/131.6"},
+    {"wr.fwd2", 0, ANY, 0, 3999, 0,
+     "slower devices (H100: 3.35 TB/s) and unknown ones: one block of 512 an SM with gamma and beta early beat two "
+     "blocks by 0.9-1.3% (wr.nv8w), and RMSNorm keeps 4 vectors (8 were mixed there)"},
     {"wr.warps", 0, ANY, 0, 0, 32, "forward: a group of at most 32 warps (a block's 1024 threads)"},
     {"wr.warps", 1, ANY, 0, 0, 20,
      "backward rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) in blocks of 640 beat bulk, which left 3/8 "
@@ -216,18 +228,18 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
         return say(why, n, "stages=%d at v=1: not built (staging lost 1-3 points of copy under 4 warps: wr.stages)", stages);
     if (stages_t == 2 && rule("wr.stages", s, wpr) != 2)
         return say(why, n, "stages=2 is built for rows of 4 and 8 warps (wr.stages); this row takes %ld", wpr);
+    const int fwd2 = !bwd && rule("wr.fwd2", s, d->dram_gbps) == 1; /* the faster memories' forward */
     if (vec < 0) {
         const int nv_min = stages > 0 ? 2 : 1;
         while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
-        if (!s->rms) { /* wr.nv8, wr.nv8w: LayerNorm's rules (its two meetings a row) */
-            const int nv8 = rule("wr.nv8", s, nvec), nv8w = rule("wr.nv8w", s, nvec);
-            if (nv8 > 0) {
-                nv = nv8;
-                wpr = 1;
-            } else if (nv8w > 0) {
-                nv = nv8w;
-                wpr = (nvec + 32L * nv - 1) / (32L * nv);
-            }
+        /* wr.nv8, wr.nv8w: LayerNorm's rules (its two meetings a row); wr.nv8w RMSNorm's too where wr.fwd2 */
+        const int nv8 = s->rms ? -1 : rule("wr.nv8", s, nvec), nv8w = !s->rms || fwd2 ? rule("wr.nv8w", s, nvec) : -1;
+        if (nv8 > 0) {
+            nv = nv8;
+            wpr = 1;
+        } else if (nv8w > 0) {
+            nv = nv8w;
+            wpr = (nvec + 32L * nv - 1) / (32L * nv);
         }
     }
     memset(p, 0, sizeof *p);
@@ -242,7 +254,10 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
     if (G > gmax) G = gmax;
     p->block = (int)(G * p->tpr);
     p->smem_static = KB_NORM_WR_RED_BYTES;
-    if (!bwd) return 0;
+    if (!bwd) {
+        if (fwd2 && nv == 8 && wpr == 16) p->lb = 1024; /* two blocks of 512 an SM (wr.fwd2) */
+        return 0;
+    }
     p->stages = stages;
     p->lb = 512;
     if (p->stages == 3) {
@@ -425,7 +440,7 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
 {
     switch (p->variant) {
     case KB_NORM_WARP_ROW:
-        if (!p->backward) snprintf(buf, n, "warp_row v=%d warps=%d", p->nv, p->tpr / 32);
+        if (!p->backward) snprintf(buf, n, "warp_row v=%d warps=%d%s", p->nv, p->tpr / 32, p->lb == 1024 ? " lb=1024" : "");
         else snprintf(buf, n, "warp_row v=%d warps=%d stages=%d lb=%d", p->nv, p->tpr / 32, p->stages, p->lb);
         break;
     case KB_NORM_BULK:

@@ -58,7 +58,8 @@ typedef struct {
     int tpr;          /* threads a row (warp_row: 32 x warps) */
     int block;        /* threads a block */
     int stages;       /* warp_row backward: rows staged ahead (0, 2, 3); bulk: slots of the ring */
-    int lb;           /* warp_row backward: launch bound (512, or 320 / 640 capped at 96 registers) */
+    int lb;           /* warp_row backward: launch bound (512, or 320 / 640 capped at 96 registers); forward:
+                       * 1024 where 16 warps of 8 vectors run two blocks of 512 an SM (wr.fwd2), else 0 */
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     size_t smem;      /* dynamic shared memory a block */

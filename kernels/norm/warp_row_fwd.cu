@@ -7,12 +7,15 @@ namespace kb::norm {
 namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
 
 // Rows of 16 warps of 8 vectors (wr.nv8w's widest: fp32 cols 15361-16384,
-// 16-bit 30721-32768) hold x, gamma and beta (125 registers): one block of 512
-// an SM; every other instance fits 64 registers at up to 1024 threads.
+// 16-bit 30721-32768) run in blocks of 512: BPS 1 holds x, gamma and beta
+// (125 registers), one block an SM; BPS 2 holds x alone (60-64 registers),
+// two blocks an SM, where the memory is fast enough that the second row's
+// loads pay (plan.c: wr.fwd2). Every other instance fits 64 registers at up
+// to 1024 threads.
 template <int NV, int WPR> __host__ __device__ constexpr int wr_fwd_threads() { return NV == 8 && WPR == 16 ? 512 : 1024; }
 
-template <typename T, int NV, int WPR>
-__global__ void __launch_bounds__(wr_fwd_threads<NV, WPR>()) wr_fwd(kb_norm_args a, int wpr)
+template <typename T, int NV, int WPR, int BPS = 1>
+__global__ void __launch_bounds__(wr_fwd_threads<NV, WPR>(), BPS) wr_fwd(kb_norm_args a, int wpr)
 {
     if constexpr (WPR > 0) wpr = WPR;
     constexpr int W = 16 / sizeof(T);
@@ -30,11 +33,11 @@ __global__ void __launch_bounds__(wr_fwd_threads<NV, WPR>()) wr_fwd(kb_norm_args
     }
     // gamma and beta loaded with x, ahead of the sums, where the registers
     // allow it (4 vectors a lane, the warps a row known at compile time; 8
-    // vectors over 16 warps at 512 threads): the row's output then waits for
+    // vectors over 16 warps at one block of 512 an SM): the row's output then waits for
     // no load after its meetings. fp32 LayerNorm 4096 x 1024: 13.4 -> 12.5 us,
     // 4096 x 16384 181.3 -> 179.7; 8 vectors in blocks of up to 1024, or wpr
     // passed at run time, spilled (DESIGN.md, wr.ahead).
-    constexpr bool AHEAD = WPR > 0 && (NV == 4 || wr_fwd_threads<NV, WPR>() == 512);
+    constexpr bool AHEAD = WPR > 0 && (NV == 4 || (wr_fwd_threads<NV, WPR>() == 512 && BPS == 1));
     const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma), *bt = reinterpret_cast<const uint4 *>(a.beta);
     uint4 ga[NV], ba[NV]; // read only where AHEAD (else dead)
     if constexpr (AHEAD) {
@@ -139,7 +142,8 @@ template <typename T> const void *wr_fwd_kernel(const kb_norm_plan &p)
     case 2: return by_wpr<T, 2>(wpr);
     case 4: return by_wpr<T, 4>(wpr);
     case 8: // 16-bit rows of one warp (plan.c: wr.nv8); rows of 2-32 warps (wr.nv8w, the vec tunable)
-        if (wpr == 16 && p.block == wr_fwd_threads<8, 16>()) return (const void *)wr_fwd<T, 8, 16>;
+        if (wpr == 16 && p.block == wr_fwd_threads<8, 16>()) // one block an SM, or two (lb 1024: wr.fwd2)
+            return p.lb == 1024 ? (const void *)wr_fwd<T, 8, 16, 2> : (const void *)wr_fwd<T, 8, 16>;
         if (wpr > 1) return (const void *)wr_fwd<T, 8, 0>;
         if constexpr (sizeof(T) == 2) return (const void *)wr_fwd<T, 8, 1>;
         return nullptr;
