@@ -347,7 +347,11 @@ static void test_known_shapes(void **state)
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 12288, "warp_row v=8 warps=12");
     expect_rms("h200", 0, 10752, "warp_row v=4 warps=21");
-    expect("h200", 0, 0, 8192, "warp_row v=4 warps=16");
+    expect("h200", 0, 0, 8192, "warp_row v=8 warps=8"); /* wr.nv8w2: LayerNorm from 32 KiB rows */
+    expect("h200", 2, 0, 16384, "warp_row v=8 warps=8");
+    expect("h200", 0, 0, 4096, "warp_row v=4 warps=8");
+    expect_rms("h200", 0, 8192, "warp_row v=4 warps=16");
+    expect_rms("h200", 2, 16384, "warp_row v=4 warps=16");
     expect("h200", 1, 1, 4096, "warp_row v=2 warps=8 stages=2 lb=512");
     /* backward: next row in registers under 4 warps, staged from 4 (2 rows
      * ahead at 4 and 8 warps, 3 elsewhere); 9-10
