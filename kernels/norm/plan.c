@@ -240,8 +240,8 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
         while (nv > nv_min && wpr * 32 * (nv / 2) >= nvec) nv /= 2; /* a short row: fewer vectors, same warps */
         /* wr.nv8, wr.nv8w: LayerNorm's rules (its two meetings a row); where wr.fwd2, LayerNorm's 8 vectors
          * start at wr.nv8w2's 2048 vectors and RMSNorm takes wr.nv8w's */
-        const int nv8 = s->rms ? -1 : rule("wr.nv8", s, nvec);
-        const int nv8w = !s->rms && fwd2 ? rule("wr.nv8w2", s, nvec) : !s->rms || fwd2 ? rule("wr.nv8w", s, nvec) : -1;
+        const char *wide = s->rms ? (fwd2 ? "wr.nv8w" : NULL) : (fwd2 ? "wr.nv8w2" : "wr.nv8w");
+        const int nv8 = s->rms ? -1 : rule("wr.nv8", s, nvec), nv8w = wide ? rule(wide, s, nvec) : -1;
         if (nv8 > 0) {
             nv = nv8;
             wpr = 1;
