@@ -113,6 +113,9 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(s->backward ? p->nv * p->w <= 16 : p->nv <= 8);
         CHECK(!p->sst || (s->dtype != 2 && p->block / p->tpr <= KB_NORM_STATS_ROWS));
         CHECK(!p->gsm || (s->backward && s->affine && p->block == 1024));
+        /* the piped ring: one slot of one row, every thread on it, fp32 at 4 vectors, statistics in shared memory */
+        CHECK(!p->pipe || (s->backward && p->stages == 1 && p->block == p->tpr && p->block == 1024 && p->nv == 4 &&
+                           s->dtype == 0 && p->sst));
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
@@ -368,7 +371,10 @@ static void test_known_shapes(void **state)
      * memory; statistics by cp.async but bf16), the block kernels elsewhere */
     expect("h100", 1, 1, 12288, "bulk v=2 rows=1 slots=2 gamma=smem stats=smem");
     expect("h100", 2, 1, 12288, "bulk v=2 rows=1 slots=2 gamma=smem stats=regs");
-    expect("h100", 0, 1, 16384, "bulk v=4 rows=1 slots=1 gamma=l1 stats=smem");
+    /* fp32 where one chunk fits beside gamma: the piped ring, gamma beside it (bulk.pipe); below, 2 slots */
+    expect("h100", 0, 1, 16384, "bulk v=4 rows=1 slots=1 gamma=smem stats=smem pipe");
+    expect("h200", 0, 1, 11572, "bulk v=4 rows=1 slots=1 gamma=smem stats=smem pipe");
+    expect("h200", 0, 1, 11568, "bulk v=4 rows=1 slots=2 gamma=smem stats=smem");
     expect("a100", 1, 1, 12288, "block tpr=512 v=4 w=8");
     /* the 640-thread staged backward needs 120 KiB: not on an sm_89's 99 */
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
@@ -436,6 +442,23 @@ static void test_na_reasons(void **state)
             fail_msg("case %zu: planned %s", i, describe(&p));
         if (!strstr(why, cases[i].says)) fail_msg("case %zu: reason \"%s\" does not say \"%s\"", i, why, cases[i].says);
     }
+    /* slots=1 on fp32 rows of 4 vectors a thread: the piped ring, whose fourth part is empty at cols 8196
+     * (2049 vectors on 1024 threads); without gamma at cols 16384 it pipes too, gamma in no slot */
+    kb_norm_shape sp = shape(0, 1, 4096, 8196);
+    kb_norm_tune tp = {-1, -1, 1};
+    assert_int_equal(kb_norm_plan_make(&sp, h, KB_NORM_BULK, &tp, &p, why, sizeof why), 0);
+    assert_string_equal(describe(&p), "bulk v=4 rows=1 slots=1 gamma=smem stats=smem pipe");
+    sp.cols = 16384;
+    sp.affine = 0;
+    tp.slots = -1;
+    assert_int_equal(kb_norm_plan_make(&sp, h, KB_NORM_AUTO, &tp, &p, why, sizeof why), 0);
+    assert_string_equal(describe(&p), "bulk v=4 rows=1 slots=1 gamma=l1 stats=smem pipe");
+    /* slots=2 where two chunks fit (fp32 12288) keeps the unpiped ring of two, gamma in L1 */
+    sp.cols = 12288;
+    sp.affine = 1;
+    tp.slots = 2;
+    assert_int_equal(kb_norm_plan_make(&sp, h, KB_NORM_BULK, &tp, &p, why, sizeof why), 0);
+    assert_string_equal(describe(&p), "bulk v=4 rows=1 slots=2 gamma=l1 stats=smem");
     /* stages=3 with vec auto on a short backward row: 2 vectors a lane (1 staged is not built) */
     kb_norm_shape sh = shape(1, 1, 4096, 64);
     kb_norm_tune st = {-1, 3, -1};

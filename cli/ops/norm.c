@@ -524,7 +524,8 @@ static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, 
  * and 20 warps at 640 threads), one-warp rows of 1, 2 (200, 384) and 8
  * (1032-2040, 16-bit forward) vectors a lane, lanes past the row's end idle;
  * bulk (sm_90): every shape above with 16-byte rows, odd row counts (partial
- * chunks), 10248-20000 the backward's blocks of 1024. Then the tunables:
+ * chunks), 10248-20000 the backward's blocks of 1024 (fp32 12288 and 16384:
+ * the piped ring). Then the tunables:
  * every vec, stages and slots value on shapes that take them. */
 static const char *const checks[] = {
     "{\"rows\": [1, 7, 300], \"cols\": [1, 3, 127, 769, 4097]}",

@@ -74,6 +74,57 @@ struct Ring {
     }
     // every thread: until iteration i's slot is full
     __device__ __forceinline__ void wait(int i) const { ptx::mbar_wait_loop(bar(i % S), (unsigned)(i / S) & 1u); }
+
+    // The piped ring (bulk_bwd's PIPE: one slot, one row a chunk, every thread
+    // of the block on the row): the slot in parts of `pb` bytes of each tensor
+    // (part k: the row's bytes k*pb .. (k+1)*pb - 1, which are vector k*tpr + t
+    // of thread t; at most 4), part k completing on barrier k. Part k of the
+    // next row is refilled as soon as the block has read part k of this one
+    // (release_part), so the copy runs while the row is summed and written
+    // instead of after it. start_parts: as start, with `parts` barriers and
+    // the first row's parts.
+    __device__ __forceinline__ void start_parts(unsigned char *smem, int parts, long pb, long rows_, long row_bytes_,
+                                                const void *a, const void *b)
+    {
+        sm = smem;
+        src0 = (const char *)a;
+        src1 = (const char *)b;
+        S = 1;
+        R = 1;
+        rows = rows_;
+        row_bytes = row_bytes_;
+        if (threadIdx.x == 0) {
+            for (int k = 0; k < parts; k++) ptx::mbar_init(bar(k), 1);
+            ptx::fence_mbar_init();
+            for (int k = 0; k < parts; k++) issue_part(0, k, pb);
+        }
+        __syncthreads();
+    }
+    // thread 0: part k of iteration i's row (nothing past the last row)
+    __device__ __forceinline__ void issue_part(int i, int k, long pb) const
+    {
+        const long r = chunk(i), off = (long)k * pb;
+        if (r >= rows) return;
+        const uint32_t b = bar(k), bytes = (uint32_t)(row_bytes - off < pb ? row_bytes - off : pb);
+        const size_t src = (size_t)r * row_bytes + off;
+        ptx::fence_proxy_async(); // the part's generic reads come first
+        ptx::mbar_expect_tx(b, 2 * bytes);
+        ptx::bulk_load(ptx::smem_u32(slot(0, 0) + off), src0 + src, bytes, b);
+        ptx::bulk_load(ptx::smem_u32(slot(0, 1) + off), src1 + src, bytes, b);
+    }
+    // every thread: until part k of iteration i's row is in
+    __device__ __forceinline__ void wait_part(int i, int k) const { ptx::mbar_wait_loop(bar(k), (unsigned)i & 1u); }
+    // every thread, once done with part k of iteration i's row: a block
+    // barrier, then thread 0 refills the part with iteration i + 1's. (Warp 0
+    // alone at bar.sync while the others bar.arrive and go on timed 2-3%
+    // faster, but racecheck then misreads the block's later barriers and
+    // reports hazards in column_sums; an mbarrier each warp arrives on, thread
+    // 0 polling it, was 6% slower: DESIGN.md, bulk.pipe.)
+    __device__ __forceinline__ void release_part(int i, int k, long pb) const
+    {
+        __syncthreads();
+        if (threadIdx.x == 0) issue_part(i + 1, k, pb);
+    }
     __device__ __forceinline__ int iters() const
     {
         const long nchunks = (rows + R - 1) / R;

@@ -111,7 +111,10 @@ template const void *bulk_fwd_kernel<__nv_bfloat16>(const kb_norm_plan &);
 namespace kb::norm {
 namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
 
-template <typename T, int NV, bool GS, bool SST>
+// PIPE: the piped ring (Ring::start_parts; one slot, R = 1, tpr = the block):
+// part k is waited for before its vectors are summed and refilled once every
+// warp has written them (thread 0 waits; the others go on). The planner's bulk.pipe.
+template <typename T, int NV, bool GS, bool SST, bool PIPE = false>
 __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
 {
 #if __CUDA_ARCH__ >= 900 // sm_90a runs it; elsewhere an empty kernel the planner never picks
@@ -126,7 +129,11 @@ __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
     if (GS) // gamma in shared memory past the ring (ring.start's barrier orders the copy)
         for (int c = threadIdx.x; c < nvec; c += blockDim.x) gs[c] = reinterpret_cast<const V *>(gm)[c];
     Ring ring;
-    ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, a.dy);
+    const int parts = PIPE ? (nvec + tpr - 1) / tpr : 0; // PIPE: parts with vectors in (at most NV)
+    if constexpr (PIPE)
+        ring.start_parts(sm, parts, 16L * tpr, a.rows, cols * (long)sizeof(T), a.x, a.dy);
+    else
+        ring.start(sm, S, R, a.rows, cols * (long)sizeof(T), a.x, a.dy);
     const int iters = ring.iters();
     float dg[NV][W], db[NV][W];
 #pragma unroll
@@ -176,13 +183,14 @@ __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
         } else {
             stats(i + 1, nmean, nrstd);
         }
-        ring.wait(i);
+        if constexpr (!PIPE) ring.wait(i);
         const V *xs = reinterpret_cast<const V *>(ring.slot(i, 0)) + (long)g * nvec + t;
         const V *ds = reinterpret_cast<const V *>(ring.slot(i, 1)) + (long)g * nvec + t;
         float sg = 0.f, sgx = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int c = k * tpr + t;
+            if (PIPE && k < parts) ring.wait_part(i, k);
             if (!live || c >= nvec) continue;
             float xf[W], df[W], gv[W];
             unpack<T, W>(xs[k * tpr], xf);
@@ -203,20 +211,22 @@ __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const int c = k * tpr + t;
-                if (c >= nvec) continue;
-                float xf[W], df[W], gv[W], o[W];
-                unpack<T, W>(xs[k * tpr], xf);
-                unpack<T, W>(ds[k * tpr], df);
-                if (GS) unpack<T, W>(gs[c], gv);
-                else if (gm) load_f<T, W>(gm + (long)c * W, gv);
+                if (c < nvec) {
+                    float xf[W], df[W], gv[W], o[W];
+                    unpack<T, W>(xs[k * tpr], xf);
+                    unpack<T, W>(ds[k * tpr], df);
+                    if (GS) unpack<T, W>(gs[c], gv);
+                    else if (gm) load_f<T, W>(gm + (long)c * W, gv);
 #pragma unroll
-                for (int j = 0; j < W; j++) {
-                    const float xh = (xf[j] - mean) * rstd;
-                    o[j] = rstd * (df[j] * (gm ? gv[j] : 1.f) - c2 - xh * c1);
-                    dg[k][j] += df[j] * xh;
-                    db[k][j] += df[j];
+                    for (int j = 0; j < W; j++) {
+                        const float xh = (xf[j] - mean) * rstd;
+                        o[j] = rstd * (df[j] * (gm ? gv[j] : 1.f) - c2 - xh * c1);
+                        dg[k][j] += df[j] * xh;
+                        db[k][j] += df[j];
+                    }
+                    store_f<T, W>(dx + (long)c * W, o);
                 }
-                store_f<T, W>(dx + (long)c * W, o);
+                if (PIPE && k < parts) ring.release_part(i, k, 16L * tpr); // read by every thread: refill it
             }
         }
         if constexpr (SST) {
@@ -225,8 +235,8 @@ __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
             mean = nmean;
             rstd = nrstd;
         }
-        __syncthreads(); // the slot is read: refill it
-        if (threadIdx.x == 0) ring.issue(i + S);
+        __syncthreads(); // the slot is read: refill it (PIPE: refilled; the statistics' barrier)
+        if (!PIPE && threadIdx.x == 0) ring.issue(i + S);
     }
     if (!a.dgamma) return;
     // RMSNorm's dbeta half neither stored nor summed (TRIM) where that costs
@@ -247,9 +257,14 @@ template <typename T, int NV> static const void *by_flags(const kb_norm_plan &p)
     if constexpr (NV * 16 / sizeof(T) > 16) { // never planned past 16 elements (plan.c: bulk.max)
         return nullptr;
     } else if constexpr (std::is_same<T, __nv_bfloat16>::value) { // bf16 keeps the statistics in registers (plan.c)
-        if (p.sst) return nullptr;
+        if (p.sst || p.pipe) return nullptr;
         return p.gsm ? (const void *)bulk_bwd<T, NV, true, false> : (const void *)bulk_bwd<T, NV, false, false>;
     } else {
+        if (p.pipe) { // the piped ring: fp32 at 4 vectors a thread, statistics in shared memory (plan.c: bulk.pipe)
+            if constexpr (std::is_same<T, float>::value && NV == 4)
+                if (p.sst) return p.gsm ? (const void *)bulk_bwd<T, NV, true, true, true> : (const void *)bulk_bwd<T, NV, false, true, true>;
+            return nullptr;
+        }
         return p.gsm ? (p.sst ? (const void *)bulk_bwd<T, NV, true, true> : (const void *)bulk_bwd<T, NV, true, false>)
                      : (p.sst ? (const void *)bulk_bwd<T, NV, false, true> : (const void *)bulk_bwd<T, NV, false, false>);
     }

@@ -124,6 +124,11 @@ const kb_norm_rule kb_norm_rules[] = {
     {"bulk.gamma_smem", 1, ANY, 0, 0, 1,
      "backward blocks of 1024: gamma in shared memory past the ring where 2 slots still fit: bf16 12288/16384 65/66 -> "
      "75/83% of copy"},
+    {"bulk.pipe", 1, F32, 0, 0, 1,
+     "fp32 backward rows where one chunk fits beside gamma (cols 11572-16384): one slot refilled a part at a time "
+     "as the row is written, gamma beside it, against 2 slots (gamma in L1) or 1 unpiped (H200, 2026-11-28, graph, "
+     "two runs each in turns, us): RMSNorm 4096 x 16384 266.2/266.6 -> 236.6/238.0 (68.9 -> 77.5% of copy), "
+     "16384 x 16384 1007.6/1005.0 -> 858.1/857.5, LayerNorm 4096 x 12288 219.0/220.8 -> 190.6/190.8"},
     {"bulk.stats_smem", 1, F32 | F16, 0, 0, 1,
      "backward: the next chunk's mean/rstd by cp.async into shared memory, not registers (spilled at 64 registers): "
      "fp16 12288 70 -> 76% of copy, 16384 73 -> 80; fp32 10240 61 -> 84"},
@@ -356,6 +361,14 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
 #define FIT(r) ((int)((r) / chunk < (size_t)smax ? (r) / chunk : (size_t)smax))
         p->gsm = rule("bulk.gamma_smem", s, 0) == 1 && gb && gb < room && FIT(room - gb) >= 2;
         p->stages = FIT(room - (p->gsm ? gb : 0));
+        /* where one chunk is all that fits beside gamma (fp32 rows past ~45 KiB), the piped ring with gamma beside
+         * it (slots=2 asks for the ring of two, gamma in L1, where two fit) */
+        if (rule("bulk.pipe", s, 0) == 1 && slots <= 1 && w == 4 && nv == 4 && R == 1 &&
+            rule("bulk.stats_smem", s, 0) == 1 && gb < room && FIT(room - gb) == 1) {
+            p->pipe = 1;
+            p->gsm = gb > 0 && rule("bulk.gamma_smem", s, 0) == 1;
+            p->stages = 1;
+        }
 #undef FIT
         if (p->stages < 1)
             return say(why, n, "a chunk of %zu bytes does not fit the device's shared memory (%d a block)", chunk,
@@ -454,8 +467,8 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
     case KB_NORM_BULK:
         if (!p->backward) snprintf(buf, n, "bulk v=%d rows=%d slots=%d", p->nv, p->block / p->tpr, p->stages);
         else
-            snprintf(buf, n, "bulk v=%d rows=%d slots=%d gamma=%s stats=%s", p->nv, p->block / p->tpr, p->stages,
-                     p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs");
+            snprintf(buf, n, "bulk v=%d rows=%d slots=%d gamma=%s stats=%s%s", p->nv, p->block / p->tpr, p->stages,
+                     p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs", p->pipe ? " pipe" : "");
         break;
     case KB_NORM_BLOCK:
         if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);

@@ -62,6 +62,7 @@ typedef struct {
                        * 1024 where 16 warps of 8 vectors run two blocks of 512 an SM (wr.fwd2), else 0 */
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
+    int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
     size_t smem;      /* dynamic shared memory a block */
     size_t smem_static; /* the kernel's static shared memory (counted against the device) */
     int rule;         /* the table row that chose the variant (KB_NORM_AUTO), else -1 */
@@ -73,7 +74,7 @@ typedef struct {
 int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, const kb_norm_tune *t,
                       kb_norm_plan *p, char *why, size_t n);
 /* What runs: "warp_row v=2 warps=4 stages=3 lb=320", "bulk v=1 rows=1 slots=2
- * gamma=smem stats=smem", "block tpr=256 v=2 w=8", "block loop". */
+ * gamma=smem stats=smem" (" pipe": the piped ring), "block tpr=256 v=2 w=8", "block loop". */
 void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n);
 
 /* The planner's table: each row a decision with the measurement behind it. */
