@@ -35,9 +35,9 @@ struct Ring {
     const char *src0, *src1;
     int S, R;
     long rows, row_bytes;
-    // every thread: the ring's layout; thread 0 also sets up the barriers and
-    // issues the first S chunks; then a block barrier.
-    __device__ __forceinline__ void start(unsigned char *smem, int S_, int R_, long rows_, long row_bytes_, const void *a, const void *b)
+    // every thread: the ring's layout (start, start_parts)
+    __device__ __forceinline__ void layout(unsigned char *smem, int S_, int R_, long rows_, long row_bytes_, const void *a,
+                                           const void *b)
     {
         sm = smem;
         src0 = (const char *)a;
@@ -46,6 +46,12 @@ struct Ring {
         R = R_;
         rows = rows_;
         row_bytes = row_bytes_;
+    }
+    // every thread: the layout; thread 0 also sets up the barriers and
+    // issues the first S chunks; then a block barrier.
+    __device__ __forceinline__ void start(unsigned char *smem, int S_, int R_, long rows_, long row_bytes_, const void *a, const void *b)
+    {
+        layout(smem, S_, R_, rows_, row_bytes_, a, b);
         if (threadIdx.x == 0) {
             for (int s = 0; s < S; s++) ptx::mbar_init(bar(s), 1);
             ptx::fence_mbar_init();
@@ -86,13 +92,7 @@ struct Ring {
     __device__ __forceinline__ void start_parts(unsigned char *smem, int parts, long pb, long rows_, long row_bytes_,
                                                 const void *a, const void *b)
     {
-        sm = smem;
-        src0 = (const char *)a;
-        src1 = (const char *)b;
-        S = 1;
-        R = 1;
-        rows = rows_;
-        row_bytes = row_bytes_;
+        layout(smem, 1, 1, rows_, row_bytes_, a, b);
         if (threadIdx.x == 0) {
             for (int k = 0; k < parts; k++) ptx::mbar_init(bar(k), 1);
             ptx::fence_mbar_init();

@@ -112,8 +112,9 @@ namespace kb::norm {
 namespace { // internal linkage, as one file had it: inlined helpers emit no copy of their own
 
 // PIPE: the piped ring (Ring::start_parts; one slot, R = 1, tpr = the block):
-// part k is waited for before its vectors are summed and refilled once every
-// warp has written them (thread 0 waits; the others go on). The planner's bulk.pipe.
+// part k is waited for before its vectors are summed, and refilled after a
+// block barrier once every thread has written them (Ring::release_part). The
+// planner's bulk.pipe.
 template <typename T, int NV, bool GS, bool SST, bool PIPE = false>
 __global__ void __launch_bounds__(1024) bulk_bwd(kb_norm_args a, int tpr, int S)
 {

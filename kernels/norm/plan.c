@@ -354,6 +354,8 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
     p->nv = (int)nv;
     p->block = (int)(R * tpr);
     p->stages = slots > 0 ? slots : rule("bulk.slots", s, (long)chunk);
+    if (bwd)
+        p->sst = rule("bulk.stats_smem", s, 0) == 1 && R <= KB_NORM_STATS_ROWS && 2 * R <= p->block;
     if (bwd && p->block == 1024) {
         const int smax = slots > 0 ? slots : rule("bulk.slots1024", s, 0);
         const size_t room = (size_t)d->smem_per_block_optin - KB_NORM_RING_OFF,
@@ -363,8 +365,8 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
         p->stages = FIT(room - (p->gsm ? gb : 0));
         /* where one chunk is all that fits beside gamma (fp32 rows past ~45 KiB), the piped ring with gamma beside
          * it (slots=2 asks for the ring of two, gamma in L1, where two fit) */
-        if (rule("bulk.pipe", s, 0) == 1 && slots <= 1 && w == 4 && nv == 4 && R == 1 &&
-            rule("bulk.stats_smem", s, 0) == 1 && gb < room && FIT(room - gb) == 1) {
+        if (rule("bulk.pipe", s, 0) == 1 && slots <= 1 && w == 4 && nv == 4 && R == 1 && p->sst && gb < room &&
+            FIT(room - gb) == 1) {
             p->pipe = 1;
             p->gsm = gb > 0 && rule("bulk.gamma_smem", s, 0) == 1;
             p->stages = 1;
@@ -376,8 +378,6 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
         if (slots > 0 && p->stages != slots)
             return say(why, n, "slots=%d: only %d chunks of %zu bytes fit", slots, p->stages, chunk);
     }
-    if (bwd)
-        p->sst = rule("bulk.stats_smem", s, 0) == 1 && R <= KB_NORM_STATS_ROWS && 2 * R <= p->block;
     p->smem = bulk_smem(p, s);
     if (p->smem > (size_t)d->smem_per_block_optin)
         return say(why, n, "%zu bytes of shared memory (%d slots); the device has %d a block", p->smem, p->stages,
