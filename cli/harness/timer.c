@@ -285,9 +285,10 @@ int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o)
         else live++;
     }
     kb_watch_kick();
-    /* round robin, a batch (about 20 ms) each, until each one's rule says stop */
-    while (live && !lost && !kb_stop_signal) /* a stop signal: the caller drops these rows */
-        for (int i = 0; i < n && !lost && !kb_stop_signal; i++) {
+    /* rounds of a batch (about 20 ms) each, in ABBA order (kb_turn_at), until each one's rule says stop */
+    for (unsigned r = 0; live && !lost && !kb_stop_signal; r++) /* a stop signal: the caller drops these rows */
+        for (int k = 0; k < n && !lost && !kb_stop_signal; k++) {
+            const int i = kb_turn_at(r, k, n);
             if (s[i].done) continue;
             const int rc = turn_step(t, &s[i], n, o, 0);
             if (rc) lost = kb_cuda_sticky(rc) ? rc : 0;

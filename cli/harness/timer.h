@@ -71,5 +71,11 @@ typedef struct {
     double wall_s; /* the seconds of its warm-up and its batches */
 } kb_turn;
 int kb_time_turns(kb_timer *t, kb_turn *turns, int n, const kb_opts *o);
+/* Which of n turns takes step k of round r (rounds after the warm-ups, which
+ * go in order): backward in even rounds, forward in odd ones, so that every
+ * turn follows each of its neighbours as often (ABBA: 0 1 2, 2 1 0, 0 1 2).
+ * Under a power cap a batch that follows a hotter one starts at lower clocks,
+ * and in a fixed round robin the same turn always paid for it. */
+static inline int kb_turn_at(unsigned r, int k, int n) { return r & 1u ? k : n - 1 - k; }
 
 #endif
