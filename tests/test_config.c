@@ -353,9 +353,38 @@ static void test_plan_seed(void **state)
         for (int j = 0; j < i; j++) assert_true(a.cases[i].seed != a.cases[j].seed);
         for (int j = 0; j < a.ncases; j++) assert_true(a.cases[i].seed != c.cases[j].seed);
     }
+    /* a case's seed is its own, not its place's: the same cases in another
+     * order, or one of them alone, draw the same inputs */
+    kb_plan d = parse_ok("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 7}, "
+                         "{\"op\": \"rope\", \"seq\": [5, 4, 3, 2, 1], \"batch\": [2, 1]}]}");
+    kb_plan e = parse_ok("{\"sweeps\": [{\"op\": \"rope\", \"seq\": 3, \"batch\": 2}]}");
+    d.opts.seed = e.opts.seed = 1;
+    kb_plan_seed(&d);
+    kb_plan_seed(&e);
+    assert_int_equal(d.ncases, 11);
+    int matched = 0;
+    for (int i = 0; i < a.ncases; i++)
+        for (int j = 0; j < d.ncases; j++) {
+            char la[512], ld[512];
+            kb_case_label(&a.cases[i], la, sizeof la);
+            kb_case_label(&d.cases[j], ld, sizeof ld);
+            if (!strcmp(la, ld)) matched++, assert_true(a.cases[i].seed == d.cases[j].seed);
+        }
+    assert_int_equal(matched, 11);
+    char le[512];
+    kb_case_label(&e.cases[0], le, sizeof le);
+    assert_non_null(strstr(le, "seq=3 batch=2"));
+    for (int i = 0; i < a.ncases; i++) {
+        char la[512];
+        kb_case_label(&a.cases[i], la, sizeof la);
+        if (!strcmp(la, le)) assert_true(a.cases[i].seed == e.cases[0].seed);
+    }
+    assert_int_equal(e.cases[0].index, 0);
     kb_cases_free(a.cases, a.ncases);
     kb_cases_free(b.cases, b.ncases);
     kb_cases_free(c.cases, c.ncases);
+    kb_cases_free(d.cases, d.ncases);
+    kb_cases_free(e.cases, e.ncases);
 }
 
 static void test_load_file(void **state)
