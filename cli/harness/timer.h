@@ -51,7 +51,7 @@ int kb_timing_graph(const char *timing, int interpreted);
 int kb_time(kb_timer *t, kb_sample_fn fn, void *ctx, const kb_opts *o, const char *label, kb_stats *st,
             kb_time_extra *x);
 /* Several measurements in turns (--order turns): each warmed up, then a
- * batch of samples (about 20 ms) of each in round robin, each stopping by
+ * batch of samples (about 20 ms) of each in rounds (ABBA: kb_turn_at), each stopping by
  * its own rule (kb_time's, its own sampled seconds against --timeout), so
  * that all of them see the same clocks and power rather than the last one
  * the hottest GPU. kb_time is one turn. Each turn's rc is 0 or its CUDA

@@ -1,6 +1,6 @@
 /* A case's implementations timed in turns (--order turns, run_int.h): all
  * prepared before any launches, verified one by one, timed a batch each in
- * round robin (kb_time_turns), closed in order (docs/timing.md). */
+ * rounds, backward and forward in turn (kb_time_turns), closed in order (docs/timing.md). */
 #include "isolate.h"
 #include "lifecycle.h"
 #include "presample.h"
@@ -69,7 +69,7 @@ static int turns_prepare(run_state *R, case_state *K, turn_slot *ts)
 }
 
 /* Phase 3: the verified implementations timed in turns (kb_time_turns), a
- * batch each in round robin; each row's samples and rates. */
+ * batch each in ABBA rounds; each row's samples and rates. */
 static void turns_time(run_state *R, case_state *K, turn_slot *ts, int n)
 {
     kb_turn *u = calloc((size_t)n + 1, sizeof *u);
