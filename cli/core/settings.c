@@ -21,7 +21,9 @@ const kb_setting kb_settings[] = {
     {"csv", KB_S_STR, F(csv), "", 0, 0, "CSV output file (default: OUT_DIR/NAME.csv)"},
     {"json", KB_S_STR, F(json), "", 0, 0, "JSON output file (default: OUT_DIR/NAME.json)"},
     {"out_dir", KB_S_STR, F(out_dir), "results", 0, 0, "directory for default outputs"},
-    {"seed", KB_S_U64, F(seed), "1", 0, 0, "seed of the random inputs"},
+    {"seed", KB_S_U64, F(seed), "1", 0, 0,
+     "seed of the random inputs (each case draws from this and its own op and parameters: alone or in any sweep, "
+     "a case gets the same inputs)"},
     {"hot", KB_S_BOOL, F(hot), "0", 0, 1, "do not flush L2 before each sample"},
     {"min_samples", KB_S_INT, F(min_samples), "20", 1, 1e7, "samples at least"},
     {"min_time", KB_S_FLOAT, F(min_time), "0.3", 0, 3600, "seconds of measured kernel time at least"},
