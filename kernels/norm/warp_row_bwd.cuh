@@ -163,20 +163,17 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
 
 namespace kb::norm {
 
-template <typename T, int NV, int WPR> const void *wr_bwd_pick(const kb_norm_plan &p)
+// WPR > 0: the warps a row at compile time, staged S rows ahead as the
+// caller matched (wr_bwd_by_wpr: plan.c's wr.stages); WPR 0: both at run time.
+template <typename T, int NV, int WPR, int S = 0> const void *wr_bwd_pick(const kb_norm_plan &p)
 {
     if constexpr (WPR == 0) { // rows of 9-10 and 17-20 warps: capped at 96 registers (plan.c: wr.lb)
         if (p.stages == 3 && p.lb == 320) return (const void *)wr_bwd<T, NV, 0, 3, 320>;
         if (p.stages == 3 && p.lb == 640) return (const void *)wr_bwd<T, NV, 0, 3, 640>;
-    }
-    if (p.lb != 512) return nullptr;
-    if constexpr (WPR == 0) {
+        if (p.lb != 512) return nullptr;
         return p.stages == 3 ? (const void *)wr_bwd<T, NV, 0, 3> : p.stages == 0 ? (const void *)wr_bwd<T, NV, 0> : nullptr;
-    } else if constexpr (WPR >= 4) {
-        constexpr int SW = WPR == 16 ? 3 : 2; // plan.c: wr.stages
-        return p.stages == SW ? (const void *)wr_bwd<T, NV, WPR, SW> : nullptr;
     } else {
-        return p.stages == 0 ? (const void *)wr_bwd<T, NV, WPR> : nullptr;
+        return p.lb == 512 ? (const void *)wr_bwd<T, NV, WPR, S> : nullptr;
     }
 }
 
@@ -194,9 +191,9 @@ template <typename T, int NV> const void *wr_bwd_by_wpr(const kb_norm_plan &p)
     } else {
         if (wpr == 1 && s == 0) return wr_bwd_pick<T, NV, 1>(p);
         if (wpr == 2 && s == 0) return wr_bwd_pick<T, NV, 2>(p);
-        if (wpr == 4 && s == 2) return wr_bwd_pick<T, NV, 4>(p);
-        if (wpr == 8 && s == 2) return wr_bwd_pick<T, NV, 8>(p);
-        if (wpr == 16 && s == 3) return wr_bwd_pick<T, NV, 16>(p);
+        if (wpr == 4 && s == 2) return wr_bwd_pick<T, NV, 4, 2>(p);
+        if (wpr == 8 && s == 2) return wr_bwd_pick<T, NV, 8, 2>(p);
+        if (wpr == 16 && s == 3) return wr_bwd_pick<T, NV, 16, 3>(p);
         return wr_bwd_pick<T, NV, 0>(p);
     }
 }
