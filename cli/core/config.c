@@ -511,17 +511,6 @@ int kb_config_load(const char *path, kb_plan *plan, char *err, size_t errlen)
     return rc;
 }
 
-/* FNV-1a of the case's op and parameters, as the tables print them */
-static uint64_t case_hash(const kb_case *c, char *buf, size_t n)
-{
-    kb_case_label(c, buf, n);
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *t = c->op->name; *t; t++) h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
-    h = (h ^ ' ') * 0x100000001b3ull;
-    for (const char *t = buf; *t; t++) h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
-    return h;
-}
-
 /* A case's inputs come from the run's seed and the case itself, not from its
  * place in the plan: the same case draws the same inputs alone or in any
  * sweep, so a row of `kbench check` reruns alone with the same values, and a
@@ -533,7 +522,7 @@ void kb_plan_seed(kb_plan *plan)
     if (!buf) abort();
     for (int i = 0; i < plan->ncases; i++) {
         kb_rng r;
-        kb_rng_seed(&r, plan->opts.seed * 0x100000001b3ull ^ case_hash(&plan->cases[i], buf, n));
+        kb_rng_seed(&r, plan->opts.seed * 0x100000001b3ull ^ kb_case_hash(&plan->cases[i], KB_FNV_BASIS, buf, n));
         plan->cases[i].index = i;
         plan->cases[i].seed = kb_rng_next(&r);
     }

@@ -571,6 +571,18 @@ void kb_format_value(const kb_param *p, const kb_val *v, char *buf, size_t n)
     }
 }
 
+uint64_t kb_fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t kb_case_hash(const kb_case *c, uint64_t h, char *buf, size_t n)
+{
+    kb_case_label(c, buf, n);
+    return kb_fnv(kb_fnv(kb_fnv(h, c->op->name), " "), buf);
+}
+
 void kb_case_label(const kb_case *c, char *buf, size_t n)
 {
     size_t o = 0;

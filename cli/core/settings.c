@@ -47,8 +47,9 @@ const kb_setting kb_settings[] = {
      "auto,events,graph"},
     {"order", KB_S_STR, F(order), "turns", 0, 0,
      "turns: a case's implementations are each prepared and verified, then timed in turns, a batch of samples "
-     "(about 20 ms) each in rounds that run backward and forward in turn (ABBA), so all see the same clocks (under a power cap the one timed last is no "
-     "longer the slowest; docs/timing.md), their buffers all held at once; sequence: one after another, each to its end",
+     "(about 20 ms) each in rounds that run backward and forward in turn (ABBA), so all see the same clocks "
+     "(under a power cap the one timed last is no longer the slowest; docs/timing.md), their buffers all held at "
+     "once; sequence: one after another, each to its end",
      "turns,sequence"},
     {"save_samples", KB_S_BOOL, F(save_samples), "0", 0, 1, "keep every sample in the JSON (samples_ms)"},
     {"throttle_threshold", KB_S_FLOAT, F(throttle_threshold), "0.75", 0, 1,

@@ -50,24 +50,12 @@ bad:
     return -1;
 }
 
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
 void kb_plan_identity(const kb_plan *plan, char id[17])
 {
-    uint64_t h = 0xcbf29ce484222325ull;
     char buf[4096];
     snprintf(buf, sizeof buf, "seed=%llu\n", (unsigned long long)plan->opts.seed);
-    h = fnv(h, buf);
-    for (int i = 0; i < plan->ncases; i++) {
-        const kb_case *c = &plan->cases[i];
-        kb_case_label(c, buf, sizeof buf);
-        h = fnv(fnv(fnv(h, c->op->name), " "), buf);
-        h = fnv(h, "\n");
-    }
+    uint64_t h = kb_fnv(KB_FNV_BASIS, buf);
+    for (int i = 0; i < plan->ncases; i++) h = kb_fnv(kb_case_hash(&plan->cases[i], h, buf, sizeof buf), "\n");
     snprintf(id, 17, "%016llx", (unsigned long long)h);
 }
 
