@@ -161,6 +161,14 @@ static int sector_cat(int M, int H)
            ((H <= 1024 || H >= 4096) && M >= 1000 && M <= 1536);
 }
 
+/* KB_MLP_ROW_SECTOR_FAST's, on devices of 4 TB/s or more (the H200): 128-384
+ * tokens at any hidden, 576-640, 641-768 to hidden 1024; none from 1000 */
+static int sector_cat_fast(int M, int H)
+{
+    if (H % 16 != 8) return 0;
+    return (M >= 128 && M <= 384) || (M >= 576 && M <= 640) || (H <= 1024 && M >= 641 && M <= 768);
+}
+
 /* the swapped kernel's bn on 132 SMs: the fewest rounds of its tiles (128
  * columns x bn tokens) over 132 CTAs x bn / its efficiency, the wider within
  * 0.1%; *cost that */
@@ -465,23 +473,29 @@ static void test_sector(void **state)
     (void)state;
     static const int hs[] = {4104, 1000, 8200, 2056}, ms[] = {64, 127, 128, 129, 200, 300, 384, 385, 448, 513, 575, 576,
                                                             640, 641, 768, 769, 896, 999, 1000, 1536, 1537, 2048, 4096};
+    static const char *const devs[] = {"h100", "h200"};
+    for (int dv = 0; dv < 2; dv++)
     for (int dt = 1; dt <= 2; dt++)
         for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
             for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++) {
-                const int M = ms[m], H = hs[h], N = H == 1000 ? 3000 : 11000;
+                const int M = ms[m], H = hs[h], N = H == 1000 ? 3000 : 11000, fast = dv == 1;
                 char what[64];
-                snprintf(what, sizeof what, "dtype %d %dx%dx%d", dt, M, H, N);
-                const kb_mlp_plan w = plan_ok("h100", req(M, H, N, dt, KB_MLP_WGMMA));
+                snprintf(what, sizeof what, "%s dtype %d %dx%dx%d", devs[dv], dt, M, H, N);
+                const kb_mlp_plan w = plan_ok(devs[dv], req(M, H, N, dt, KB_MLP_WGMMA));
                 if (w.swap || HAS(w, KB_MLP_ROW_SWAP)) fail_msg("%s: the swapped kernel on a sector-misaligned row", what);
                 assert_int_equal(w.wg, M <= 64 ? 1 : 2);
                 assert_int_equal(w.cl, M > 128 ? 2 : 1);
                 assert_int_equal(HAS(w, KB_MLP_ROW_SECTOR), M > 128);
                 assert_int_equal(w.dyn, 0 + (M > 64 && M <= 128)); /* clusters of 1 with two warpgroups: dynamic */
-                const kb_mlp_plan f = plan_ok("h100", req(M, H, N, dt, KB_MLP_AUTO));
-                const int cat = cublas_mid(M, H, N) || sector_cat(M, H);
+                const kb_mlp_plan f = plan_ok(devs[dv], req(M, H, N, dt, KB_MLP_AUTO));
+                const int box = fast ? sector_cat_fast(M, H) : sector_cat(M, H), cat = cublas_mid(M, H, N) || box;
                 if ((f.variant == KB_MLP_CUBLAS_CAT) != cat)
                     fail_msg("%s: fused variant %d, expected %s", what, f.variant, cat ? "cublas_cat's path" : "the tile");
-                if (cat && !cublas_mid(M, H, N)) assert_true(HAS(f, KB_MLP_ROW_SECTOR));
+                if (cat && !cublas_mid(M, H, N)) { /* the device's row decides, and only it */
+                    assert_true(HAS(f, fast ? KB_MLP_ROW_SECTOR_FAST : KB_MLP_ROW_SECTOR));
+                    assert_false(HAS(f, fast ? KB_MLP_ROW_SECTOR : KB_MLP_ROW_SECTOR_FAST));
+                }
+                if (!fast) assert_false(HAS(f, KB_MLP_ROW_SECTOR_FAST));
                 if (!cat) assert_int_equal(f.cl, w.cl);
             }
     /* the boxes' ends as measured, by hand */
@@ -502,6 +516,15 @@ static void test_sector(void **state)
     assert_int_equal(plan_ok("h100", req(300, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
     assert_int_equal(plan_ok("h100", req(1000, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
     assert_int_equal(plan_ok("h100", req(1000, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+    /* the H200's (SECTOR_FAST), as measured: cublas_cat at 300 x 1000, the tile at 1000 */
+    c = plan_ok("h200", req(300, 1000, 3000, 2, KB_MLP_AUTO));
+    assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
+    kb_mlp_plan_describe(&c, buf, sizeof buf);
+    assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
+    assert_int_equal(plan_ok("h200", req(1000, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h200", req(1000, 1000, 3000, 1, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h200", req(448, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
+    assert_int_equal(plan_ok("h200", req(768, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
     /* BN by the wave model with the SECTOR row's efficiencies (1, 0.958, 0.916, 0.74), by hand: 2048 x 2056 x
      * 5504, 8 m-pairs: BN 128 43 n-blocks, 344 tiles on 66 clusters, 6 rounds, 768; 112 50, 400, 7, 818.4; 96
      * 58, 464, 8, 838.4; 64 86, 688, 11, 951.4 (BN_WAVE's weights: 768, 791.9, 783.7, 782.2: BN 128 too,
@@ -1156,9 +1179,9 @@ static void test_rows(void **state)
         assert_null(strchr(row->reason, '\n'));
     }
     /* every row decides some case of the grid */
-    static const char *const devs[] = {"h100", "a100", "l40s"};
+    static const char *const devs[] = {"h100", "a100", "l40s", "h200"};
     unsigned seen = 0;
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 4; d++)
         for (int dt = 0; dt <= 2; dt++)
             for (int t = 0; t < NTOK; t++) {
                 seen |= plan_ok(devs[d], req(toks[t], 1024, 11008, dt, KB_MLP_AUTO)).rows;

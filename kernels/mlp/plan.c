@@ -213,6 +213,21 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "(BN_WAVE's pick) 0.2860 / 0.2855, cublas_cat 0.2344 / 0.2359; 300x2056x5504 96 0.0727 / 0.0726, 112 0.0741 / "
         "0.0740, 128 0.0784 / 0.0783, cublas_cat 0.0674 / 0.0651 (200: 0.0526 / 0.0531 vs 0.0542 / 0.0556); 1000x2056x5504 "
         "the tile ahead, 0.1260 / 0.1262 vs cublas_cat 0.1466 / 0.1469"},
+    [KB_MLP_ROW_SECTOR_FAST] = {
+        "SECTOR's fused boxes on devices of 4 TB/s or more (kb_devattr.dram_gbps >= 4000; the H200's 4.8): "
+        "cublas_cat's path at 128-384 tokens at any hidden (the H100's from 2048), 576-640, and 641-768 to hidden "
+        "1024; the tile at 1000-1536 (the H100's cublas_cat there)",
+        "H200, 2026-11-28, session 56 call 4, in turns, events, two runs in one call, cublas_cat vs the tile "
+        "(fused_wgmma), ms; results/curated/2026-11-28-h200-sector-s56: x 1000 x 3000 bf16 128 0.0233 / 0.0236 vs "
+        "0.0253 / 0.0259, 300 0.0291 / 0.0301 vs 0.0329 / 0.0340, 384 0.0299 / 0.0300 vs 0.0307 / 0.0307 (fp16 "
+        "200 0.0248 / 0.0260 vs 0.0257 / 0.0265, 300 0.0281 / 0.0302 vs 0.0323 / 0.0333); the tile from 1000: bf16 "
+        "1000 0.0484 / 0.0485 vs 0.0470 / 0.0471, 1280 0.0584 / 0.0585 vs 0.0517 / 0.0519, 1536 0.0641 / 0.0667 vs "
+        "0.0639 / 0.0641 (fp16 0.0666 / 0.0672 vs 0.0642 / 0.0644); x 4104 x 11000 bf16 1000 0.4586 / 0.4648 vs "
+        "0.4398 / 0.4422, 1280 0.5540 / 0.5527 vs 0.5443 / 0.5425, 1536 0.6859 / 0.6964 vs 0.6623 / 0.6685 (fp16 "
+        "1000 0.4899 / 0.4867 vs 0.4733 / 0.4709). Kept as on the H100: 576-640 (x 4104 bf16 640 0.3005 / 0.3035 vs "
+        "0.3171 / 0.3190; x 1000 576 0.0380 / 0.0385 vs 0.0429 / 0.0431) and 768 at hidden 1000 (0.0442 / 0.0447 "
+        "vs 0.0451 / 0.0453). Left: 640 x 2056 x 5504 (the tile 1.09-1.11x ahead) and 448 x 2056 (cublas_cat 3% "
+        "ahead), single points"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -452,13 +467,21 @@ static int cublas_mid(const kb_mlp_req *r)
 }
 
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes (any inter), each end of tokens a
- * measured point (x 4104 x 11000, x 2056 x 5504 and x 1000 x 3000) */
-static int sector_cat(const kb_mlp_req *r)
+ * measured point (x 4104 x 11000, x 2056 x 5504 and x 1000 x 3000); on
+ * devices of 4 TB/s or more, KB_MLP_ROW_SECTOR_FAST's (measured on the H200).
+ * The row that decides, or -1 where no box holds the case. */
+static int sector_cat(const kb_mlp_req *r, const kb_devattr *d)
 {
     static const shape_box boxes[] = {{128, 384, 0, 1 << 30, 2048, 1 << 30}, {576, 640, 0, 1 << 30, 0, 1 << 30},
                                       {641, 768, 0, 1 << 30, 0, 1024},       {1000, 1536, 0, 1 << 30, 0, 1024},
                                       {1000, 1536, 0, 1 << 30, 4096, 1 << 30}};
-    return sector(r) && in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
+    static const shape_box fast[] = {{128, 384, 0, 1 << 30, 0, 1 << 30},
+                                     {576, 640, 0, 1 << 30, 0, 1 << 30},
+                                     {641, 768, 0, 1 << 30, 0, 1024}};
+    if (!sector(r)) return -1;
+    if (d->dram_gbps >= 4000)
+        return in_boxes(fast, (int)(sizeof fast / sizeof fast[0]), r) ? KB_MLP_ROW_SECTOR_FAST : -1;
+    return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r) ? KB_MLP_ROW_SECTOR : -1;
 }
 
 /* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
@@ -595,10 +618,11 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
-            if (rc == 0 && !forced && (cublas_mid(r) || sector_cat(r))) {
+            const int sec = sector_cat(r, d);
+            if (rc == 0 && !forced && (cublas_mid(r) || sec >= 0)) {
                 memset(p, 0, sizeof *p);
                 p->variant = KB_MLP_CUBLAS_CAT;
-                p->rows = rows | 1u << (cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : KB_MLP_ROW_SECTOR);
+                p->rows = rows | 1u << (cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : sec);
                 return 0;
             }
             if (rc == 0) return 0;
@@ -684,7 +708,8 @@ void kb_mlp_plan_describe(const kb_mlp_plan *p, char *buf, size_t n)
     case KB_MLP_F32: snprintf(buf, n, "fused_f32 cuda-cores"); break;
     case KB_MLP_CUBLAS_CAT:
         snprintf(buf, n, "cublas_cat (planner: %s)",
-                 p->rows >> KB_MLP_ROW_SECTOR & 1u ? "rows past a 32-byte sector" : "cuBLAS measured ahead");
+                 p->rows & (1u << KB_MLP_ROW_SECTOR | 1u << KB_MLP_ROW_SECTOR_FAST) ? "rows past a 32-byte sector"
+                                                                                     : "cuBLAS measured ahead");
         break;
     default: snprintf(buf, n, "fused (not planned)"); break;
     }

@@ -101,6 +101,8 @@ typedef enum {
     KB_MLP_ROW_SECTOR,      /* rows 16 bytes past a 32-byte sector (hidden % 16 == 8), > 128 tokens -> clusters of 2, no
                              * swapped kernel; fused: cublas_cat's path at 128-384 (hidden >= 2048), 576-640, 641-768
                              * (hidden <= 1024) and 1000-1536 tokens (hidden <= 1024 or >= 4096) */
+    KB_MLP_ROW_SECTOR_FAST, /* SECTOR's fused boxes on devices of 4 TB/s or more (H200): cublas_cat's path at 128-384
+                             * tokens (any hidden), 576-640, 641-768 (hidden <= 1024); the tile at 1000-1536 */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
