@@ -507,24 +507,34 @@ static void test_sector(void **state)
     c = plan_ok("h100", req(129, 4104, 11000, 2, KB_MLP_AUTO)); /* CUBLAS_MID's box too: its reason */
     kb_mlp_plan_describe(&c, buf, sizeof buf);
     assert_string_equal(buf, "cublas_cat (planner: cuBLAS measured ahead)");
-    assert_int_equal(plan_ok("h100", req(448, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(300, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(768, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-    assert_int_equal(plan_ok("h100", req(768, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(896, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(64, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(300, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-    assert_int_equal(plan_ok("h100", req(1000, 2056, 5504, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h100", req(1000, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
-    /* the H200's (SECTOR_FAST), as measured: cublas_cat at 300 x 1000, the tile at 1000 */
+    /* the H200's (SECTOR_FAST) apart: cublas_cat at 300 x 1000, the tile at 1000 */
     c = plan_ok("h200", req(300, 1000, 3000, 2, KB_MLP_AUTO));
     assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
     kb_mlp_plan_describe(&c, buf, sizeof buf);
     assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
-    assert_int_equal(plan_ok("h200", req(1000, 4104, 11000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h200", req(1000, 1000, 3000, 1, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h200", req(448, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_WGMMA);
-    assert_int_equal(plan_ok("h200", req(768, 1000, 3000, 2, KB_MLP_AUTO)).variant, KB_MLP_CUBLAS_CAT);
+    static const struct {
+        const char *dev;
+        int M, H, N, dt;
+        kb_mlp_variant v;
+    } ends[] = {
+        {"h100", 448, 4104, 11000, 2, KB_MLP_WGMMA},
+        {"h100", 300, 1000, 3000, 2, KB_MLP_WGMMA},
+        {"h100", 768, 1000, 3000, 2, KB_MLP_CUBLAS_CAT},
+        {"h100", 768, 4104, 11000, 2, KB_MLP_WGMMA},
+        {"h100", 896, 4104, 11000, 2, KB_MLP_WGMMA},
+        {"h100", 64, 4104, 11000, 2, KB_MLP_WGMMA},
+        {"h100", 300, 2056, 5504, 2, KB_MLP_CUBLAS_CAT},
+        {"h100", 1000, 2056, 5504, 2, KB_MLP_WGMMA},
+        {"h100", 1000, 4104, 11000, 2, KB_MLP_CUBLAS_CAT},
+        {"h200", 1000, 4104, 11000, 2, KB_MLP_WGMMA},
+        {"h200", 1000, 1000, 3000, 1, KB_MLP_WGMMA},
+        {"h200", 448, 1000, 3000, 2, KB_MLP_WGMMA},
+        {"h200", 768, 1000, 3000, 2, KB_MLP_CUBLAS_CAT},
+    };
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        if (plan_ok(ends[i].dev, req(ends[i].M, ends[i].H, ends[i].N, ends[i].dt, KB_MLP_AUTO)).variant != ends[i].v)
+            fail_msg("%s %dx%dx%d dtype %d: fused variant not %d", ends[i].dev, ends[i].M, ends[i].H, ends[i].N,
+                     ends[i].dt, ends[i].v);
     /* BN by the wave model with the SECTOR row's efficiencies (1, 0.958, 0.916, 0.74), by hand: 2048 x 2056 x
      * 5504, 8 m-pairs: BN 128 43 n-blocks, 344 tiles on 66 clusters, 6 rounds, 768; 112 50, 400, 7, 818.4; 96
      * 58, 464, 8, 838.4; 64 86, 688, 11, 951.4 (BN_WAVE's weights: 768, 791.9, 783.7, 782.2: BN 128 too,
