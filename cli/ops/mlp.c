@@ -450,7 +450,8 @@ static const kb_impl impls[] = {
      .help = "the planner's fused gate/up: fused_wgmma on Hopper, else fused_mma; fp32 on CUDA cores; then cuBLAS down, down_splitk at decode on Hopper, or cuBLASLt's split-K 2 where the planner says; "
              "cublas_cat's path in the boxes of tokens x hidden x inter where cuBLAS was measured ahead (mid-size token counts "
              "from hidden 4096, tensor-parallel shards at 65-128 tokens; kernels/mlp/plan.c's CUBLAS_MID row), and on rows 16 "
-             "bytes past a 32-byte sector (hidden % 16 == 8) at some token counts (the SECTOR row); the kernel column says so"},
+             "bytes past a 32-byte sector (hidden % 16 == 8) at some token counts (the SECTOR row; SECTOR_FAST on devices "
+             "of 4 TB/s or more); the kernel column says so"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------
