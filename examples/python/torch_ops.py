@@ -20,6 +20,24 @@ try:
 except ImportError as e:  # the rows say so: n/a
     torch, _missing = None, e
 
+# Every case is a new shape, so each compiles its own graph (dynamic=False),
+# and an op's body is one function: its cases share one code object. Past
+# dynamo's recompile limit (8 a code object by default) torch.compile
+# silently ran the body eagerly, so from an op's ninth case on its rows were
+# eager's (H200, 2026-11-28: every backward row of configs/peers.json at
+# 4-16% of copy). The limits raised past any sweep, and a hit made an error
+# (the row says so) rather than a silent eager run. Either name, by version.
+if torch is not None:
+    import torch._dynamo
+
+    _dc = torch._dynamo.config
+    for _names in (("recompile_limit", "cache_size_limit"), ("accumulated_recompile_limit", "accumulated_cache_size_limit")):
+        _name = next((n for n in _names if hasattr(_dc, n)), None)
+        if _name:
+            setattr(_dc, _name, max(getattr(_dc, _name), 1 << 16))
+    if hasattr(_dc, "fail_on_recompile_limit_hit"):
+        _dc.fail_on_recompile_limit_hit = True
+
 
 def _why_not(case):
     if _missing is not None:
