@@ -87,4 +87,37 @@ cli_python_gpu() {
     done_test "python on the GPU: an exception, wrong numbers, a fault and an uncapturable launch each cost their own rows"
 }
 
-cli_more+=(cli_python_refusals cli_python_load cli_python_wrappers_na cli_python_gpu)
+# examples/python/torch_ops.py raises dynamo's recompile limits on import
+# (16cb710: past the default 8 a code object, torch.compile ran an op's later
+# cases eagerly under its name) and makes a hit an error: checked against a
+# stand-in torch of each naming (torch >= 2.6: recompile_limit; older:
+# cache_size_limit), so CI, which has no torch, checks it too.
+cli_python_torch_limits() {
+    have_python3 || { done_test "python: torch_ops.py raises torch.compile's recompile limits"; return; }
+    local v dir out
+    last_args=("(none: python3 imports examples/python/torch_ops.py under a stand-in torch)")
+    : >"$T/err"
+    for v in "recompile_limit accumulated_recompile_limit fail_on_recompile_limit_hit"         "cache_size_limit accumulated_cache_size_limit"; do
+        dir="$T/faketorch-${v%% *}"
+        mkdir -p "$dir/torch/_dynamo" "$dir/torch/nn"
+        printf 'from . import nn\n' >"$dir/torch/__init__.py"
+        : >"$dir/torch/nn/__init__.py"
+        : >"$dir/torch/nn/functional.py"
+        printf 'from . import config\n' >"$dir/torch/_dynamo/__init__.py"
+        set -- $v
+        { echo "$1 = 8"; echo "$2 = 256"; [ -n "${3:-}" ] && echo "$3 = False"; } >"$dir/torch/_dynamo/config.py"
+        out=$(PYTHONPATH="$dir" python3 -c "
+import importlib.util
+s = importlib.util.spec_from_file_location('torch_ops', 'examples/python/torch_ops.py')
+s.loader.exec_module(importlib.util.module_from_spec(s))
+import torch._dynamo.config as c
+print(c.$1, c.$2, getattr(c, 'fail_on_recompile_limit_hit', '-'))" 2>&1)
+        case "$v" in
+        *fail_on*) [ "$out" = "65536 65536 True" ] || bad "torch_ops.py with $1: '$out', want '65536 65536 True'" ;;
+        *) [ "$out" = "65536 65536 -" ] || bad "torch_ops.py with $1: '$out', want '65536 65536 -'" ;;
+        esac
+    done
+    done_test "python: torch_ops.py raises torch.compile's recompile limits (either name) and makes a hit an error"
+}
+
+cli_more+=(cli_python_refusals cli_python_load cli_python_wrappers_na cli_python_gpu cli_python_torch_limits)
