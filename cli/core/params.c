@@ -577,9 +577,10 @@ uint64_t kb_fnv(uint64_t h, const char *s)
     return h;
 }
 
-uint64_t kb_case_hash(const kb_case *c, uint64_t h, char *buf, size_t n)
+uint64_t kb_case_hash(const kb_case *c, uint64_t h)
 {
-    kb_case_label(c, buf, n);
+    char buf[KB_MAX_PARAMS * 512]; /* the whole label: a value is at most 255 characters (kb_format_value) */
+    kb_case_label(c, buf, sizeof buf);
     return kb_fnv(kb_fnv(kb_fnv(h, c->op->name), " "), buf);
 }
 

@@ -44,9 +44,9 @@ void kb_case_label(const kb_case *c, char *buf, size_t n);
 /* FNV-1a: h (start from KB_FNV_BASIS) over the bytes of s */
 #define KB_FNV_BASIS 0xcbf29ce484222325ull
 uint64_t kb_fnv(uint64_t h, const char *s);
-/* h over a case's identity, "op label" (kb_case_label into buf, n bytes): the
- * case's seed (kb_plan_seed) and a sweep's identity (kb_plan_identity) */
-uint64_t kb_case_hash(const kb_case *c, uint64_t h, char *buf, size_t n);
+/* h over a case's identity, "op label" (kb_case_label): the case's seed
+ * (kb_plan_seed) and a sweep's identity (kb_plan_identity) */
+uint64_t kb_case_hash(const kb_case *c, uint64_t h);
 /* s[0..len) is a decimal number: [+-]digits[.digits][e[+-]digits] (no hex, inf, nan) */
 int kb_decimal_syntax(const char *s, size_t len);
 /* name is one of the comma-separated names of list (NULL or "": none) */

@@ -52,10 +52,10 @@ bad:
 
 void kb_plan_identity(const kb_plan *plan, char id[17])
 {
-    char buf[4096];
+    char buf[48];
     snprintf(buf, sizeof buf, "seed=%llu\n", (unsigned long long)plan->opts.seed);
     uint64_t h = kb_fnv(KB_FNV_BASIS, buf);
-    for (int i = 0; i < plan->ncases; i++) h = kb_fnv(kb_case_hash(&plan->cases[i], h, buf, sizeof buf), "\n");
+    for (int i = 0; i < plan->ncases; i++) h = kb_fnv(kb_case_hash(&plan->cases[i], h), "\n");
     snprintf(id, 17, "%016llx", (unsigned long long)h);
 }
 
