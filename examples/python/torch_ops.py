@@ -7,7 +7,10 @@
 # eager is what a model calls: the LayerNorm forward through
 # torch.native_layer_norm (F.layer_norm's kernel, with the mean and rstd
 # autograd saves), the RMSNorm forward through F.rms_norm (it returns no
-# rstd: writes="y"), RoPE as TransformerEngine's unfused PyTorch form, the
+# rstd: writes="y"), RoPE as TransformerEngine's unfused PyTorch form given
+# each position's cos and sin (computed once a case, untimed, as they are for
+# Liger: handed the angles, Inductor fused sin and cos into the kernel and
+# recomputed them for every element, 17-18% of copy on an H200), the
 # MLP as three matmuls. Their own outputs are returned to kbench, which
 # copies them after the verifying launch only. The backward passes are the
 # formula in fp32 (autograd's kernels return dgamma in gamma's dtype, where
@@ -64,16 +67,20 @@ def _positions(case, t, x):
     return (tokens - torch.repeat_interleave(cu[:-1], lengths, output_size=x.shape[0]))[:, None]
 
 
-def rope(case, t, pos):
+def _cos_sin(case, t, x):
+    """cos and sin of each row's angles, shaped to broadcast over x[..., :rot/2]
+    (the backward's sin negated): once a case, untimed, as Liger's are."""
+    a = t["angles"][_positions(case, t, x)]
+    s = torch.sin(a)
+    return torch.cos(a), -s if case["pass"] == "bwd" else s
+
+
+def rope(case, t, cs):
     bwd = case["pass"] == "bwd"
     src, dst = (t["dy"], t["dt"]) if bwd else (t["t"], t["out"])
-    angles = t["angles"]
-    rot = 2 * angles.shape[1]
+    c, s = cs
+    rot = 2 * c.shape[-1]
     x = src[..., :rot].float()
-    a = angles[pos]  # [..., rot/2]
-    c, s = torch.cos(a), torch.sin(a)
-    if bwd:
-        s = -s
     if case.style == "neox":
         x1, x2 = x[..., : rot // 2], x[..., rot // 2:]
         o = torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), -1)
@@ -165,8 +172,8 @@ def _make(op, compiled):
     def prepare(case, tensors, stream):
         t = _views(tensors)
         extra = None
-        if op == "rope":  # each row's position, once per case (untimed)
-            extra = _positions(case, t, t["dy"] if case["pass"] == "bwd" else t["t"])
+        if op == "rope":  # each row's cos and sin, once per case (untimed)
+            extra = _cos_sin(case, t, t["dy"] if case["pass"] == "bwd" else t["t"])
         if op == "mlp":
             torch.backends.cuda.matmul.allow_tf32 = case.get("tf32") == "on"
         fn = torch.compile(body, dynamic=False) if compiled else body
