@@ -31,7 +31,7 @@ const kb_setting kb_settings[] = {
     {"timeout", KB_S_FLOAT, F(timeout), "10", 0.001, 36000, "seconds per case and implementation at most"},
     {"warmup", KB_S_INT, F(warmup), "3", 0, 1000, "untimed launches before sampling"},
     {"no_verify", KB_S_BOOL, F(no_verify), "0", 0, 1, "skip the check against the CPU reference"},
-    {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress"},
+    {"quiet", KB_S_BOOL, F(quiet), "0", 0, 1, "no table on stdout, no progress on stderr (a terminal: a line rewritten at each case; else a line every 30 s)"},
     {"python", KB_S_STR, F(python), "", 0, 0,
      "the Python interpreter whose packages Python implementations (.py) use; default: python3 on PATH "
      "(its shared libpython is loaded at run time: docs/python.md)"},

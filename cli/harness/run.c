@@ -9,6 +9,7 @@
 #include "isolate.h"
 #include "lifecycle.h"
 #include "presample.h"
+#include "progress.h"
 #include "rows.h"
 #include "run.h"
 #include "run_int.h"
@@ -40,13 +41,15 @@
 
 
 
-static void progress(int quiet, int i, int n, const kb_case *c, double t0)
+/* Case i begins: its line (progress.h), on stderr, unless --quiet. */
+static void progress(run_state *R, int i, const kb_case *c)
 {
-    if (quiet || !isatty(2)) return;
+    const int tty = isatty(2);
+    const double now = kb_now_s();
+    if (R->o->quiet || !kb_progress_due(tty, now, &R->progress_at)) return;
     char label[512];
     kb_case_label(c, label, sizeof label);
-    fprintf(stderr, "\r\033[K[%d/%d %.0fs] %s %.150s", i + 1, n, kb_now_s() - t0, c->op->name, label);
-    fflush(stderr);
+    kb_progress_print(stderr, tty, i, R->plan->ncases, now - R->t0, c->op->name, label);
 }
 
 /* the device bytes the plan's GEMM ladders allocate at most (their largest rung) */
@@ -191,7 +194,7 @@ static void start_cases(run_state *R)
     R->exit_code = KB_EXIT_OK;
     R->fin = (tally){0, 0, 0, &R->exit_code};
     R->sink = (row_sink){R->rep, &R->fin, &R->nrows, &R->lost, R->info->check_mode, R->info};
-    R->t0 = kb_now_s();
+    R->t0 = R->progress_at = kb_now_s();
     R->stream = kb_timer_stream(R->timer);
     R->ladders_due = R->start_due = !R->info->check_mode;
     for (int i = 0; i < R->plan->ncases; i++) {
@@ -307,7 +310,7 @@ static void run_case(run_state *R, int ci)
         rows_case_done(&R->sink);
         return;
     }
-    progress(R->o->quiet, ci, R->plan->ncases, c, R->t0);
+    progress(R, ci, c);
     inflight *f = calloc(1, sizeof *f); /* the case until its rows are written */
     if (!f) abort();
     f->c = c;

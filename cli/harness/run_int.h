@@ -33,6 +33,7 @@ typedef struct {
     char csv[PATH_MAX], json[PATH_MAX];
     double mark[3]; /* entry, the device and timer ready, the copy ceiling known */
     double t0;      /* the sweep's start, for the progress line */
+    double progress_at; /* when the last progress line was written off a terminal (progress.h) */
     int exit_code, fatal;
     int lost; /* a result file could not be written: stop, keep what is there */
     char fatal_what[2000]; /* the implementation and case that lost the context */
