@@ -68,12 +68,27 @@ static void test_lines(void **state)
     free(cut);
 }
 
+/* --devices off a terminal: the cases done of all */
+static void test_fleet_line(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    kb_progress_print_done(f, 93, 187, 61.6);
+    fclose(f);
+    assert_string_equal(buf, "kbench: 93 of 187 cases done, 62 s in\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_due_on_a_terminal),
         cmocka_unit_test(test_due_in_a_log),
         cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_fleet_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

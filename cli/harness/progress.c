@@ -17,3 +17,9 @@ void kb_progress_print(FILE *f, int tty, int i, int n, double elapsed, const cha
         fprintf(f, "kbench: case %d of %d, %.0f s in: %s %.150s\n", i + 1, n, elapsed, op, label);
     fflush(f);
 }
+
+void kb_progress_print_done(FILE *f, int done, int n, double elapsed)
+{
+    fprintf(f, "kbench: %d of %d cases done, %.0f s in\n", done, n, elapsed);
+    fflush(f);
+}

@@ -16,5 +16,9 @@ int kb_progress_due(int tty, double now, double *last);
  * terminal "\r\033[K[i+1/n Ts] op label" (cleared by the next line or the
  * end), elsewhere "kbench: case i+1 of n, T s in: op label\n". */
 void kb_progress_print(FILE *f, int tty, int i, int n, double elapsed, const char *op, const char *label);
+/* --devices off a terminal, as the workers' cases end: "kbench: done of n
+ * cases done, T s in\n" (on a terminal the fleet's own line names each
+ * GPU's case). */
+void kb_progress_print_done(FILE *f, int done, int n, double elapsed);
 
 #endif
