@@ -498,20 +498,22 @@ static void test_sector(void **state)
                 if (!fast) assert_false(HAS(f, KB_MLP_ROW_SECTOR_FAST));
                 if (!cat) assert_int_equal(f.cl, w.cl);
             }
-    /* the boxes' ends as measured, by hand */
+    /* the boxes' ends as measured, by hand; first the kernel column's reason (129 x 4104: CUBLAS_MID's box
+     * too, its reason; the H200's SECTOR_FAST apart: cublas_cat at 300 x 1000) */
+    static const struct {
+        const char *dev;
+        int M, H, N;
+        const char *said;
+    } why[] = {{"h100", 128, 4104, 11000, "cublas_cat (planner: rows past a 32-byte sector)"},
+               {"h100", 129, 4104, 11000, "cublas_cat (planner: cuBLAS measured ahead)"},
+               {"h200", 300, 1000, 3000, "cublas_cat (planner: rows past a 32-byte sector)"}};
     char buf[96];
-    kb_mlp_plan c = plan_ok("h100", req(128, 4104, 11000, 2, KB_MLP_AUTO));
-    assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
-    kb_mlp_plan_describe(&c, buf, sizeof buf);
-    assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
-    c = plan_ok("h100", req(129, 4104, 11000, 2, KB_MLP_AUTO)); /* CUBLAS_MID's box too: its reason */
-    kb_mlp_plan_describe(&c, buf, sizeof buf);
-    assert_string_equal(buf, "cublas_cat (planner: cuBLAS measured ahead)");
-    /* the H200's (SECTOR_FAST) apart: cublas_cat at 300 x 1000, the tile at 1000 */
-    c = plan_ok("h200", req(300, 1000, 3000, 2, KB_MLP_AUTO));
-    assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
-    kb_mlp_plan_describe(&c, buf, sizeof buf);
-    assert_string_equal(buf, "cublas_cat (planner: rows past a 32-byte sector)");
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        const kb_mlp_plan c = plan_ok(why[i].dev, req(why[i].M, why[i].H, why[i].N, 2, KB_MLP_AUTO));
+        assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
+        kb_mlp_plan_describe(&c, buf, sizeof buf);
+        assert_string_equal(buf, why[i].said);
+    }
     static const struct {
         const char *dev;
         int M, H, N, dt;
@@ -556,7 +558,7 @@ static void test_sector(void **state)
         if ((plan_ok("h100", req(hb[i].M, hb[i].H, 11000, 1, KB_MLP_AUTO)).variant == KB_MLP_CUBLAS_CAT) != hb[i].cat)
             fail_msg("%dx%d fp16: expected %s", hb[i].M, hb[i].H, hb[i].cat ? "cublas_cat's path" : "the tile");
     /* both boxes: CUBLAS_MID's bit, not SECTOR's (300 x 8200 x 28672) */
-    c = plan_ok("h100", req(300, 8200, 28672, 2, KB_MLP_AUTO));
+    const kb_mlp_plan c = plan_ok("h100", req(300, 8200, 28672, 2, KB_MLP_AUTO));
     assert_true(HAS(c, KB_MLP_ROW_CUBLAS_MID) && !HAS(c, KB_MLP_ROW_SECTOR));
     /* a fixed tunable leaves the SECTOR row out: the CLUSTER row's parity (300: 3 m-blocks, clusters of 1) and
      * BN_WAVE's weights (2048 x 2056 x 5504 with cluster=2: BN 64), no SECTOR bit */

@@ -300,7 +300,6 @@ typedef struct {
     int *outq[KB_MAX_DEVICES], oh[KB_MAX_DEVICES], nout[KB_MAX_DEVICES];
     int started, alive, next, rc, halt; /* halt: no more cases handed out */
     int done, died, shown, tty;         /* shown: a progress line is up */
-    int log;                            /* not --quiet, stderr no terminal: a line every KB_PROGRESS_LOG_S */
     double t0, progress_at;             /* the fleet's start; the last such line */
     char want[KB_MAX_DEVICES], asked[KB_MAX_DEVICES]; /* a worker's ask unanswered; it has asked */
     char lb[KB_MAX_DEVICES][512]; /* each worker's words not yet a whole line */
@@ -564,7 +563,7 @@ static void hear(fleet *f, int w)
         if (heard && f->tty) {
             f->shown = 1;
             show_progress(f);
-        } else if (heard && f->log && kb_progress_due(0, kb_now_s(), &f->progress_at))
+        } else if (heard && !f->plan->opts.quiet && kb_progress_due(0, kb_now_s(), &f->progress_at)) /* off a terminal */
             kb_progress_print_done(stderr, f->done, f->plan->ncases, f->progress_at - f->t0);
     }
     if (f->nlb[w] == (int)sizeof f->lb[w] - 1) f->nlb[w] = 0; /* no line: not the protocol */
@@ -715,7 +714,6 @@ int kb_run_devices(kb_plan *plan, const kb_run_info *info, int dry)
     /* the progress line on a terminal, each GPU's current case (a dry run's
      * too: its workers stand in for the GPUs) */
     f.tty = !plan->opts.quiet && isatty(2);
-    f.log = !plan->opts.quiet && !f.tty; /* off a terminal: a line every KB_PROGRESS_LOG_S (progress.h) */
     f.t0 = f.progress_at = kb_now_s();
     serve(&f);
     kb_uncatch_stop(old_stop);

@@ -618,11 +618,11 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
-            const int sec = sector_cat(r, d);
-            if (rc == 0 && !forced && (cublas_mid(r) || sec >= 0)) {
+            const int cat = cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : sector_cat(r, d); /* the row, or -1 */
+            if (rc == 0 && !forced && cat >= 0) {
                 memset(p, 0, sizeof *p);
                 p->variant = KB_MLP_CUBLAS_CAT;
-                p->rows = rows | 1u << (cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : sec);
+                p->rows = rows | 1u << cat;
                 return 0;
             }
             if (rc == 0) return 0;
