@@ -34,24 +34,28 @@ __global__ void __launch_bounds__(1024) opt_fwd(kb_norm_args a, int tpr, int ite
 #pragma unroll
             for (int j = 0; j < W; j++) v[k][j] = to_f(p.v[j]);
         }
-        // one reduction per row: sums shifted by a value of the row (LayerNorm), or of squares (RMSNorm)
+        // one reduction per row: each warp's mean and squares about it, merged (LayerNorm), or squares (RMSNorm)
         float mean = 0.f, var;
         if (!a.rms) {
-            const int lanes = tpr < 32 ? tpr : 32;
-            const float K = __shfl_sync(0xffffffffu, v[0][0], (threadIdx.x & 31) & ~(lanes - 1));
-            float s1 = 0.f, s2 = 0.f;
+            float s = 0.f;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (((long)k * tpr + t) * W < cols)
+#pragma unroll
+                    for (int j = 0; j < W; j++) s += v[k][j];
+            const float3 w = lane_mean(s, (float)n, tpr);
+            float q = 0.f;
 #pragma unroll
             for (int k = 0; k < NV; k++)
                 if (((long)k * tpr + t) * W < cols)
 #pragma unroll
                     for (int j = 0; j < W; j++) {
-                        const float d = v[k][j] - K;
-                        s1 += d;
-                        s2 = fmaf(d, d, s2);
+                        const float d = v[k][j] - w.z;
+                        q = fmaf(d, d, q);
                     }
-            const float4 m = group_shifted(make_float4((float)n, s1, s2, K), tpr, reinterpret_cast<float4 *>(smem), i & 1);
-            mean = fmaf(m.y, inv_n, m.w);
-            var = fmaxf(fmaf(-m.y * inv_n, m.y, m.z) * inv_n, 0.f);
+            const float2 m = group_merge(w, q, tpr, reinterpret_cast<float4 *>(smem), i & 1);
+            mean = m.x;
+            var = m.y * inv_n;
         } else {
             float ss = 0.f;
 #pragma unroll

@@ -29,29 +29,30 @@ template <typename T, int NV> __global__ void __launch_bounds__(1024) bulk_fwd(k
         // one reduction per row, as opt_fwd's
         float mean = 0.f, var, f[W];
         if (!a.rms) {
-            const int lanes = tpr < 32 ? tpr : 32;
-            float k0 = 0.f; // K: a value of the row; a warp wholly past the row's end (a forced v) keeps 0
-            if (live && t < nvec) {
-                unpack<T, W>(mine[0], f);
-                k0 = f[0];
-            }
-            const float K = __shfl_sync(0xffffffffu, k0, (threadIdx.x & 31) & ~(lanes - 1));
-            float s1 = 0.f, s2 = 0.f, cnt = 0.f;
+            float s = 0.f, cnt = 0.f;
 #pragma unroll
             for (int k = 0; k < NV; k++)
                 if (live && k * tpr + t < nvec) {
                     unpack<T, W>(mine[k * tpr], f);
                     cnt += (float)W;
 #pragma unroll
+                    for (int j = 0; j < W; j++) s += f[j];
+                }
+            const float3 w = lane_mean(s, cnt, tpr);
+            float q = 0.f; // the row read again from the slot (shared memory)
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (live && k * tpr + t < nvec) {
+                    unpack<T, W>(mine[k * tpr], f);
+#pragma unroll
                     for (int j = 0; j < W; j++) {
-                        const float d = f[j] - K;
-                        s1 += d;
-                        s2 = fmaf(d, d, s2);
+                        const float d = f[j] - w.z;
+                        q = fmaf(d, d, q);
                     }
                 }
-            const float4 m = group_shifted(make_float4(cnt, s1, s2, K), tpr, red4, i & 1);
-            mean = fmaf(m.y, inv_n, m.w);
-            var = fmaxf(fmaf(-m.y * inv_n, m.y, m.z) * inv_n, 0.f);
+            const float2 m = group_merge(w, q, tpr, red4, i & 1);
+            mean = m.x;
+            var = m.y * inv_n;
         } else {
             float ss = 0.f;
 #pragma unroll

@@ -69,31 +69,52 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int 
     return s;
 }
 
-// LayerNorm's row statistics in one reduction. Each thread passes
-// (n, s1, s2, K): its count of values and the sums of (x - K) and (x - K)^2,
-// K being one value of the row that every thread of its warp shares (so s2
-// suffers no cancellation from a large mean). Lanes add by a butterfly (same
-// bits everywhere); across warps each warp's sums are moved to the first
-// warp's K (x - K0 = (x - Kw) + d) and added in warp order. Returns
-// (n, sum of x - K0, sum of (x - K0)^2, K0). red and buf as group_sum's.
-__device__ __forceinline__ float4 group_shifted(float4 m, int tpr, float4 *red, int buf)
+// LayerNorm's row statistics in one meeting, with no cancellation whatever
+// the row holds (Chan's parallel merge), in two steps around the caller's
+// pass over its values:
+// - lane_mean(s, n, tpr): s and n, a thread's sum and count of values, added
+//   by butterflies over its warp (or its tpr < 32 lanes; the same bits in
+//   every lane); returns (n_w, s_w, m_w = s_w / n_w). The caller then sums
+//   q = (x - m_w)^2 over its values.
+// - group_merge(w, q, tpr, red, buf): q added over the lanes alike (q_w);
+//   across warps each warp's (n_w, s_w, q_w, m_w) goes to red and every
+//   thread adds in warp order: mean = sum s_w / sum n_w, M2 = sum (q_w +
+//   n_w (m_w - mean)^2), every term non-negative. Returns (mean, M2).
+// Sums shifted by a value K of the row (x - K, (x - K)^2, one reduction)
+// lost 2-3 digits when K was an outlier, a massive activation in the row's
+// first column: fp32 rstd 22-26x past the op's tolerance (block 37 x 8191,
+// bulk 37 x 12288; tests/test_norm_outliers.c, H200, 2026-11-28). red and buf as
+// group_sum's (red: 2 x 32 float4). __fdividef: '/' calls a subroutine
+// (spills at 64 registers); m_w need not be exact (M2 holds for any m_w up
+// to n_w (m_w - exact)^2).
+__device__ __forceinline__ float3 lane_mean(float s, float n, int tpr)
 {
-    lane_sums<3>(&m.x, tpr < 32 ? tpr : 32);
-    if (tpr <= 32) return m;
+    float2 v = make_float2(s, n);
+    lane_sums<2>(&v.x, tpr < 32 ? tpr : 32);
+    return make_float3(v.y, v.x, v.y > 0.f ? __fdividef(v.x, v.y) : 0.f);
+}
+__device__ __forceinline__ float2 group_merge(float3 w, float q, int tpr, float4 *red, int buf)
+{
+    lane_sums<1>(&q, tpr < 32 ? tpr : 32);
+    if (tpr <= 32) return make_float2(w.z, q);
     const int warp = threadIdx.x >> 5, nw = tpr >> 5, first = warp & ~(nw - 1);
     red += 32 * buf;
-    if ((threadIdx.x & 31) == 0) red[warp] = m;
+    if ((threadIdx.x & 31) == 0) red[warp] = make_float4(w.x, w.y, q, w.z);
     __syncthreads();
-    const float k0 = red[first].w;
-    float n = 0.f, t1 = 0.f, t2 = 0.f;
+    float nt = 0.f, st = 0.f;
     for (int k = 0; k < nw; k++) {
         const float4 r = red[first + k];
-        const float d = r.w - k0;
-        n += r.x;
-        t1 += fmaf(r.x, d, r.y);
-        t2 += fmaf(d, fmaf(r.x, d, 2.f * r.y), r.z);
+        nt += r.x;
+        st += r.y;
     }
-    return make_float4(n, t1, t2, k0);
+    const float mean = nt > 0.f ? __fdividef(st, nt) : 0.f;
+    float m2 = 0.f;
+    for (int k = 0; k < nw; k++) {
+        const float4 r = red[first + k];
+        const float d = r.w - mean;
+        m2 += fmaf(r.x * d, d, r.z);
+    }
+    return make_float2(mean, m2);
 }
 
 // A 16-byte vector's bits as floats, 16-bit types by 32-bit words (two
@@ -181,7 +202,7 @@ __device__ __forceinline__ long group_row0(int g) { return (long)g * gridDim.x +
 // Vector k of thread t sits at column (k*tpr + t)*W, and in stage s at slot
 // ((s*rpb + g)*NV + k)*tpr + t of a tensor's staging area.
 // The opt kernels' dynamic shared memory starts with the reductions' [2][32]
-// float4 (group_shifted; group_sum's [2][32] float2 fits), in float2 units.
+// float4 (group_merge; group_sum's [2][32] float2 fits), in float2 units.
 constexpr int RED_F2 = 128;
 
 template <typename T, int W, int NV, int S> struct Stager {
