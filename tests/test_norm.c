@@ -23,6 +23,7 @@
 #include "../include/kb_devattr.h"
 #include "../include/kb_dtype.h"
 #include "../refs/refs.h"
+#include "norm_case.h"
 
 static double *rand_vec(size_t n, uint64_t seed, double lo, double hi)
 {
@@ -184,22 +185,6 @@ static void test_layernorm_dx_sums_to_zero(void **state)
 }
 
 /* ---- the descriptors ---------------------------------------------------- */
-static kb_case one_case(const char *op, const char *const *kv)
-{
-    kb_sweep s;
-    kb_sweep_init(&s, kb_find_op(op));
-    char err[KB_ERRLEN];
-    for (int i = 0; kv[i]; i += 2) assert_int_equal(kb_sweep_set(&s, kv[i], kv[i + 1], err, sizeof err), 0);
-    kb_case *cases = NULL;
-    int n = 0;
-    assert_int_equal(kb_sweep_expand(&s, &cases, &n, err, sizeof err), 0);
-    assert_int_equal(n, 1);
-    kb_sweep_free(&s);
-    kb_case c = cases[0]; /* the norms have no list parameter: nothing of c points into cases */
-    free(cases);
-    return c;
-}
-
 /* bytes a perfect kernel moves, worked out by hand */
 /* The column sums' scale: the size of the terms, not of their sum. RMSNorm
  * rows 2 cols 2, x^ = x*rstd = (1, -1), (0.5, 2); dy = (0.5, 0.25), (-1, 1). */
