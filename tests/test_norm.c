@@ -22,6 +22,7 @@
 #include "../cli/core/registry.h"
 #include "../include/kb_devattr.h"
 #include "../include/kb_dtype.h"
+#include "../cli/ops/norm_inputs.h"
 #include "../refs/refs.h"
 #include "norm_case.h"
 
@@ -244,6 +245,95 @@ static void test_tolerances(void **state)
     assert_true(f.op->tolerance(&f, 1).rel_l2 < 1e-4); /* rstd, fp32 */
 }
 
+/* Every norm case's x holds a massive activation in one row of four: first,
+ * mid-row, last, in turn (cli/ops/norm_inputs.h). */
+static void test_outlier_rows(void **state)
+{
+    (void)state;
+    double v = 0;
+    for (long r = 0; r < 3; r++) assert_int_equal(kb_norm_outlier(r, 10, &v), -1);
+    assert_int_equal(kb_norm_outlier(3, 10, &v), 0);
+    assert_true(v == 1000.0);
+    assert_int_equal(kb_norm_outlier(7, 10, &v), 5);
+    assert_true(v == 1000.0);
+    assert_int_equal(kb_norm_outlier(11, 10, &v), 9);
+    assert_true(v == -1000.0);
+    assert_int_equal(kb_norm_outlier(15, 10, &v), 0);
+    assert_true(v == 1000.0);
+    assert_int_equal(kb_norm_outlier(8, 10, &v), -1);
+    assert_int_equal(kb_norm_outlier(7, 1, &v), 0); /* a row of one value: its middle is its first */
+    int n = 0;
+    for (long r = 0; r < 400; r++) n += kb_norm_outlier(r, 4096, &v) >= 0;
+    assert_int_equal(n, 100);
+}
+
+/* y's rel_l2 for one way of taking a row's statistics in fp32 (as a kernel
+ * does): two-pass (the mean, then squares about it), or one pass of sums
+ * shifted by the row's first value. */
+static double y_err(const double *x, long rows, long cols, int shifted)
+{
+    double *ref = malloc((size_t)(rows * cols) * sizeof *ref), mu[64], rs[64], num = 0, den = 0;
+    ref_norm_fwd(0, rows, cols, 1e-5, x, NULL, NULL, ref, mu, rs);
+    for (long r = 0; r < rows; r++) {
+        const double *row = x + r * cols;
+        float mean, var;
+        if (shifted) {
+            const float k = (float)row[0];
+            float s = 0.f, ss = 0.f;
+            for (long j = 0; j < cols; j++) {
+                const float d = (float)row[j] - k;
+                s += d;
+                ss += d * d;
+            }
+            const float m = s / (float)cols;
+            mean = k + m, var = ss / (float)cols - m * m;
+        } else {
+            float s = 0.f, q = 0.f;
+            for (long j = 0; j < cols; j++) s += (float)row[j];
+            mean = s / (float)cols;
+            for (long j = 0; j < cols; j++) q += ((float)row[j] - mean) * ((float)row[j] - mean);
+            var = q / (float)cols;
+        }
+        const float rstd = 1.f / sqrtf(var + 1e-5f);
+        for (long j = 0; j < cols; j++) {
+            const double e = (double)(((float)row[j] - mean) * rstd) - ref[r * cols + j];
+            num += e * e, den += ref[r * cols + j] * ref[r * cols + j];
+        }
+    }
+    free(ref);
+    return sqrt(num / den);
+}
+
+/* The inputs catch what rows of one uniform range did not: statistics from
+ * sums shifted by a value of the row hold fp32 LayerNorm's y tolerance on
+ * uniform rows and fail it on the cases' rows, where two passes hold it. */
+static void test_outlier_rows_catch_a_shifted_variance(void **state)
+{
+    (void)state;
+    const long rows = 48, cols = 8191;
+    const char *kv[] = {"rows", "48", "cols", "8191", "dtype", "fp32", "affine", "none", NULL};
+    kb_case c = one_case("layernorm", kv);
+    const double tol = c.op->tolerance(&c, 0).rel_l2;
+    double *x = malloc((size_t)(rows * cols) * sizeof *x);
+    float *xf = malloc((size_t)(rows * cols) * sizeof *xf);
+    kb_fill_uniform(xf, (size_t)(rows * cols), KB_FP32, 11, KB_NORM_X_LO, KB_NORM_X_HI);
+    for (long i = 0; i < rows * cols; i++) x[i] = xf[i];
+    assert_true(y_err(x, rows, cols, 0) < tol);
+    assert_true(y_err(x, rows, cols, 1) < tol); /* uniform rows: the shift passes */
+    for (long r = 0; r < rows; r++) {
+        double v;
+        const long j = kb_norm_outlier(r, cols, &v);
+        if (j >= 0) x[r * cols + j] = v;
+    }
+    const double two = y_err(x, rows, cols, 0), shift = y_err(x, rows, cols, 1);
+    printf("# fp32 y rel_l2 on the cases' rows (%ld x %ld): two-pass %.2e, shifted %.2e, tolerance %.2e\n", rows, cols, two,
+           shift, tol);
+    assert_true(two < tol);
+    assert_true(shift > 2 * tol);
+    free(xf);
+    free(x);
+}
+
 /* kbench check's sweeps give every implementation cases it takes, in every
  * dtype and pass, on an H100 (and bulk none on an A100): the same sweeps as
  * `kbench check`, their n/a decided by each implementation's supports(). */
@@ -334,6 +424,8 @@ int main(void)
         cmocka_unit_test(test_colsum_scales),
         cmocka_unit_test(test_byte_model),
         cmocka_unit_test(test_tolerances),
+        cmocka_unit_test(test_outlier_rows),
+        cmocka_unit_test(test_outlier_rows_catch_a_shifted_variance),
         cmocka_unit_test(test_check_sweeps_cover_every_impl),
         cmocka_unit_test(test_tunable_choices_reach_the_planner),
     };

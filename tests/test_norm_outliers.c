@@ -1,8 +1,9 @@
 /* LayerNorm's row statistics on the GPU, every variant, on rows with one
  * outlier (the massive activations of LLMs: one value ~1000 times the rest)
- * first, in the middle or last. `kbench check` draws every row from one
- * uniform range, where a variance taken from sums shifted by a value K of
- * the row (x - K, (x - K)^2) passes; with the outlier first such sums cancel
+ * first, in the middle or last, every row of the case (`kbench check`'s
+ * cases hold one in four: cli/ops/norm_inputs.h). On rows of one uniform
+ * range a variance taken from sums shifted by a value K of the row (x - K,
+ * (x - K)^2) passes; with the outlier first such sums cancel
  * (the error grows with (mean - K)^2 / variance) and failed the op's own
  * tolerance by up to 22x (block) and 26x (bulk; fp32, H200, 2026-11-28),
  * while a two-pass or merged (Chan) variance holds it. Skips without a GPU. */

@@ -3,6 +3,7 @@
  * kernels/norm/ (DESIGN.md there): naive, and the variants warp_row, block,
  * bulk as named implementations, opt the planner's choice among them. */
 #include "ops.h"
+#include "norm_inputs.h"
 #include "../core/errors.h"
 #include "../core/op.h"
 #include "../core/params.h"
@@ -151,11 +152,17 @@ static int setup(const kb_case *c, kb_state *st)
     a->cols = cols;
     a->eps = (float)c->v[P_EPS].num;
 
-    /* inputs: x in [-1, 3) (a mean away from 0, so the variance is not the mean
-     * square), gamma in [0.5, 1.5), beta in [-0.5, 0.5), dy in [-1, 1) */
+    /* inputs: x as norm_inputs.h says (uniform, one row in four with a
+     * massive activation), gamma in [0.5, 1.5), beta in [-0.5, 0.5), dy in
+     * [-1, 1) */
     kb_buf *x = &st->in[st->nin++];
     *x = (kb_buf){"x", dt, n, NULL, malloc(n * es + 1), NULL};
-    kb_fill_uniform(x->host, n, dt, c->seed, -1.0, 3.0);
+    kb_fill_uniform(x->host, n, dt, c->seed, KB_NORM_X_LO, KB_NORM_X_HI);
+    for (long r = 3; r < rows; r += 4) {
+        double v;
+        const long j = kb_norm_outlier(r, cols, &v);
+        if (j >= 0) kb_store(x->host, (size_t)r * (size_t)cols + (size_t)j, v, dt);
+    }
     kb_buf *gamma = NULL, *beta = NULL;
     if (aff) {
         gamma = &st->in[st->nin++];
@@ -257,6 +264,14 @@ static void reference(const kb_case *c, kb_state *st)
         }
     }
     for (int i = 0; i < st->nin; i++) free(in[i]);
+}
+
+long kb_norm_outlier(long row, long cols, double *value)
+{
+    if (row % 4 != 3 || cols < 1) return -1;
+    const long kind = row / 4 % 3;
+    *value = kind == 2 ? -KB_NORM_OUTLIER : KB_NORM_OUTLIER;
+    return kind == 0 ? 0 : kind == 1 ? cols / 2 : cols - 1;
 }
 
 static void teardown(const kb_case *c, kb_state *st)
@@ -443,7 +458,9 @@ static const kb_impl impls[] = {
  * The same buffers as setup's, by the same names: statistics and column sums
  * in fp32, everything else in the case's dtype. */
 static const kb_tensor_decl ln_tensors[] = {
-    {"x", 0, NULL, "[rows, cols]", "the rows, each normalised on its own over its cols elements"},
+    {"x", 0, NULL, "[rows, cols]",
+     "the rows, each normalised on its own over its cols elements; uniform in [-1, 3), one row in four with one "
+     "value of +-1000 (first, middle or last: a massive activation)"},
     {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
     {"beta", 0, "pass=fwd affine=on", "[cols]", "the shift, one per column (the backward does not need it)"},
     {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
@@ -468,7 +485,9 @@ static const kb_tensor_decl ln_tensors[] = {
 };
 
 static const kb_tensor_decl rms_tensors[] = {
-    {"x", 0, NULL, "[rows, cols]", "the rows, each normalised on its own over its cols elements"},
+    {"x", 0, NULL, "[rows, cols]",
+     "the rows, each normalised on its own over its cols elements; uniform in [-1, 3), one row in four with one "
+     "value of +-1000 (first, middle or last: a massive activation)"},
     {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
     {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
     {"rstd", 0, "pass=bwd", "[rows] fp32",
