@@ -20,6 +20,7 @@
 #include "../cli/core/params.h"
 #include "../cli/core/plugin.h"
 #include "../cli/core/registry.h"
+#include "../cli/harness/verify.h"
 #include "../include/kb_devattr.h"
 #include "../include/kb_dtype.h"
 #include "../cli/ops/norm_inputs.h"
@@ -334,6 +335,40 @@ static void test_outlier_rows_catch_a_shifted_variance(void **state)
     free(x);
 }
 
+/* A failed output names its worst element as plugins index it: y[row, col]
+ * (the fake device pointers are never read). */
+static void test_worst_names_the_element(void **state)
+{
+    (void)state;
+    const char *kv[] = {"rows", "5", "cols", "7", "dtype", "fp32", "affine", "none", NULL};
+    kb_case c = one_case("layernorm", kv);
+    kb_state st;
+    memset(&st, 0, sizeof st);
+    static char fake[64];
+    double ref[35] = {0}, got[35] = {0}, mref[5] = {0}, rref[5] = {0};
+    st.in[st.nin++] = (kb_buf){"x", KB_FP32, 35, fake, NULL, NULL};
+    st.out[st.nout++] = (kb_buf){"y", KB_FP32, 35, fake, NULL, ref};
+    st.out[st.nout++] = (kb_buf){"mean", KB_FP32, 5, fake, NULL, mref};
+    st.out[st.nout++] = (kb_buf){"rstd", KB_FP32, 5, fake, NULL, rref};
+    ref[3 * 7] = 64.02;
+    got[3 * 7] = 64.01;
+    got[4 * 7 + 6] = 1e-3;
+    char t[160];
+    strcpy(kb_last_error, "before");
+    kb_worst_text(&c, &st, 0, got, t, sizeof t);
+    assert_string_equal(t, "; worst y[3, 0] = 64.01 (reference 64.02)");
+    got[4 * 7 + 6] = NAN; /* unwritten: named first */
+    kb_worst_text(&c, &st, 0, got, t, sizeof t);
+    assert_string_equal(t, "; worst y[4, 6] = nan (reference 0)");
+    got[2] = 1; /* rstd [rows] */
+    kb_worst_text(&c, &st, 2, got, t, sizeof t);
+    assert_string_equal(t, "; worst rstd[2] = 1 (reference 0)");
+    st.in[0].dev = NULL; /* plugin_tensors refuses: the flat index, and kb_last_error kept */
+    kb_worst_text(&c, &st, 0, got, t, sizeof t);
+    assert_string_equal(t, "; worst y[34] = nan (reference 0)");
+    assert_string_equal(kb_last_error, "before");
+}
+
 /* kbench check's sweeps give every implementation cases it takes, in every
  * dtype and pass, on an H100 (and bulk none on an A100): the same sweeps as
  * `kbench check`, their n/a decided by each implementation's supports(). */
@@ -426,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_outlier_rows),
         cmocka_unit_test(test_outlier_rows_catch_a_shifted_variance),
+        cmocka_unit_test(test_worst_names_the_element),
         cmocka_unit_test(test_check_sweeps_cover_every_impl),
         cmocka_unit_test(test_tunable_choices_reach_the_planner),
     };

@@ -934,6 +934,38 @@ static void test_selftest_judge_flush(void **state)
     assert_false(kb_selftest_judge_flush(NAN, 0.0127, 5.0, &d));
 }
 
+/* Where a failed output is worst: the first non-finite element, else the
+ * largest error; its index through sampled rows; the index as text. */
+static void test_worst(void **state)
+{
+    (void)state;
+    double ref[6] = {1, 2, 3, 4, 5, 6}, got[6] = {1, 2.5, 3, 4, 5, 5.9};
+    kb_buf b = {"y", KB_FP32, 6, NULL, NULL, ref};
+    assert_int_equal(kb_worst(&b, got), 1);
+    got[4] = NAN; /* unwritten: named before any larger error */
+    got[5] = INFINITY;
+    assert_int_equal(kb_worst(&b, got), 4);
+    /* the MLP's sampled rows: rows 0, 7 and 9 of 10 of 2, packed */
+    long rows[3] = {0, 7, 9};
+    kb_buf s = {"y", KB_BF16, 20, NULL, NULL, ref, 0, 2, rows, 3};
+    assert_int_equal(kb_buf_index(&s, 1), 1);
+    assert_int_equal(kb_buf_index(&s, 3), 15); /* row 7, element 1 */
+    assert_int_equal(kb_buf_index(&s, 4), 18);
+    assert_int_equal(kb_buf_index(&b, 4), 4);
+    char t[64];
+    const int64_t shape[3] = {4, 5, 6};
+    kb_index_text(0, 3, shape, t, sizeof t);
+    assert_string_equal(t, "[0, 0, 0]");
+    kb_index_text(2 * 30 + 3 * 6 + 5, 3, shape, t, sizeof t);
+    assert_string_equal(t, "[2, 3, 5]");
+    kb_index_text(120, 3, shape, t, sizeof t); /* past the shape: flat */
+    assert_string_equal(t, "[120]");
+    kb_index_text(17, 0, NULL, t, sizeof t);
+    assert_string_equal(t, "[17]");
+    kb_index_text(2 * 30 + 3 * 6 + 5, 3, shape, t, 6); /* truncated, still a string */
+    assert_int_equal(strlen(t), 5);
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -1199,6 +1231,7 @@ int main(void)
         cmocka_unit_test(test_selftest_judge),
         cmocka_unit_test(test_selftest_judge_flush),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_worst),
         cmocka_unit_test(test_compare_rows),
         cmocka_unit_test(test_json_device_gemm),
         cmocka_unit_test(test_gemm_rungs),

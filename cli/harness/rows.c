@@ -150,9 +150,12 @@ static void verify_compare(const kb_case *c, kb_state *st, void *const *h, const
         int ok = kb_compare(b, got, tol, &rel, &mx);
         if (!ok) {
             row->verified = 0;
-            if (!row->error[0])
-                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e (tol %.1e)", b->name,
-                         rel, tol.rel_l2, mx, tol.max_abs);
+            if (!row->error[0]) {
+                char worst[160];
+                kb_worst_text(c, st, i, got, worst, sizeof worst);
+                snprintf(row->error, sizeof row->error, "%s: rel_err %.3e (tol %.1e), max_abs_err %.3e (tol %.1e)%s", b->name,
+                         rel, tol.rel_l2, mx, tol.max_abs, worst);
+            }
         }
         if (!(rel <= row->rel_err)) row->rel_err = rel;
         if (!(mx <= row->max_abs_err)) row->max_abs_err = mx;
