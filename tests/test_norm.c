@@ -359,13 +359,16 @@ static void test_worst_names_the_element(void **state)
     assert_string_equal(t, "; worst y[3, 0] = 64.01 (reference 64.02)");
     got[4 * 7 + 6] = NAN; /* unwritten: named first */
     kb_worst_text(&c, &st, 0, got, t, sizeof t);
-    assert_string_equal(t, "; worst y[4, 6] = nan (reference 0)");
+    assert_string_equal(t, "; worst y[4, 6] = nan (reference 0; unwritten, or a NaN computed)");
+    got[4 * 7 + 6] = -NAN; /* the poison's sign: still "nan" */
+    kb_worst_text(&c, &st, 0, got, t, sizeof t);
+    assert_string_equal(t, "; worst y[4, 6] = nan (reference 0; unwritten, or a NaN computed)");
     got[2] = 1; /* rstd [rows] */
     kb_worst_text(&c, &st, 2, got, t, sizeof t);
     assert_string_equal(t, "; worst rstd[2] = 1 (reference 0)");
     st.in[0].dev = NULL; /* plugin_tensors refuses: the flat index, and kb_last_error kept */
     kb_worst_text(&c, &st, 0, got, t, sizeof t);
-    assert_string_equal(t, "; worst y[34] = nan (reference 0)");
+    assert_string_equal(t, "; worst y[34] = nan (reference 0; unwritten, or a NaN computed)");
     assert_string_equal(kb_last_error, "before");
 }
 

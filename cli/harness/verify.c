@@ -110,5 +110,8 @@ void kb_worst_text(const kb_case *c, const kb_state *st, int i, const double *go
     memcpy(kb_last_error, saved, sizeof saved);
     char at[96];
     kb_index_text(kb_buf_index(b, w), ndim, shape, at, sizeof at);
-    snprintf(buf, n, "; worst %s%s = %.6g (reference %.6g)", b->name, at, got[w], b->ref[w]);
+    if (isnan(got[w])) /* the poison's sign bit is set: "-nan" would read as a value */
+        snprintf(buf, n, "; worst %s%s = nan (reference %.6g; unwritten, or a NaN computed)", b->name, at, b->ref[w]);
+    else
+        snprintf(buf, n, "; worst %s%s = %.6g (reference %.6g)", b->name, at, got[w], b->ref[w]);
 }

@@ -22,6 +22,7 @@ size_t kb_buf_index(const kb_buf *b, size_t i);
  * < 1 or the shape does not hold i. */
 void kb_index_text(size_t i, int ndim, const int64_t *shape, char *buf, size_t n);
 /* "; worst y[3, 0] = 64.01 (reference 64.02)": output i's worst element
+ * ("= nan (reference ...; unwritten, or a NaN computed)" for a NaN)
  * (kb_worst; got as kb_buf_gather gives it), indexed in the tensor the op
  * hands plugins (plugin_tensors), else by its flat index. */
 void kb_worst_text(const kb_case *c, const kb_state *st, int i, const double *got, char *buf, size_t n);
