@@ -79,7 +79,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
     } while (0)
     CHECK(p->dtype == s->dtype && p->backward == s->backward);
     CHECK(p->block >= 1 && p->block <= 1024 && p->tpr >= 1 && p->tpr <= p->block);
-    CHECK((p->tpr & (p->tpr - 1)) == 0 || p->variant == KB_NORM_WARP_ROW);
+    CHECK((p->tpr & (p->tpr - 1)) == 0 || p->variant == KB_NORM_WARP_ROW || p->cl);
     CHECK(p->smem + p->smem_static <= (size_t)d->smem_per_block_optin);
     CHECK(!strncmp(what, kb_norm_variant_name(p->variant), strlen(kb_norm_variant_name(p->variant))));
     CHECK(kb_norm_exec_has_kernel(p)); /* a kernel file of kernels/norm instantiates it */
@@ -119,6 +119,14 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
+        if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
+            CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
+            CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
+            CHECK(p->nv == 8 && p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
+            CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
+            CHECK(p->cl == 2 || (long)(p->cl / 2) * 512 * 8 * p->w < s->cols); /* the smallest cluster that holds it */
+            break;
+        }
         CHECK(p->w == 1 || p->w == w16);
         CHECK(s->cols % p->w == 0);
         CHECK(p->nv == 0 || p->nv == 1 || p->nv == 2 || p->nv == 4 || p->nv == 8);
@@ -381,8 +389,15 @@ static void test_known_shapes(void **state)
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows of 32 KiB and more on sm_90: bulk where the ring fits */
     expect("h100", 0, 0, 24576, "bulk v=8 rows=1 slots=2");
-    expect("h100", 0, 0, 20000, "block tpr=1024 v=8 w=4"); /* bulk would idle a quarter of its threads */
-    expect("h100", 1, 0, 65536, "block loop w=8");
+    expect("h100", 0, 0, 20000, "block cluster=2 tpr=320 v=8 w=4"); /* bulk would idle a quarter of its threads */
+    expect("h200", 0, 0, 32768, "block cluster=2 tpr=512 v=8 w=4");
+    expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4");
+    expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
+    expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4");
+    expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
+    expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
+    expect("a100", 1, 0, 65536, "block loop w=8"); /* no clusters before sm_90 */
     expect("a100", 0, 0, 20000, "block tpr=1024 v=8 w=4");
     /* rows that are not 16-byte multiples: block, w=1 */
     expect("h100", 1, 0, 4097, "block tpr=1024 v=8 w=1");

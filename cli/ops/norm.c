@@ -537,7 +537,9 @@ static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, 
  * every dtype and pass, for every variant (n/a where one cannot take them):
  * block: thread groups of 1 to 512 (w=1: the odd cols), several rows per
  * block, backward grids that loop over rows, 16-byte rows past warp_row
- * (12288, 16384, 20000), rows too long for registers (32768-70001);
+ * (12288, 16384, 20000), forward rows past 64 KiB split over clusters of 2,
+ * 4 and 8 blocks on sm_90 (fp32 20000, 32768, 65536, 131072; 16-bit 65536,
+ * 131072, 140000), rows too long for registers (70001, fp32 140000);
  * warp_row: groups of 1 to 32 warps, powers of two and not (3000, 4608,
  * 5120: 3, 5, 6, 9, 10, 12 warps; 9000, 10240: the backward's groups of 18
  * and 20 warps at 640 threads), one-warp rows of 1, 2 (200, 384) and 8
@@ -552,7 +554,7 @@ static const char *const checks[] = {
     "{\"rows\": [3, 130], \"cols\": [8, 64, 1000, 2048, 8192, 16384]}",
     "{\"rows\": 3000, \"cols\": [200, 1024]}",
     "{\"rows\": [3, 130], \"cols\": [200, 384, 1032, 1544, 2040]}",
-    "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001], \"affine\": \"on\"}",
+    "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001, 131072, 140000], \"affine\": \"on\"}",
     "{\"rows\": 5, \"cols\": 4096, \"eps\": [0, 0.1], \"affine\": \"on\"}",
     "{\"rows\": [7, 1000], \"cols\": [10248, 12288, 20000]}",
     "{\"rows\": [7, 300], \"cols\": [8, 384, 1000, 2048, 5120, 10240], \"vec\": [\"1\", \"2\", \"4\", \"8\"], \"affine\": \"on\"}",

@@ -14,7 +14,7 @@ template <typename T> const void *kernel_of(const kb_norm_plan &p)
 {
     switch (p.variant) {
     case KB_NORM_WARP_ROW: return p.backward ? wr_bwd_kernel<T>(p) : wr_fwd_kernel<T>(p);
-    case KB_NORM_BLOCK: return p.backward ? block_bwd_kernel<T>(p) : block_fwd_kernel<T>(p);
+    case KB_NORM_BLOCK: return p.backward ? block_bwd_kernel<T>(p) : p.cl ? cl_fwd_kernel<T>(p) : block_fwd_kernel<T>(p);
     case KB_NORM_BULK: return p.backward ? bulk_bwd_kernel<T>(p) : bulk_fwd_kernel<T>(p);
     }
     return nullptr;
@@ -65,6 +65,11 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;
     x->smem = p->smem;
+    if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a, vectors a block)
+        const long nvec = a->cols / p->w;
+        x->cl = p->cl, x->grid = (unsigned)(a->rows * p->cl), x->i0 = (int)((nvec + p->cl - 1) / p->cl);
+        return 0;
+    }
     const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv) || p->variant == KB_NORM_BULK;
     if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), the loop forward (a row a block)
         const long rpb = p->variant == KB_NORM_WARP_ROW ? p->block / p->tpr : 1;
@@ -96,5 +101,14 @@ extern "C" int kb_norm_exec_launch(const kb_norm_args *a, const kb_norm_exec *x,
     void *kargs[] = {&args, &i0, &i1}; // a kernel reads as many as it takes
     cudaStream_t s = (cudaStream_t)stream;
     if (x->coop) return (int)cudaLaunchCooperativeKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);
+    if (x->cl) {
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = (unsigned)x->cl, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(x->grid), cfg.blockDim = dim3((unsigned)x->block), cfg.dynamicSmemBytes = x->smem;
+        cfg.stream = s, cfg.attrs = &attr, cfg.numAttrs = 1;
+        return (int)cudaLaunchKernelExC(&cfg, x->kernel, kargs);
+    }
     return (int)cudaLaunchKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);
 }

@@ -13,5 +13,6 @@ template <typename T> const void *block_fwd_kernel(const kb_norm_plan &p); // bl
 template <typename T> const void *block_bwd_kernel(const kb_norm_plan &p); // block_bwd.cu
 template <typename T> const void *bulk_fwd_kernel(const kb_norm_plan &p);  // bulk_sm90.cu
 template <typename T> const void *bulk_bwd_kernel(const kb_norm_plan &p);  // bulk_sm90.cu
+template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p);    // cluster_fwd.cu
 
 } // namespace kb::norm

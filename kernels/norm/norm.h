@@ -21,6 +21,7 @@ typedef struct {
     size_t smem;        /* dynamic shared memory */
     int i0, i1;         /* the kernel's int arguments after kb_norm_args (tpr or warps; iters or slots) */
     int coop;           /* a cooperative launch: the backward's grid barrier before the column sums */
+    int cl;             /* blocks a cluster (cluster_fwd.cu), else 0: a plain launch */
     size_t work_bytes;  /* the backward's workspace (plan.h: kb_norm_work_bytes) the caller allocates into a->work, zeroed once */
 } kb_norm_exec;
 

@@ -17,7 +17,8 @@
 
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
- * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
+ * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes, block.cluster
+ * by row bytes
  * (every tensor of it); the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
@@ -141,6 +142,17 @@ const kb_norm_rule kb_norm_rules[] = {
     {"block.max_elems", -1, ANY, 0, 0, 32, "at most 32 elements a thread (8 vectors) in registers; longer rows: the loop kernels"},
     {"block.fwd_block", 0, ANY, 0, 0, 256,
      "forward blocks of 256 threads or one row's group (63 registers: 4 blocks an SM)"},
+    {"block.cluster", 0, ANY, 65537, 524288, 512,
+     "a forward row past 64 KiB (16-byte vectors, sm_90): split over a cluster of 2-8 blocks of at most 512 threads of 8 "
+     "vectors, two blocks an SM, its sums met over distributed shared memory, against one block of 1024 a row (one row "
+     "an SM) or the loop kernels (x read three times; H200, 2026-11-28, graph, two runs each in turns, us): LayerNorm fp32 "
+     "4096 x 20480 324.9/325.8 -> 209.4/209.3 (49 -> 75% of copy), 4096 x 32768 455.8/455.1 -> 344.3/344.2 (55 -> 73), "
+     "16384 x 32768 1775.0/1775.4 -> 1384.9/1384.8, 4096 x 65536 1086.5/1086.0 -> 745.5/745.2 (46 -> 67), bf16 4096 x "
+     "65536 448.2/448.0 -> 387.2/386.8; RMSNorm fp32 4096 x 32768 393.9/393.2 -> 315.6/315.8 (64 -> 80), 4096 x 65536 "
+     "785.5/785.7 -> 644.9/644.4, bf16 4096 x 65536 375.4/375.2 -> 312.0/312.0 (67 -> 81). 4 vectors a thread (C "
+     "doubled, 64 KiB in flight an SM) was level or lost (32768 457.9/458.2; 65536 995.3/996.0, RMSNorm 843.3/843.2). "
+     "Where opt takes bulk (32 KiB-up rows a ring slot holds twice) it is level with it (fp32 24576 269.7 vs 263.6, "
+     "28672 299.8 vs 302.2): bulk stays. The H100 was not measured (not lent)"},
 };
 const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
 
@@ -389,12 +401,23 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
  * thread in registers (nv 0: the loop kernels, one row a block). */
 static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan *p, char *why, size_t n)
 {
-    (void)d;
     const int es = (int)kb_dtype_size((kb_dtype)s->dtype), wv = 16 / es;
     memset(p, 0, sizeof *p);
     p->variant = KB_NORM_BLOCK;
     p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
     const long nvec = (s->cols + p->w - 1) / p->w;
+    /* a forward row past 64 KiB on sm_90: a cluster of C blocks a row, 8
+     * vectors a thread (block.cluster: its value is a block's most threads) */
+    const int clmax = s->backward || p->w != wv || !sm90(d) ? 0 : rule("block.cluster", s, s->cols * es);
+    if (clmax > 0) {
+        long C = 2;
+        while (C < 8 && (nvec + C - 1) / C > 8L * clmax) C *= 2;
+        const long per = (nvec + C - 1) / C; /* vectors a block */
+        if (per <= 8L * clmax) {
+            p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
+            return 0;
+        }
+    }
     const int elems = rule("block.elems", s, 0), emax = rule("block.max_elems", s, 0);
     const int nvmax = emax / p->w < 8 ? emax / p->w : 8;
     const int nvt = elems / p->w < 1 ? 1 : elems / p->w < nvmax ? elems / p->w : nvmax;
@@ -471,7 +494,8 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
                      p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs", p->pipe ? " pipe" : "");
         break;
     case KB_NORM_BLOCK:
-        if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
+        if (p->cl) snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d", p->cl, p->tpr, p->nv, p->w);
+        else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;
     default: snprintf(buf, n, "none");

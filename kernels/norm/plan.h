@@ -63,6 +63,7 @@ typedef struct {
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
+    int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
     size_t smem;      /* dynamic shared memory a block */
     size_t smem_static; /* the kernel's static shared memory (counted against the device) */
     int rule;         /* the table row that chose the variant (KB_NORM_AUTO), else -1 */
