@@ -75,9 +75,9 @@ size_t kb_buf_index(const kb_buf *b, size_t i)
 
 void kb_index_text(size_t i, int ndim, const int64_t *shape, char *buf, size_t n)
 {
-    int64_t at[8];
+    int64_t at[KBP_MAX_DIMS];
     size_t rest = i;
-    int ok = ndim >= 1 && ndim <= 8 && shape;
+    int ok = ndim >= 1 && ndim <= KBP_MAX_DIMS && shape;
     for (int d = ndim - 1; ok && d >= 0; d--) {
         if (shape[d] < 1) ok = 0;
         else at[d] = (int64_t)(rest % (size_t)shape[d]), rest /= (size_t)shape[d];

@@ -158,7 +158,7 @@ static int setup(const kb_case *c, kb_state *st)
     kb_buf *x = &st->in[st->nin++];
     *x = (kb_buf){"x", dt, n, NULL, malloc(n * es + 1), NULL};
     kb_fill_uniform(x->host, n, dt, c->seed, KB_NORM_X_LO, KB_NORM_X_HI);
-    for (long r = 3; r < rows; r += 4) {
+    for (long r = 0; r < rows; r++) { /* kb_norm_outlier says which rows */
         double v;
         const long j = kb_norm_outlier(r, cols, &v);
         if (j >= 0) kb_store(x->host, (size_t)r * (size_t)cols + (size_t)j, v, dt);
@@ -457,10 +457,12 @@ static const kb_impl impls[] = {
 /* ---- the tensors external implementations (plugins) see ----------------
  * The same buffers as setup's, by the same names: statistics and column sums
  * in fp32, everything else in the case's dtype. */
+/* x, both ops' (norm_inputs.h draws it) */
+#define X_HELP                                                                                                     \
+    "the rows, each normalised on its own over its cols elements; uniform in [-1, 3), one row in four with one "   \
+    "value of +-1000 (first, middle or last: a massive activation)"
 static const kb_tensor_decl ln_tensors[] = {
-    {"x", 0, NULL, "[rows, cols]",
-     "the rows, each normalised on its own over its cols elements; uniform in [-1, 3), one row in four with one "
-     "value of +-1000 (first, middle or last: a massive activation)"},
+    {"x", 0, NULL, "[rows, cols]", X_HELP},
     {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
     {"beta", 0, "pass=fwd affine=on", "[cols]", "the shift, one per column (the backward does not need it)"},
     {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
@@ -485,9 +487,7 @@ static const kb_tensor_decl ln_tensors[] = {
 };
 
 static const kb_tensor_decl rms_tensors[] = {
-    {"x", 0, NULL, "[rows, cols]",
-     "the rows, each normalised on its own over its cols elements; uniform in [-1, 3), one row in four with one "
-     "value of +-1000 (first, middle or last: a massive activation)"},
+    {"x", 0, NULL, "[rows, cols]", X_HELP},
     {"gamma", 0, "affine=on", "[cols]", "the scale, one per column"},
     {"dy", 0, "pass=bwd", "[rows, cols]", "the gradient of y"},
     {"rstd", 0, "pass=bwd", "[rows] fp32",
