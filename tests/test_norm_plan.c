@@ -387,9 +387,10 @@ static void test_known_shapes(void **state)
     /* the 640-thread staged backward needs 120 KiB: not on an sm_89's 99 */
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
-    /* forward rows of 32 KiB and more on sm_90: bulk where the ring fits */
-    expect("h100", 0, 0, 24576, "bulk v=8 rows=1 slots=2");
-    expect("h100", 0, 0, 20000, "block cluster=2 tpr=320 v=8 w=4"); /* bulk would idle a quarter of its threads */
+    /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
+    expect("h100", 0, 0, 24576, "block cluster=2 tpr=384 v=8 w=4");
+    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8");
+    expect("h100", 0, 0, 20000, "block cluster=2 tpr=320 v=8 w=4");
     expect("h200", 0, 0, 32768, "block cluster=2 tpr=512 v=8 w=4");
     expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4");
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");

@@ -65,9 +65,8 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;
     x->smem = p->smem;
-    if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a, vectors a block)
-        const long nvec = a->cols / p->w;
-        x->cl = p->cl, x->grid = (unsigned)(a->rows * p->cl), x->i0 = (int)((nvec + p->cl - 1) / p->cl);
+    if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a)
+        x->cl = p->cl, x->grid = (unsigned)(a->rows * p->cl);
         return 0;
     }
     const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv) || p->variant == KB_NORM_BULK;

@@ -29,9 +29,6 @@ const kb_norm_rule kb_norm_rules[] = {
     {"try", 1, ANY, 0, INF, KB_NORM_BULK,
      "a backward past the warp rows (16-bit cols > 10240, fp32 > 5120) on sm_90: the block kernels gave fp16 38%, "
      "fp32 23% of copy at cols 10240; bulk fp16 12288 76%, fp32 16384 86%"},
-    {"try", 0, ANY, 32768, INF, KB_NORM_BULK,
-     "a forward row of 32 KiB or more on sm_90 (past the warp rows' 32 warps): +13 points of copy at 32 KiB rows; "
-     "below 16 KiB bulk lost to the register kernels"},
     {"try", -1, ANY, 0, INF, KB_NORM_BLOCK,
      "everything else: rows that are not 16-byte multiples (w=1), rows too long for registers (the loop kernels)"},
     /* ---- warp_row ---- */
@@ -143,15 +140,20 @@ const kb_norm_rule kb_norm_rules[] = {
      "forward blocks of 256 threads or one row's group (63 registers: 4 blocks an SM)"},
     {"block.cluster", 0, ANY, 65537, 524288, 512,
      "a forward row past 64 KiB (16-byte vectors, sm_90): split over a cluster of 2-8 blocks of at most 512 threads of 8 "
-     "vectors, two blocks an SM, its sums met over distributed shared memory, against one block of 1024 a row (one row "
-     "an SM) or the loop kernels (x read three times; H200, 2026-11-28, graph, two runs each in turns, us): LayerNorm fp32 "
-     "4096 x 20480 324.9/325.8 -> 209.4/209.3 (49 -> 75% of copy), 4096 x 32768 455.8/455.1 -> 344.3/344.2 (55 -> 73), "
-     "16384 x 32768 1775.0/1775.4 -> 1384.9/1384.8, 4096 x 65536 1086.5/1086.0 -> 745.5/745.2 (46 -> 67), bf16 4096 x "
-     "65536 448.2/448.0 -> 387.2/386.8; RMSNorm fp32 4096 x 32768 393.9/393.2 -> 315.6/315.8 (64 -> 80), 4096 x 65536 "
-     "785.5/785.7 -> 644.9/644.4, bf16 4096 x 65536 375.4/375.2 -> 312.0/312.0 (67 -> 81). 4 vectors a thread (C "
-     "doubled, 64 KiB in flight an SM) was level or lost (32768 457.9/458.2; 65536 995.3/996.0, RMSNorm 843.3/843.2). "
-     "Where opt takes bulk (32 KiB-up rows a ring slot holds twice) it is level with it (fp32 24576 269.7 vs 263.6, "
-     "28672 299.8 vs 302.2): bulk stays. The H100 was not measured (not lent)"},
+     "vectors, two blocks an SM, each block's part pushed once to every block (st.async on its mbarrier), against one "
+     "block of 1024 a row (one row an SM) or the loop kernels (x read three times; H200, 2026-11-28, graph, two runs "
+     "each in turns, us; in brackets the first clusters, three cluster barriers a LayerNorm row): LayerNorm fp32 4096 x "
+     "20480 324.9/325.8 -> [209.4] 177.2/177.2 (49 -> 89% of copy), 4096 x 32768 455.8/455.1 -> [344.3] 288.5/288.4 "
+     "(55 -> 88), 16384 x 32768 1775.0/1775.4 -> [1384.9] 1133.6/1134.0 (89), 4096 x 65536 1086.5/1086.0 -> [745.5] "
+     "583.9/583.7 (46 -> 86), bf16 4096 x 65536 448.2/448.0 -> [387.2] 305.2/305.4 (83); RMSNorm fp32 4096 x 32768 "
+     "393.9/393.2 -> [315.6] 270.2/270.4 (64 -> 94), 4096 x 65536 785.5/785.7 -> [644.9] 553.4/553.4 (91), bf16 4096 x "
+     "65536 375.4/375.2 -> [312.0] 278.7/278.7 (67 -> 91). 4 vectors a thread (C doubled) and blocks of 256 (C doubled, "
+     "four an SM) were level or lost (LayerNorm fp32 32768 311.1 -> 322.2 at 256). Against bulk, which opt took for "
+     "forward rows of 32 KiB and more until then (fp32 cols 24576-28920, 16-bit 49152-57840): LayerNorm fp32 24576 224.0/224.0 "
+     "vs 264.9/265.6 (85 vs 72% of copy), 28672 255.8/255.7 vs 305.6/305.9; RMSNorm fp32 24576 214.7/214.8 vs "
+     "247.2/247.2, 28672 242.8/242.7 vs 284.2/284.8; bf16 LayerNorm 49152 241.5/241.4 vs 302.4/302.6, 57344 "
+     "271.4/271.5 vs 338.4/338.0, RMSNorm 49152 225.7/225.6 vs 281.2/281.1: opt no longer tries bulk forward (the "
+     "warp rows take every aligned row to 64 KiB). The H100 was not measured (not lent)"},
 };
 const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
 
