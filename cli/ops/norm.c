@@ -373,7 +373,13 @@ static int prepare_variant(const kb_case *c, kb_state *st, const kb_devattr *d, 
     kb_norm_tune t = tune_of(c);
     if (kb_norm_plan_make(&s, d, variant, &t, &p->plan, r->why, sizeof r->why)) return KB_NA;
     kb_norm_plan_describe(&p->plan, r->kernel, sizeof r->kernel);
-    KB_CK(kb_norm_exec_prepare(&p->args, &p->plan, d, &p->x));
+    const int e = kb_norm_exec_prepare(&p->args, &p->plan, d, &p->x);
+    if (e == KB_NORM_NO_CLUSTER) {
+        snprintf(r->why, sizeof r->why, "this device cannot place a cluster of %d blocks of %d threads", p->plan.cl,
+                 p->plan.block);
+        return KB_NA;
+    }
+    KB_CK(e);
     if (p->x.work_bytes) { /* zeroed once: the grid barrier's counter (kernels/norm/plan.h) */
         KB_CK(cudaMalloc(&p->args.work, p->x.work_bytes));
         KB_CK(cudaMemset(p->args.work, 0, p->x.work_bytes));

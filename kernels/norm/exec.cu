@@ -43,6 +43,17 @@ int fit_grid(const kb_norm_args *a, const kb_norm_plan &p, const kb_devattr *d, 
     return 0;
 }
 
+// A cluster launch of x->cl blocks a cluster (cluster_fwd.cu); attr: its storage.
+cudaLaunchConfig_t cluster_config(const kb_norm_exec *x, cudaLaunchAttribute *attr, cudaStream_t s)
+{
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)x->cl, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(x->grid), cfg.blockDim = dim3((unsigned)x->block), cfg.dynamicSmemBytes = x->smem;
+    cfg.stream = s, cfg.attrs = attr, cfg.numAttrs = 1;
+    return cfg;
+}
+
 } // namespace
 
 static const void *kernel_by_dtype(const kb_norm_plan &p)
@@ -67,7 +78,11 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     x->smem = p->smem;
     if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a)
         x->cl = p->cl, x->grid = (unsigned)(a->rows * p->cl);
-        return 0;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = cluster_config(x, &attr, nullptr);
+        int n = 0;
+        const int e = (int)cudaOccupancyMaxActiveClusters(&n, x->kernel, &cfg);
+        return e ? e : n < 1 ? KB_NORM_NO_CLUSTER : 0;
     }
     const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv) || p->variant == KB_NORM_BULK;
     if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), the loop forward (a row a block)
@@ -102,11 +117,7 @@ extern "C" int kb_norm_exec_launch(const kb_norm_args *a, const kb_norm_exec *x,
     if (x->coop) return (int)cudaLaunchCooperativeKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);
     if (x->cl) {
         cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = (unsigned)x->cl, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(x->grid), cfg.blockDim = dim3((unsigned)x->block), cfg.dynamicSmemBytes = x->smem;
-        cfg.stream = s, cfg.attrs = &attr, cfg.numAttrs = 1;
+        const cudaLaunchConfig_t cfg = cluster_config(x, &attr, s);
         return (int)cudaLaunchKernelExC(&cfg, x->kernel, kargs);
     }
     return (int)cudaLaunchKernel(x->kernel, x->grid, x->block, kargs, x->smem, s);

@@ -30,7 +30,10 @@ typedef struct {
 int kb_norm_exec_has_kernel(const kb_norm_plan *p);
 /* Untimed, once per case: the plan's kernel, its shared memory opt-in
  * (cudaFuncSetAttribute), its grid (occupancy on d->sm_count SMs for the
- * persistent kernels) and the workspace it needs. 0 or a cudaError_t. */
+ * persistent kernels) and the workspace it needs. 0, a cudaError_t, or
+ * KB_NORM_NO_CLUSTER: the device cannot place one of the plan's clusters
+ * (cudaOccupancyMaxActiveClusters 0; a small MIG slice, say). */
+#define KB_NORM_NO_CLUSTER (-2) /* no cudaError_t is negative */
 int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x);
 /* One launch of a prepared plan (a->work: x->work_bytes of device memory,
  * zeroed before the first launch, when the backward sums dgamma; launches that
