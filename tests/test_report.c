@@ -994,6 +994,18 @@ static void test_compare(void **state)
     /* the rel_l2 bound alone fails it */
     assert_int_equal(kb_compare(&b, got, (kb_tol){1e-3, 1}, &rel, &mx), 0);
 
+    /* a poisoned (all-ones: a negative NaN) output left unwritten: both errors
+     * a NaN without its sign, as the error text and the table print them */
+    double poison;
+    memset(&poison, 0xff, sizeof poison);
+    got[2] = poison;
+    assert_int_equal(kb_compare(&b, got, tol, &rel, &mx), 0);
+    assert_true(isnan(rel) && !signbit(rel) && isnan(mx) && !signbit(mx));
+    char txt[32];
+    snprintf(txt, sizeof txt, "%.3e %.3e", rel, mx);
+    assert_string_equal(txt, "nan nan");
+    got[2] = 3;
+
     /* a result that cancels to ~0: relative to its terms' size (scale), not to itself */
     double zero[2] = {0, 1e-9}, near[2] = {2e-6, 1e-9};
     kb_buf zb = {"dx", KB_FP32, 2, NULL, NULL, zero};

@@ -49,6 +49,7 @@ int kb_compare(const kb_buf *b, const double *got, kb_tol tol, double *rel, doub
     if (bad) mx = NAN;
     den = den > b->scale * b->scale ? den : b->scale * b->scale;
     *rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (isnan(*rel)) *rel = NAN; /* the poison's sign bit printed "-nan" */
     *maxabs = mx;
     if (bad || !isfinite(*rel) || !isfinite(mx)) return 0;
     return *rel <= tol.rel_l2 && mx <= tol.max_abs * (mref > 1 ? mref : 1);
