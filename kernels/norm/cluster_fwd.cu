@@ -24,20 +24,6 @@
 namespace kb::norm {
 namespace {
 
-template <typename T> __device__ __forceinline__ void unpack_word(unsigned w, float *f)
-{
-    if constexpr (sizeof(T) == 4) f[0] = __uint_as_float(w);
-    else {
-        const float2 p = widen2<T>(w);
-        f[0] = p.x, f[1] = p.y;
-    }
-}
-template <typename T> __device__ __forceinline__ unsigned pack_word(const float *f)
-{
-    if constexpr (sizeof(T) == 4) return __float_as_uint(f[0]);
-    else return narrow2<T>(f[0], f[1]);
-}
-
 // A grid over the rows, a cluster a row.
 template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(kb_norm_args a)
 {
@@ -98,8 +84,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(k
         const float4 v = t < tpr >> 5 ? red[t] : make_float4(0.f, 0.f, 0.f, 0.f);
         float ns[2] = {v.x, v.y};
         lane_sums<2>(ns);
-        const float mb = ns[0] > 0.f ? __fdividef(ns[1], ns[0]) : 0.f, d = v.w - mb;
-        float m2 = fmaf(v.x * d, d, v.z);
+        const float mb = ns[0] > 0.f ? __fdividef(ns[1], ns[0]) : 0.f;
+        float m2 = chan_term(v, mb);
         lane_sums<1>(&m2);
         if (t < C) ptx::st_async_f4(ptx::mapa(ptx::smem_u32(&got[r]), t), make_float4(ns[0], ns[1], m2, mb), ptx::mapa(b, t));
     }
@@ -111,11 +97,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(k
     const float mean = a.rms ? 0.f : sum * inv_n;
     float m2 = 0.f;
     if (!a.rms)
-        for (int k = 0; k < C; k++) {
-            const float4 g = got[k];
-            const float d = g.w - mean;
-            m2 += fmaf(g.x * d, d, g.z);
-        }
+        for (int k = 0; k < C; k++) m2 += chan_term(got[k], mean);
     const float rstd = rsqrtf((a.rms ? sum : m2) * inv_n + a.eps);
     const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma), *bt = reinterpret_cast<const uint4 *>(a.beta);
     uint4 *y = reinterpret_cast<uint4 *>((T *)a.y + row * a.cols);

@@ -69,6 +69,12 @@ __device__ __forceinline__ float2 group_sum(float2 v, int tpr, float2 *red, int 
     return s;
 }
 
+// Chan's update: a part's (n, sum, M2 about m, m) share of M2 about `mean`.
+__device__ __forceinline__ float chan_term(float4 part, float mean)
+{
+    const float d = part.w - mean;
+    return fmaf(part.x * d, d, part.z);
+}
 // LayerNorm's row statistics in one meeting, with no cancellation whatever
 // the row holds (Chan's parallel merge), in two steps around the caller's
 // pass over its values:
@@ -109,11 +115,7 @@ __device__ __forceinline__ float2 group_merge(float3 w, float q, int tpr, float4
     }
     const float mean = nt > 0.f ? __fdividef(st, nt) : 0.f;
     float m2 = 0.f;
-    for (int k = 0; k < nw; k++) {
-        const float4 r = red[first + k];
-        const float d = r.w - mean;
-        m2 += fmaf(r.x * d, d, r.z);
-    }
+    for (int k = 0; k < nw; k++) m2 += chan_term(red[first + k], mean);
     return make_float2(mean, m2);
 }
 
@@ -147,6 +149,22 @@ template <typename T> __device__ __forceinline__ unsigned narrow2(float lo, floa
     return w;
 }
 
+// One 32-bit word: one fp32 value or two 16-bit ones (f[0], f[1]). unpack_w
+// keeps its own loop: built on unpack_word, warp_row_bwd_16's PTX changed.
+template <typename T> __device__ __forceinline__ void unpack_word(unsigned w, float *f)
+{
+    if constexpr (sizeof(T) == 4) f[0] = __uint_as_float(w);
+    else {
+        const float2 p = widen2<T>(w);
+        f[0] = p.x, f[1] = p.y;
+    }
+}
+template <typename T> __device__ __forceinline__ unsigned pack_word(const float *f)
+{
+    if constexpr (sizeof(T) == 4) return __float_as_uint(f[0]);
+    else return narrow2<T>(f[0], f[1]);
+}
+
 template <typename T> __device__ __forceinline__ void unpack_w(const uint4 u, float *f)
 {
     const unsigned w[4] = {u.x, u.y, u.z, u.w};
@@ -166,7 +184,7 @@ template <typename T> __device__ __forceinline__ uint4 pack_w(const float *f)
 {
     unsigned w[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) w[i] = sizeof(T) == 4 ? __float_as_uint(f[i]) : narrow2<T>(f[2 * i], f[2 * i + 1]);
+    for (int i = 0; i < 4; i++) w[i] = pack_word<T>(f + i * (4 / sizeof(T)));
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
