@@ -89,7 +89,7 @@ template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(k
         lane_sums<1>(&m2);
         if (t < C) ptx::st_async_f4(ptx::mapa(ptx::smem_u32(&got[r]), t), make_float4(ns[0], ns[1], m2, mb), ptx::mapa(b, t));
     }
-    ptx::mbar_wait(b, 0);
+    ptx::mbar_wait_cluster(b, 0); // acquire at .cluster: the parts came from other CTAs
     // the row's statistics from the C parts, in rank order
     const float inv_n = 1.f / (float)a.cols;
     float sum = got[0].y;

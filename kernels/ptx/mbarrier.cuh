@@ -45,6 +45,17 @@ __device__ __forceinline__ void mbar_wait_loop(uint32_t bar, uint32_t parity)
                  "r"(parity)
                  : "memory");
 }
+// the same wait with acquire at cluster scope: the phase completed by other
+// CTAs' st.async (which release at .cluster); a .cta acquire (the default
+// above) is not formally ordered after them (PTX memory model; cccl's
+// st.async example waits so)
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity)
+{
+    asm volatile("{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P1, [%0], %1;\n"
+                 "@P1 bra DONE;\nbra LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
