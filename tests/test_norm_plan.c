@@ -125,6 +125,9 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(p->nv == 8 && p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
             CHECK(p->cl == 2 || (long)(p->cl / 2) * 512 * 8 * p->w < s->cols); /* the smallest cluster that holds it */
+            /* three blocks an SM (launch bound 384) only where two of 64 registers a thread are all that fit */
+            CHECK(p->lb == 0 || (p->lb == 384 && p->tpr <= 384 && 3L * p->tpr * 64 > d->regs_per_sm));
+            CHECK(p->lb == 384 || 3L * p->tpr * 64 <= d->regs_per_sm || p->tpr > 384);
             break;
         }
         CHECK(p->w == 1 || p->w == w16);
@@ -388,8 +391,10 @@ static void test_known_shapes(void **state)
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
-    expect("h100", 0, 0, 24576, "block cluster=2 tpr=384 v=8 w=4");
-    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8");
+    expect("h100", 0, 0, 24576, "block cluster=2 tpr=384 v=8 w=4 lb=384");
+    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384");
+    expect("h200", 0, 0, 22528, "block cluster=2 tpr=352 v=8 w=4 lb=384"); /* three an SM (block.cluster3) */
+    expect("h200", 0, 0, 45056, "block cluster=4 tpr=352 v=8 w=4 lb=384");
     expect("h100", 0, 0, 20000, "block cluster=2 tpr=320 v=8 w=4");
     expect("h200", 0, 0, 32768, "block cluster=2 tpr=512 v=8 w=4");
     expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4");

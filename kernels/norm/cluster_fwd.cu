@@ -24,8 +24,10 @@
 namespace kb::norm {
 namespace {
 
-// A grid over the rows, a cluster a row.
-template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(kb_norm_args a)
+// A grid over the rows, a cluster a row; blocks of at most TPB, MINB an SM
+// (512, 2: 64 registers; 384, 3: 56, for blocks of 352-384 threads, which
+// the first holds only two of an SM: plan.c's block.cluster3).
+template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds__(TPB, MINB) cl_fwd(kb_norm_args a)
 {
 #if __CUDA_ARCH__ >= 900 // sm_90a runs it; elsewhere an empty kernel the probe never picks
     constexpr int W = 16 / sizeof(T);
@@ -134,7 +136,8 @@ template <typename T, int NV> __global__ void __launch_bounds__(512, 2) cl_fwd(k
 
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
-    return p.cl > 1 && p.nv == 8 && !p.backward ? (const void *)cl_fwd<T, 8> : nullptr;
+    if (p.cl < 2 || p.nv != 8 || p.backward) return nullptr;
+    return p.lb == 384 ? (const void *)cl_fwd<T, 8, 384, 3> : (const void *)cl_fwd<T, 8, 512, 2>;
 }
 template const void *cl_fwd_kernel<float>(const kb_norm_plan &);
 template const void *cl_fwd_kernel<__half>(const kb_norm_plan &);

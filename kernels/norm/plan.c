@@ -154,6 +154,16 @@ const kb_norm_rule kb_norm_rules[] = {
      "247.2/247.2, 28672 242.8/242.7 vs 284.2/284.8; bf16 LayerNorm 49152 241.5/241.4 vs 302.4/302.6, 57344 "
      "271.4/271.5 vs 338.4/338.0, RMSNorm 49152 225.7/225.6 vs 281.2/281.1: opt no longer tries bulk forward (the "
      "warp rows take every aligned row to 64 KiB). The H100 was not measured (not lent)"},
+    {"block.cluster3", 0, ANY, 0, 0, 384,
+     "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
+     "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
+     "LayerNorm fp32 4096 x 22528 212.7/212.5 -> 202.5/202.4 (82.3 -> 86.5% of copy), 24576 221.5/221.4 -> "
+     "214.7/214.6 (85.6 -> 88.4), clusters of 4: 45056 445.2/445.3 -> 404.3/404.2 (77.7 -> 85.7), 49152 "
+     "470.3/469.9 -> 443.5/443.5; RMSNorm fp32 49152 439.6/439.8 -> 419.5/419.6; LayerNorm bf16 4096 x 45056 "
+     "231.0/231.0 -> 209.7/209.8 (75.8 -> 83.5), 49152 239.4/239.4 -> 226.6/227.0. Not where three fit already "
+     "(blocks of 320 at 64 registers: fp32 20480 175.5/175.4 -> 182.5/182.7), nor with clusters of 3 or 6 to reach "
+     "blocks of 352 (fp32 32768 285.5/285.8 -> 313.2/313.3, 65536 578.5/578.7 -> 623.8/623.7, bf16 65536 "
+     "302.7/302.5 -> 339.9/340.1)"},
 };
 const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
 
@@ -416,6 +426,9 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         const long per = (nvec + C - 1) / C; /* vectors a block */
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
+            /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
+            const long regs = d->regs_per_sm / (2L * clmax), cl3 = rule("block.cluster3", s, 0);
+            if (p->tpr <= cl3 && 3L * p->tpr * regs > d->regs_per_sm) p->lb = (int)cl3;
             return 0;
         }
     }
@@ -495,7 +508,8 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
                      p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs", p->pipe ? " pipe" : "");
         break;
     case KB_NORM_BLOCK:
-        if (p->cl) snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d", p->cl, p->tpr, p->nv, p->w);
+        if (p->cl)
+            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s", p->cl, p->tpr, p->nv, p->w, p->lb == 384 ? " lb=384" : "");
         else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;

@@ -59,7 +59,8 @@ typedef struct {
     int block;        /* threads a block */
     int stages;       /* warp_row backward: rows staged ahead (0, 2, 3); bulk: slots of the ring */
     int lb;           /* warp_row backward: launch bound (512, or 320 / 640 capped at 96 registers); forward:
-                       * 1024 where 16 warps of 8 vectors run two blocks of 512 an SM (wr.fwd2), else 0 */
+                       * 1024 where 16 warps of 8 vectors run two blocks of 512 an SM (wr.fwd2); a cluster's
+                       * blocks: 384 where they run three an SM (block.cluster3); else 0 */
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
