@@ -520,6 +520,27 @@ static void test_table(void **state)
         if (!strcmp(kb_norm_rules[i].key, "try") && !used[i]) fail_msg("\"try\" row %d never chosen", i);
 }
 
+/* kb_norm_exec_prepare refuses a plan made for fewer columns than the
+ * arguments hold (its threads would leave the rest unread) before it asks
+ * the device anything; the forward warp rows' prepare asks nothing, so the
+ * plan's own columns pass here without a GPU. */
+static void test_prepare_cols(void **state)
+{
+    (void)state;
+    const kb_devattr *d = dev("h100");
+    for (int dt = 0; dt < 3; dt++) {
+        const kb_norm_plan p = auto_plan("h100", dt, 0, 4096, 4096);
+        assert_int_equal(p.variant, KB_NORM_WARP_ROW);
+        kb_norm_args a = {.dtype = dt, .rows = 4096, .cols = 4096, .eps = 1e-5f};
+        kb_norm_exec x;
+        assert_int_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
+        a.cols = 4096 + 8 * 64; /* past tpr x nv x w of the plan for 4096 */
+        assert_int_not_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
+        a.cols = 2048; /* fewer: the kernels stop at the row's end */
+        assert_int_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     update = argc > 1 && !strcmp(argv[1], "--update");
@@ -531,6 +552,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_tunables),
         cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_prepare_cols),
     };
     return cmocka_run_group_tests_name("norm_plan", tests, NULL, NULL);
 }
