@@ -520,24 +520,34 @@ static void test_table(void **state)
         if (!strcmp(kb_norm_rules[i].key, "try") && !used[i]) fail_msg("\"try\" row %d never chosen", i);
 }
 
-/* kb_norm_exec_prepare refuses a plan made for fewer columns than the
- * arguments hold (its threads would leave the rest unread) before it asks
- * the device anything; the forward warp rows' prepare asks nothing, so the
- * plan's own columns pass here without a GPU. */
+/* kb_norm_exec_prepare refuses a plan made for other columns than the
+ * arguments hold (its threads' coverage and its shared memory follow them)
+ * before it asks the device anything; the forward warp rows' prepare asks
+ * nothing, so the plan's own columns pass here without a GPU. */
 static void test_prepare_cols(void **state)
 {
     (void)state;
-    const kb_devattr *d = dev("h100");
     for (int dt = 0; dt < 3; dt++) {
+        const long w = 16 / esize(dt);
         const kb_norm_plan p = auto_plan("h100", dt, 0, 4096, 4096);
         assert_int_equal(p.variant, KB_NORM_WARP_ROW);
+        assert_int_equal(p.cols, 4096);
         kb_norm_args a = {.dtype = dt, .rows = 4096, .cols = 4096, .eps = 1e-5f};
         kb_norm_exec x;
-        assert_int_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
-        a.cols = 4096 + 8 * 64; /* past tpr x nv x w of the plan for 4096 */
-        assert_int_not_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
-        a.cols = 2048; /* fewer: the kernels stop at the row's end */
-        assert_int_equal(kb_norm_exec_prepare(&a, &p, d, &x), 0);
+        assert_int_equal(kb_norm_exec_prepare(&a, &p, dev("h100"), &x), 0);
+        a.cols = (long)p.tpr * p.nv * p.w + w; /* past what its threads hold */
+        assert_int_not_equal(kb_norm_exec_prepare(&a, &p, dev("h100"), &x), 0);
+        a.cols = 4096 - w; /* covered, but not the plan's */
+        assert_int_not_equal(kb_norm_exec_prepare(&a, &p, dev("h100"), &x), 0);
+        /* a bulk backward plan for 12000 columns covers 16384 with a ring sized for 12000 */
+        const kb_norm_plan b = auto_plan("h200", dt, 1, 4096, 12000 / w * w);
+        kb_norm_args ab = {.dtype = dt, .backward = 1, .rows = 4096, .cols = 16384, .eps = 1e-5f};
+        assert_int_not_equal(kb_norm_exec_prepare(&ab, &b, dev("h200"), &x), 0);
+        /* a cluster plan (h200, past 64 KiB): refused before the device is asked where to place it */
+        const kb_norm_plan c = auto_plan("h200", dt, 0, 4096, 65536);
+        assert_true(c.cl >= 2);
+        a.cols = 65536 + w;
+        assert_int_not_equal(kb_norm_exec_prepare(&a, &c, dev("h200"), &x), 0);
     }
 }
 

@@ -137,7 +137,8 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
     if (p.cl < 2 || p.nv != 8 || p.backward) return nullptr;
-    return p.lb == 384 ? (const void *)cl_fwd<T, 8, 384, 3> : (const void *)cl_fwd<T, 8, 512, 2>;
+    return p.lb == KB_NORM_CL3_BLOCK ? (const void *)cl_fwd<T, 8, KB_NORM_CL3_BLOCK, 3>
+                                     : (const void *)cl_fwd<T, 8, KB_NORM_CL_BLOCK, 2>;
 }
 template const void *cl_fwd_kernel<float>(const kb_norm_plan &);
 template const void *cl_fwd_kernel<__half>(const kb_norm_plan &);

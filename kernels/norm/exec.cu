@@ -72,8 +72,8 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
 {
     *x = kb_norm_exec{};
     if (a->dtype != p->dtype || a->backward != p->backward) return (int)cudaErrorInvalidValue;
-    // a plan's threads hold the row they were planned for: one made for fewer columns would leave some unread
-    if (p->nv && (long)(p->cl ? p->cl : 1) * p->tpr * p->nv * p->w < a->cols) return (int)cudaErrorInvalidValue;
+    // a plan holds the columns it was made for (its threads' coverage, its shared memory): no others
+    if (a->cols != p->cols) return (int)cudaErrorInvalidValue;
     x->kernel = kernel_by_dtype(*p);
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;

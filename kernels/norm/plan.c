@@ -163,7 +163,7 @@ const kb_norm_rule kb_norm_rules[] = {
      "231.0/231.0 -> 209.7/209.8 (75.8 -> 83.5), 49152 239.4/239.4 -> 226.6/227.0. Not where three fit already "
      "(blocks of 320 at 64 registers: fp32 20480 175.5/175.4 -> 182.5/182.7), nor with clusters of 3 or 6 to reach "
      "blocks of 352 (fp32 32768 285.5/285.8 -> 313.2/313.3, 65536 578.5/578.7 -> 623.8/623.7, bf16 65536 "
-     "302.7/302.5 -> 339.9/340.1)"},
+     "302.7/302.5 -> 339.9/340.1). The H100 was not measured (not lent)"},
 };
 const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
 
@@ -427,8 +427,9 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
             /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
-            const long regs = d->regs_per_sm / (2L * clmax), cl3 = rule("block.cluster3", s, 0);
-            if (p->tpr <= cl3 && 3L * p->tpr * regs > d->regs_per_sm) p->lb = (int)cl3;
+            const long regs = d->regs_per_sm / (2L * KB_NORM_CL_BLOCK), cl3 = rule("block.cluster3", s, 0);
+            if (p->tpr <= cl3 && p->tpr <= KB_NORM_CL3_BLOCK && 3L * p->tpr * regs > d->regs_per_sm)
+                p->lb = KB_NORM_CL3_BLOCK;
             return 0;
         }
     }
@@ -491,6 +492,7 @@ int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, 
 done:
     p->dtype = s->dtype;
     p->backward = s->backward;
+    p->cols = s->cols;
     return 0;
 }
 
@@ -509,7 +511,8 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
         break;
     case KB_NORM_BLOCK:
         if (p->cl)
-            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s", p->cl, p->tpr, p->nv, p->w, p->lb == 384 ? " lb=384" : "");
+            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s", p->cl, p->tpr, p->nv, p->w,
+                     p->lb == KB_NORM_CL3_BLOCK ? " lb=384" : "");
         else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;

@@ -39,6 +39,8 @@ enum {
     KB_NORM_STATS_ROWS = 32,     /* bulk backward: statistics in shared memory for chunks of at most 32 rows */
     KB_NORM_COLSUM_BYTES = 16,   /* column_sums' slices: bytes a thread */
     KB_NORM_BWD_BLOCK = 512,     /* the block backward's threads (launch bound) */
+    KB_NORM_CL_BLOCK = 512,      /* the cluster forward's launch bound: two blocks an SM (cluster_fwd.cu) */
+    KB_NORM_CL3_BLOCK = 384,     /* ... and its second, three blocks an SM (block.cluster3; lb) */
     KB_NORM_WORK_HEAD = 128      /* the backward's workspace: the grid barrier's counter, a line of its own */
 };
 
@@ -65,6 +67,7 @@ typedef struct {
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
     int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
+    long cols;        /* the columns it was made for: prepare refuses others (shared memory and coverage follow them) */
     size_t smem;      /* dynamic shared memory a block */
     size_t smem_static; /* the kernel's static shared memory (counted against the device) */
     int rule;         /* the table row that chose the variant (KB_NORM_AUTO), else -1 */
