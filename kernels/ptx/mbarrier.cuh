@@ -37,25 +37,23 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 }
 // the same wait as one asm loop (try_wait, branch back): the norm bulk
 // kernels keep their registers with it (bulk_bwd bf16 spilled 48 bytes more
-// with the selp loop above)
+// with the selp loop above). SEM: try_wait's semantics and scope ("": the
+// default, acquire at .cta)
+#define KB_MBAR_WAIT_LOOP(SEM)                                                                                      \
+    "{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 P1, [%0], %1;\n@P1 bra DONE;\n"   \
+    "bra LAB_WAIT;\nDONE:\n}\n"
 __device__ __forceinline__ void mbar_wait_loop(uint32_t bar, uint32_t parity)
 {
-    asm volatile("{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n@P1 bra DONE;\n"
-                 "bra LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
+    asm volatile(KB_MBAR_WAIT_LOOP("") ::"r"(bar), "r"(parity) : "memory");
 }
-// the same wait with acquire at cluster scope: the phase completed by other
-// CTAs' st.async (which release at .cluster); a .cta acquire (the default
-// above) is not formally ordered after them (PTX memory model; cccl's
-// st.async example waits so)
+// ... with acquire at cluster scope: a phase completed by other CTAs'
+// st.async (which release at .cluster); a .cta acquire is not formally
+// ordered after them (PTX memory model; cccl's st.async example waits so)
 __device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity)
 {
-    asm volatile("{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P1, [%0], %1;\n"
-                 "@P1 bra DONE;\nbra LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
+    asm volatile(KB_MBAR_WAIT_LOOP(".acquire.cluster") ::"r"(bar), "r"(parity) : "memory");
 }
+#undef KB_MBAR_WAIT_LOOP
 __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
