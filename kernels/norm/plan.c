@@ -100,9 +100,6 @@ const kb_norm_rule kb_norm_rules[] = {
      "backward rows of 17-20 warps: one group a block of up to 640 threads at 96 registers (the only warp_row kernel "
      "for them: staged)"},
     /* ---- bulk (sm_90) ---- */
-    {"bulk.fwd_use", 0, ANY, 0, 0, 75,
-     "opt's bulk forward only where at most a quarter of a row's threads idle (bf16 cols 5120: 44-50% of copy against "
-     "48-56)"},
     {"bulk.nv", 0, ANY, 0, 0, 4, "forward 4 vectors a thread: they wait in shared memory, so more only costs passes"},
     {"bulk.nv", 1, ANY, 0, 0, 8,
      "backward 8 elements a thread (value: elements): gamma and two sums an element stay in registers"},
@@ -329,10 +326,10 @@ static size_t bulk_smem(const kb_norm_plan *p, const kb_norm_shape *s)
     return KB_NORM_RING_OFF + m;
 }
 
-/* opt: the rules that keep bulk to where it wins (by_rule); the bulk
- * implementation takes every row it can */
-static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, int by_rule, kb_norm_plan *p,
-                     char *why, size_t n)
+/* every row bulk can take (opt reaches it by the "try" rows alone: the
+ * backward past the warp rows) */
+static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tune *t, kb_norm_plan *p, char *why,
+                     size_t n)
 {
     const int es = (int)kb_dtype_size((kb_dtype)s->dtype), w = 16 / es, bwd = s->backward, vec = tune(t, 0), slots = tune(t, 2);
     if (!sm90(d)) return say(why, n, "bulk copies need sm_90 (this device: %d.%d)", d->cc_major, d->cc_minor);
@@ -360,10 +357,6 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
         if (nv < minnv) nv = minnv; /* a row of 1-2 vectors: lanes idle */
         if (nv > maxnv)
             return say(why, n, "a row of %ld vectors needs %ld a thread of 1024 threads; at most %ld", nvec, nv, maxnv);
-    }
-    if (by_rule && !bwd) { /* (the "try" row that led here already holds the row's least bytes) */
-        if (100 * nvec < (long)rule("bulk.fwd_use", s, 0) * tpr * nv)
-            return say(why, n, "opt: more than a quarter of the row's threads would idle");
     }
     const long tens = bwd ? 2 : 1, chunk_max = rule("bulk.chunk", s, 0);
     long R = 1;
@@ -466,7 +459,7 @@ int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, 
     int rc;
     switch (variant) {
     case KB_NORM_WARP_ROW: rc = plan_wr(s, d, t, p, why, n); break;
-    case KB_NORM_BULK: rc = plan_bulk(s, d, t, 0, p, why, n); break;
+    case KB_NORM_BULK: rc = plan_bulk(s, d, t, p, why, n); break;
     case KB_NORM_BLOCK:
         if (tune(t, 0) > 0 || tune(t, 1) >= 0 || tune(t, 2) > 0) return say(why, n, "block takes no vec, stages, slots");
         rc = plan_block(s, d, p, why, n);
@@ -477,7 +470,7 @@ int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, 
             if (i < 0) break;
             char tmp[160];
             rc = v == KB_NORM_WARP_ROW ? plan_wr(s, d, t, p, tmp, sizeof tmp)
-               : v == KB_NORM_BULK    ? plan_bulk(s, d, t, 1, p, tmp, sizeof tmp)
+               : v == KB_NORM_BULK    ? plan_bulk(s, d, t, p, tmp, sizeof tmp)
                                       : (tune(t, 0) > 0 || tune(t, 1) >= 0 || tune(t, 2) > 0) ? -1 : plan_block(s, d, p, tmp, sizeof tmp);
             if (!rc) {
                 p->rule = i;
@@ -510,10 +503,10 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
                      p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs", p->pipe ? " pipe" : "");
         break;
     case KB_NORM_BLOCK:
-        if (p->cl)
-            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s", p->cl, p->tpr, p->nv, p->w,
-                     p->lb == KB_NORM_CL3_BLOCK ? " lb=384" : "");
-        else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
+        if (p->cl) {
+            const int k = snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d", p->cl, p->tpr, p->nv, p->w);
+            if (p->lb && k > 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, " lb=%d", p->lb); /* block.cluster3 */
+        } else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;
     default: snprintf(buf, n, "none");
