@@ -47,14 +47,16 @@ static void rows_hard(double *x, long rows, long cols, uint64_t seed)
 
 /* One variant (or opt) on one shape: 0 where it ran and every output held
  * its tolerance, 1 where the variant cannot take the case (n/a), -1 where an
- * output failed (said on stderr). */
-static int run_variant(int variant, kb_dtype dt, long rows, long cols, const kb_devattr *attr, const char *dname)
+ * output failed (said on stderr). plan_rms: the plan made for RMSNorm's shape
+ * (the reread kernel's), run with LayerNorm's arguments. */
+static int run_variant(int variant, kb_dtype dt, long rows, long cols, const kb_devattr *attr, const char *dname,
+                       int plan_rms)
 {
     const int code = dt == KB_FP32 ? 0 : dt == KB_FP16 ? 1 : 2;
-    kb_norm_shape s = {.dtype = code, .rms = 0, .backward = 0, .affine = 0, .rows = rows, .cols = cols};
+    kb_norm_shape s = {.dtype = code, .rms = plan_rms, .backward = 0, .affine = 0, .rows = rows, .cols = cols};
     kb_norm_plan p;
     char why[256];
-    if (kb_norm_plan_make(&s, attr, variant, NULL, &p, why, sizeof why)) return 1;
+    if (kb_norm_plan_make(&s, attr, variant, NULL, &p, why, sizeof why) || (plan_rms && !p.rr)) return 1;
     const size_t n = (size_t)(rows * cols), es = kb_dtype_size(dt);
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), mean[64], rstd[64];
     assert_true(rows <= 64);
@@ -126,7 +128,7 @@ static void test_hard_rows(void **state)
     for (size_t t = 0; t < 2; t++)
         for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
             for (size_t v = 0; v < 4; v++) {
-                const int rc = run_variant(variants[v], dts[t], 37, cols[i], &d.attr, kb_norm_variant_name(variants[v]));
+                const int rc = run_variant(variants[v], dts[t], 37, cols[i], &d.attr, kb_norm_variant_name(variants[v]), 0);
                 ran += rc != 1;
                 failed += rc < 0;
             }
@@ -134,10 +136,26 @@ static void test_hard_rows(void **state)
     assert_true(ran >= 2 * 11 * 2); /* opt and block take every shape */
 }
 
+/* The reread kernel's LayerNorm side (block.reread plans it for RMSNorm
+ * alone; the body computes either, as its arguments say): fp32 rows of
+ * 88-128 KiB, whole and with a last vector part-used by the block, on sm_90. */
+static void test_reread_layernorm(void **state)
+{
+    (void)state;
+    if (!have_gpu()) skip();
+    kb_device d;
+    assert_int_equal(kb_device_open(&d), 0);
+    if (d.attr.cc_major != 9 || d.attr.cc_minor != 0) skip();
+    const long cols[] = {22528, 24576, 28676, 30000, 32768};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        assert_int_equal(run_variant(KB_NORM_BLOCK, KB_FP32, 37, cols[i], &d.attr, "block reread", 1), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_rows),
+        cmocka_unit_test(test_reread_layernorm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

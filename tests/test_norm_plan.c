@@ -119,6 +119,13 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
+        if (p->rr) { /* a row a block of 1024, x read again (block.reread): sm_90, RMSNorm fp32 forward rows of 88-128 KiB */
+            CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->rms && s->dtype == 0 && p->w == 4);
+            CHECK(s->cols % 4 == 0 && s->cols * 4 >= 90112 && s->cols * 4 <= 131072);
+            CHECK(p->block == 1024 && p->tpr == 1024 && p->cl == 0 && p->smem == 0 && p->lb == 0);
+            CHECK(p->nv >= 6 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
+            break;
+        }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
@@ -402,6 +409,14 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    /* RMSNorm fp32 forward rows of 88-128 KiB: a row a block, x read again (block.reread) */
+    expect_rms("h200", 0, 32768, "block reread v=8 w=4");
+    expect_rms("h200", 0, 24576, "block reread v=6 w=4");
+    expect_rms("h200", 0, 22528, "block reread v=6 w=4");
+    expect_rms("h200", 0, 22524, "block cluster=2 tpr=352 v=8 w=4 lb=384"); /* below 88 KiB the clusters */
+    expect_rms("h200", 0, 20480, "block cluster=2 tpr=320 v=8 w=4");
+    expect_rms("h200", 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
+    expect_rms("h200", 2, 65536, "block cluster=2 tpr=512 v=8 w=8");
     expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
     expect("a100", 1, 0, 65536, "block loop w=8"); /* no clusters before sm_90 */
     expect("a100", 0, 0, 20000, "block tpr=1024 v=8 w=4");
@@ -520,6 +535,42 @@ static void test_table(void **state)
         if (!strcmp(kb_norm_rules[i].key, "try") && !used[i]) fail_msg("\"try\" row %d never chosen", i);
 }
 
+/* RMSNorm forward on every device, dtype and column count to 65536, affine or
+ * not: opt's plan satisfies the invariants, has its kernels, and is the
+ * reread kernel exactly on sm_90's fp32 rows of 88-128 KiB (block.reread),
+ * which LayerNorm never takes; block's plan is opt's there. */
+static void test_reread(void **state)
+{
+    (void)state;
+    long n = 0;
+    for (int di = 0; di < NDEVS; di++) {
+        const kb_devattr *d = dev(devs[di]);
+        const int sm90 = d->cc_major == 9 && d->cc_minor == 0;
+        for (int dt = 0; dt < 3; dt++)
+            for (int aff = 0; aff < 2; aff++)
+                for (long cols = 1; cols <= MAXCOLS; cols++) {
+                    kb_norm_shape s = shape(dt, 0, 4096, cols);
+                    s.rms = 1, s.affine = aff;
+                    const kb_norm_plan p = plan_of(devs[di], &s);
+                    check_plan(devs[di], d, &s, &p);
+                    const int want = sm90 && dt == 0 && cols % 4 == 0 && cols >= 22528 && cols <= 32768;
+                    if (p.rr != want)
+                        fail_msg("%s %s rmsnorm cols %ld: %s", devs[di], dts[dt], cols, describe(&p));
+                    if (!p.rr) continue;
+                    n++;
+                    assert_true(kb_norm_exec_has_kernel(&p));
+                    kb_norm_plan b;
+                    char why[200];
+                    assert_int_equal(kb_norm_plan_make(&s, d, KB_NORM_BLOCK, NULL, &b, why, sizeof why), 0);
+                    b.rule = p.rule;
+                    assert_memory_equal(&b, &p, sizeof b);
+                    s.rms = 0;
+                    assert_int_equal(plan_of(devs[di], &s).rr, 0);
+                }
+    }
+    assert_int_equal(n, 2 * 2 * 2561); /* h100 and h200, affine or not, cols 22528-32768 by 4 */
+}
+
 /* kb_norm_exec_prepare refuses a plan made for other columns than the
  * arguments hold (its threads' coverage and its shared memory follow them)
  * before it asks the device anything; the forward warp rows' prepare asks
@@ -549,6 +600,18 @@ static void test_prepare_cols(void **state)
         a.cols = 65536 + w;
         assert_int_not_equal(kb_norm_exec_prepare(&a, &c, dev("h200"), &x), 0);
     }
+    /* a reread plan takes LayerNorm's arguments (test_norm_outliers runs them), but not beta:
+     * reread_fwd builds no kernel with it */
+    kb_norm_shape s = shape(0, 0, 4096, 32768);
+    s.rms = 1;
+    const kb_norm_plan r = plan_of("h200", &s);
+    assert_true(r.rr);
+    float g[1];
+    kb_norm_args a = {.dtype = 0, .rms = 0, .rows = 4096, .cols = 32768, .eps = 1e-5f, .gamma = g};
+    kb_norm_exec x;
+    assert_int_equal(kb_norm_exec_prepare(&a, &r, dev("h200"), &x), 0);
+    a.beta = g;
+    assert_int_not_equal(kb_norm_exec_prepare(&a, &r, dev("h200"), &x), 0);
 }
 
 int main(int argc, char **argv)
@@ -562,6 +625,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_tunables),
         cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_reread),
         cmocka_unit_test(test_prepare_cols),
     };
     return cmocka_run_group_tests_name("norm_plan", tests, NULL, NULL);

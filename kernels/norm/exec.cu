@@ -10,11 +10,16 @@ namespace {
 
 using namespace kb::norm;
 
-template <typename T> const void *kernel_of(const kb_norm_plan &p)
+// gamma: whether the arguments hold one (reread_fwd's kernels differ by it)
+template <typename T> const void *kernel_of(const kb_norm_plan &p, bool gamma)
 {
     switch (p.variant) {
     case KB_NORM_WARP_ROW: return p.backward ? wr_bwd_kernel<T>(p) : wr_fwd_kernel<T>(p);
-    case KB_NORM_BLOCK: return p.backward ? block_bwd_kernel<T>(p) : p.cl ? cl_fwd_kernel<T>(p) : block_fwd_kernel<T>(p);
+    case KB_NORM_BLOCK:
+        return p.backward ? block_bwd_kernel<T>(p)
+             : p.rr       ? rr_fwd_kernel<T>(p, gamma)
+             : p.cl       ? cl_fwd_kernel<T>(p)
+                          : block_fwd_kernel<T>(p);
     case KB_NORM_BULK: return p.backward ? bulk_bwd_kernel<T>(p) : bulk_fwd_kernel<T>(p);
     }
     return nullptr;
@@ -56,17 +61,20 @@ cudaLaunchConfig_t cluster_config(const kb_norm_exec *x, cudaLaunchAttribute *at
 
 } // namespace
 
-static const void *kernel_by_dtype(const kb_norm_plan &p)
+static const void *kernel_by_dtype(const kb_norm_plan &p, bool gamma)
 {
     switch (p.dtype) {
-    case 0: return kernel_of<float>(p);
-    case 1: return kernel_of<__half>(p);
-    case 2: return kernel_of<__nv_bfloat16>(p);
+    case 0: return kernel_of<float>(p, gamma);
+    case 1: return kernel_of<__half>(p, gamma);
+    case 2: return kernel_of<__nv_bfloat16>(p, gamma);
     }
     return nullptr;
 }
 
-extern "C" int kb_norm_exec_has_kernel(const kb_norm_plan *p) { return kernel_by_dtype(*p) != nullptr; }
+extern "C" int kb_norm_exec_has_kernel(const kb_norm_plan *p)
+{
+    return kernel_by_dtype(*p, true) != nullptr && kernel_by_dtype(*p, false) != nullptr;
+}
 
 extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x)
 {
@@ -74,7 +82,8 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (a->dtype != p->dtype || a->backward != p->backward) return (int)cudaErrorInvalidValue;
     // a plan holds the columns it was made for (its threads' coverage, its shared memory): no others
     if (a->cols != p->cols) return (int)cudaErrorInvalidValue;
-    x->kernel = kernel_by_dtype(*p);
+    if (p->rr && a->beta) return (int)cudaErrorInvalidValue; // reread_fwd builds no kernel with beta
+    x->kernel = kernel_by_dtype(*p, a->gamma != nullptr);
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;
     x->smem = p->smem;
@@ -86,11 +95,11 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
         const int e = (int)cudaOccupancyMaxActiveClusters(&n, x->kernel, &cfg);
         return e ? e : n < 1 ? KB_NORM_NO_CLUSTER : 0;
     }
-    const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv) || p->variant == KB_NORM_BULK;
-    if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), the loop forward (a row a block)
+    const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv && !p->rr) || p->variant == KB_NORM_BULK;
+    if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), reread and loop forward (a row a block)
         const long rpb = p->variant == KB_NORM_WARP_ROW ? p->block / p->tpr : 1;
         x->grid = (unsigned)((a->rows + rpb - 1) / rpb);
-        x->i0 = p->tpr / 32; // wr_fwd's warps a row (loop_fwd takes none)
+        x->i0 = p->tpr / 32; // wr_fwd's warps a row (rr_fwd and loop_fwd take none)
         return 0;
     }
     int iters = 0;

@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster and block.reread by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -151,6 +151,16 @@ const kb_norm_rule kb_norm_rules[] = {
      "247.2/247.2, 28672 242.8/242.7 vs 284.2/284.8; bf16 LayerNorm 49152 241.5/241.4 vs 302.4/302.6, 57344 "
      "271.4/271.5 vs 338.4/338.0, RMSNorm 49152 225.7/225.6 vs 281.2/281.1: opt no longer tries bulk forward (the "
      "warp rows take every aligned row to 64 KiB). The H100 was not measured (not lent)"},
+    {"block.reread", 0, F32, 90112, 131072, 1024,
+     "RMSNorm forward rows of 88-128 KiB in fp32 (sm_90): a row a block of 1024 threads, every vector loaded at once "
+     "and kept in L2, the sum of squares from registers, y from x read again through L2 (reread_fwd.cu, "
+     "torch.compile's shape there), against the clusters holding the row through their meeting (H200, 2026-11-28, "
+     "graph, two runs each in turns, us): 4096 x 24576 208.2/208.3 -> 201.2/201.0 (91.3 -> 94.6% of copy), 28672 "
+     "241.1/241.2 -> 229.2/229.1, 32768 269.5/269.5 -> 257.4/257.5 (93.4 -> 97.7; torch.compile 253.8), 16384 x "
+     "32768 1058.7/1059.1 -> 1007.1/1006.9, level at 22528 (192.0/192.1 -> 191.7/191.7). Not below 88 KiB (4096 x "
+     "20484: 179.9/180.0 -> 183.7/183.9; 20480, 5 vectors a thread: 171.7 -> 176.7), not for LayerNorm (its two "
+     "sums and beta: fp32 4096 x 32768 288.4/288.5 -> 317.4/317.6), not in 16 bits (8 vectors spilled: bf16 4096 x "
+     "65536 276.3/276.5 -> 408.6/408.5). The H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -410,6 +420,13 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
     p->variant = KB_NORM_BLOCK;
     p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
     const long nvec = (s->cols + p->w - 1) / p->w;
+    /* RMSNorm forward rows of 80-128 KiB in fp32 on sm_90: a row a block, x
+     * read again through L2 (block.reread: its value is the block's threads) */
+    const int rr = s->backward || !s->rms || p->w != wv || !sm90(d) ? -1 : rule("block.reread", s, s->cols * es);
+    if (rr > 0) {
+        p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
+        return 0;
+    }
     /* a forward row past 64 KiB on sm_90: a cluster of C blocks a row, 8
      * vectors a thread (block.cluster: its value is a block's most threads) */
     const int clmax = s->backward || p->w != wv || !sm90(d) ? 0 : rule("block.cluster", s, s->cols * es);
@@ -506,7 +523,8 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
         if (p->cl) {
             const int k = snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d", p->cl, p->tpr, p->nv, p->w);
             if (p->lb && k > 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, " lb=%d", p->lb); /* block.cluster3 */
-        } else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
+        } else if (p->rr) snprintf(buf, n, "block reread v=%d w=%d", p->nv, p->w);
+        else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;
     default: snprintf(buf, n, "none");

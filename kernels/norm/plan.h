@@ -66,6 +66,7 @@ typedef struct {
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
+    int rr;           /* block forward: 1 = a row a block of 1024, x read again through L2 (block.reread), else 0 */
     int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
     long cols;        /* the columns it was made for: prepare refuses others (shared memory and coverage follow them) */
     size_t smem;      /* dynamic shared memory a block */
@@ -79,7 +80,7 @@ typedef struct {
 int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, const kb_norm_tune *t,
                       kb_norm_plan *p, char *why, size_t n);
 /* What runs: "warp_row v=2 warps=4 stages=3 lb=320", "bulk v=1 rows=1 slots=2
- * gamma=smem stats=smem" (" pipe": the piped ring), "block tpr=256 v=2 w=8", "block loop". */
+ * gamma=smem stats=smem" (" pipe": the piped ring), "block tpr=256 v=2 w=8", "block reread v=8 w=4", "block loop". */
 void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n);
 
 /* The planner's table: each row a decision with the measurement behind it. */
