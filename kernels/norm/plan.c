@@ -153,14 +153,17 @@ const kb_norm_rule kb_norm_rules[] = {
      "warp rows take every aligned row to 64 KiB). The H100 was not measured (not lent)"},
     {"block.reread", 0, F32, 90112, 131072, 1024,
      "RMSNorm forward rows of 88-128 KiB in fp32 (sm_90): a row a block of 1024 threads, every vector loaded at once "
-     "and kept in L2, the sum of squares from registers, y from x read again through L2 (reread_fwd.cu, "
-     "torch.compile's shape there), against the clusters holding the row through their meeting (H200, 2026-11-28, "
-     "graph, two runs each in turns, us): 4096 x 24576 208.2/208.3 -> 201.2/201.0 (91.3 -> 94.6% of copy), 28672 "
-     "241.1/241.2 -> 229.2/229.1, 32768 269.5/269.5 -> 257.4/257.5 (93.4 -> 97.7; torch.compile 253.8), 16384 x "
-     "32768 1058.7/1059.1 -> 1007.1/1006.9, level at 22528 (192.0/192.1 -> 191.7/191.7). Not below 88 KiB (4096 x "
-     "20484: 179.9/180.0 -> 183.7/183.9; 20480, 5 vectors a thread: 171.7 -> 176.7), not for LayerNorm (its two "
-     "sums and beta: fp32 4096 x 32768 288.4/288.5 -> 317.4/317.6), not in 16 bits (8 vectors spilled: bf16 4096 x "
-     "65536 276.3/276.5 -> 408.6/408.5). The H100 was not measured (not lent)"},
+     "and kept in L2, the sum of squares from registers in one block barrier, y from x read again through L2 "
+     "(reread_fwd.cu, torch.compile's shape there). H200, 2026-11-28, graph, two runs each in turns, us: the "
+     "clusters -> its first version (group_sum's two barriers, clamped 64-bit offsets) in one call, then that -> "
+     "this one in a later call, with torch.compile: 4096 x 22528 192.0/192.1 -> 191.7/191.7; 192.8/192.7 -> "
+     "177.5/177.5 (99.6% of copy), 24576 208.2/208.3 -> 201.2/201.0; 202.2/202.2 -> 191.5/191.8 (torch.compile "
+     "191.4), 28672 241.1/241.2 -> 229.2/229.1; 230.8/230.4 -> 222.5/222.7, 32768 269.5/269.5 -> 257.4/257.5; "
+     "260.9/260.7 -> 255.2/254.8 (98.7%; torch.compile 255.0), 16384 x 32768 1058.7/1059.1 -> 1007.1/1006.9; "
+     "1018.0/1018.1 -> 1001.0/1001.1. Not below 88 KiB as first measured (4096 x 20484: 179.9/180.0 -> "
+     "183.7/183.9), not for LayerNorm (its two sums and beta: fp32 4096 x 32768 288.4/288.5 -> 317.4/317.6), not "
+     "in 16 bits (8 vectors spilled: bf16 4096 x 65536 276.3/276.5 -> 408.6/408.5). The H100 was not measured (not "
+     "lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
