@@ -119,11 +119,11 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
-        if (p->rr) { /* a row a block of 1024, x read again (block.reread): sm_90, RMSNorm fp32 forward rows of 88-128 KiB */
+        if (p->rr) { /* a row a block of 1024, x read again (block.reread): sm_90, RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols) */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->rms && s->dtype == 0 && p->w == 4);
-            CHECK(s->cols % 4 == 0 && s->cols * 4 >= 90112 && s->cols * 4 <= 131072);
+            CHECK(s->cols % 4 == 0 && s->cols * 4 >= 65600 && s->cols * 4 <= 131072);
             CHECK(p->block == 1024 && p->tpr == 1024 && p->cl == 0 && p->smem == 0 && p->lb == 0);
-            CHECK(p->nv >= 6 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
+            CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
             break;
         }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
@@ -409,12 +409,15 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
-    /* RMSNorm fp32 forward rows of 88-128 KiB: a row a block, x read again (block.reread) */
+    /* RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols): a row a block, x read again (block.reread) */
     expect_rms("h200", 0, 32768, "block reread v=8 w=4");
     expect_rms("h200", 0, 24576, "block reread v=6 w=4");
     expect_rms("h200", 0, 22528, "block reread v=6 w=4");
-    expect_rms("h200", 0, 22524, "block cluster=2 tpr=352 v=8 w=4 lb=384"); /* below 88 KiB the clusters */
-    expect_rms("h200", 0, 20480, "block cluster=2 tpr=320 v=8 w=4");
+    expect_rms("h200", 0, 22524, "block reread v=6 w=4");
+    expect_rms("h200", 0, 16400, "block reread v=5 w=4");
+    expect_rms("h200", 0, 16396, "block cluster=2 tpr=288 v=8 w=4"); /* below 16400 the clusters */
+    expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    expect_rms("h200", 0, 20480, "block reread v=5 w=4");
     expect_rms("h200", 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
     expect_rms("h200", 2, 65536, "block cluster=2 tpr=512 v=8 w=8");
     expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
@@ -537,7 +540,7 @@ static void test_table(void **state)
 
 /* RMSNorm forward on every device, dtype and column count to 65536, affine or
  * not: opt's plan satisfies the invariants, has its kernels, and is the
- * reread kernel exactly on sm_90's fp32 rows of 88-128 KiB (block.reread),
+ * reread kernel exactly on sm_90's fp32 rows of 16400-32768 cols (block.reread),
  * which LayerNorm never takes; block's plan is opt's there. */
 static void test_reread(void **state)
 {
@@ -553,7 +556,7 @@ static void test_reread(void **state)
                     s.rms = 1, s.affine = aff;
                     const kb_norm_plan p = plan_of(devs[di], &s);
                     check_plan(devs[di], d, &s, &p);
-                    const int want = sm90 && dt == 0 && cols % 4 == 0 && cols >= 22528 && cols <= 32768;
+                    const int want = sm90 && dt == 0 && cols % 4 == 0 && cols >= 16400 && cols <= 32768;
                     if (p.rr != want)
                         fail_msg("%s %s rmsnorm cols %ld: %s", devs[di], dts[dt], cols, describe(&p));
                     if (!p.rr) continue;
@@ -568,7 +571,7 @@ static void test_reread(void **state)
                     assert_int_equal(plan_of(devs[di], &s).rr, 0);
                 }
     }
-    assert_int_equal(n, 2 * 2 * 2561); /* h100 and h200, affine or not, cols 22528-32768 by 4 */
+    assert_int_equal(n, 2 * 2 * 4093); /* h100 and h200, affine or not, cols 16400-32768 by 4 */
 }
 
 /* kb_norm_exec_prepare refuses a plan made for other columns than the

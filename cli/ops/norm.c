@@ -448,8 +448,10 @@ static const kb_impl impls[] = {
              "forward, 20 backward)"},
     {.name = "block", .supports = supports_block, .prepare = prepare_block, .launch = launch_variant,
      .release = release_variant,
-     .help = "a power-of-two thread group a row, block barriers for the sums; rows too long for registers: one row a "
-             "block, re-read (rows that are not 16-byte multiples, and rows past what warp_row holds)"},
+     .help = "a power-of-two thread group a row, block barriers for the sums; sm_90 forward rows past 64 KiB: a "
+             "cluster of 2-8 blocks a row (RMSNorm fp32 to 128 KiB: one block of 1024 a row, x read again through "
+             "L2); rows too long for registers: one row a block, re-read (rows that are not 16-byte multiples, and "
+             "rows past what warp_row holds)"},
     {.name = "bulk", .supports = supports_bulk, .prepare = prepare_bulk, .launch = launch_variant,
      .release = release_variant, .tunables = "vec,slots",
      .help = "sm_90: chunks of whole rows by bulk copies (cp.async.bulk + mbarrier) into a ring of slots in shared "

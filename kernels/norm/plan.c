@@ -151,19 +151,20 @@ const kb_norm_rule kb_norm_rules[] = {
      "247.2/247.2, 28672 242.8/242.7 vs 284.2/284.8; bf16 LayerNorm 49152 241.5/241.4 vs 302.4/302.6, 57344 "
      "271.4/271.5 vs 338.4/338.0, RMSNorm 49152 225.7/225.6 vs 281.2/281.1: opt no longer tries bulk forward (the "
      "warp rows take every aligned row to 64 KiB). The H100 was not measured (not lent)"},
-    {"block.reread", 0, F32, 90112, 131072, 1024,
-     "RMSNorm forward rows of 88-128 KiB in fp32 (sm_90): a row a block of 1024 threads, every vector loaded at once "
-     "and kept in L2, the sum of squares from registers in one block barrier, y from x read again through L2 "
-     "(reread_fwd.cu, torch.compile's shape there). H200, 2026-11-28, graph, two runs each in turns, us: the "
-     "clusters -> its first version (group_sum's two barriers, clamped 64-bit offsets) in one call, then that -> "
-     "this one in a later call, with torch.compile: 4096 x 22528 192.0/192.1 -> 191.7/191.7; 192.8/192.7 -> "
-     "177.5/177.5 (99.6% of copy), 24576 208.2/208.3 -> 201.2/201.0; 202.2/202.2 -> 191.5/191.8 (torch.compile "
-     "191.4), 28672 241.1/241.2 -> 229.2/229.1; 230.8/230.4 -> 222.5/222.7, 32768 269.5/269.5 -> 257.4/257.5; "
-     "260.9/260.7 -> 255.2/254.8 (98.7%; torch.compile 255.0), 16384 x 32768 1058.7/1059.1 -> 1007.1/1006.9; "
-     "1018.0/1018.1 -> 1001.0/1001.1. Not below 88 KiB as first measured (4096 x 20484: 179.9/180.0 -> "
-     "183.7/183.9), not for LayerNorm (its two sums and beta: fp32 4096 x 32768 288.4/288.5 -> 317.4/317.6), not "
-     "in 16 bits (8 vectors spilled: bf16 4096 x 65536 276.3/276.5 -> 408.6/408.5). The H100 was not measured (not "
-     "lent)"},
+    {"block.reread", 0, F32, 65600, 131072, 1024,
+     "RMSNorm forward rows past 64 KiB to 128 KiB in fp32 (sm_90; from 16400 columns): a row a block of 1024 "
+     "threads, every vector loaded at once and kept in L2, the sum of squares from registers in one block barrier, "
+     "y from x read again through L2 (reread_fwd.cu, torch.compile's shape there), against the clusters (H200, "
+     "2026-11-28, graph, two runs each in turns, us): 4096 x 16400 142.2/142.3 -> 141.5/141.3, 18432 154.7/154.8 "
+     "-> 147.5/147.4, 20480 169.7/170.0 -> 159.9/160.0 (92.2 -> 97.6% of copy; torch.compile 162.7 in the same "
+     "call), 21504 184.2/184.1 -> 169.5/169.7, 16384 x 20480 661.3/661.1 -> 625.4/625.5 (100.3%); 0.5% behind at "
+     "16388 (142.9/143.0 -> 143.8/143.5), so not there. From 88 KiB it ran first in a version with group_sum's two "
+     "barriers and 64-bit clamped offsets, against the clusters, then that against this one in a later call: 4096 "
+     "x 24576 208.2/208.3 -> 201.2/201.0; 202.2/202.2 -> 191.5/191.8 (torch.compile 191.4), 32768 269.5/269.5 -> "
+     "257.4/257.5; 260.9/260.7 -> 255.2/254.8 (98.7%; torch.compile 255.0), 16384 x 32768 1058.7/1059.1 -> "
+     "1007.1/1006.9; 1018.0/1018.1 -> 1001.0/1001.1. Not for LayerNorm (its two sums and beta, first version: fp32 "
+     "4096 x 32768 288.4/288.5 -> 317.4/317.6), not in 16 bits (8 vectors spilled: bf16 4096 x 65536 276.3/276.5 "
+     "-> 408.6/408.5). The H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -423,7 +424,7 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
     p->variant = KB_NORM_BLOCK;
     p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
     const long nvec = (s->cols + p->w - 1) / p->w;
-    /* RMSNorm forward rows of 80-128 KiB in fp32 on sm_90: a row a block, x
+    /* RMSNorm forward rows past 64 KiB to 128 KiB in fp32 on sm_90: a row a block, x
      * read again through L2 (block.reread: its value is the block's threads) */
     const int rr = s->backward || !s->rms || p->w != wv || !sm90(d) ? -1 : rule("block.reread", s, s->cols * es);
     if (rr > 0) {

@@ -1,4 +1,4 @@
-// RMSNorm forward, fp32 rows of 88-128 KiB on sm_90 (block.reread): a row a
+// RMSNorm forward, fp32 rows of 64-128 KiB on sm_90 (block.reread): a row a
 // block of 1024 threads, every vector of the row loaded at once (kept in L2:
 // evict_last), the sum of squares from registers and one block barrier
 // (block_sum), then y from x read again through L2 (read-only, evict_first),
@@ -157,6 +157,7 @@ template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, bool gamm
     else {
         if (!p.rr || p.backward || p.w != 4 || p.block != 1024) return nullptr;
         switch (p.nv) {
+        case 5: return gamma ? (const void *)rr_fwd<float, 5, true> : (const void *)rr_fwd<float, 5, false>;
         case 6: return gamma ? (const void *)rr_fwd<float, 6, true> : (const void *)rr_fwd<float, 6, false>;
         case 7: return gamma ? (const void *)rr_fwd<float, 7, true> : (const void *)rr_fwd<float, 7, false>;
         case 8: return gamma ? (const void *)rr_fwd<float, 8, true> : (const void *)rr_fwd<float, 8, false>;
