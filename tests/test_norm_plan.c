@@ -122,7 +122,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         if (p->rr) { /* a row a block of 1024, x read again (block.reread): sm_90, RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols) */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->rms && s->dtype == 0 && p->w == 4);
             CHECK(s->cols % 4 == 0 && s->cols * 4 >= 65600 && s->cols * 4 <= 131072);
-            CHECK(p->block == 1024 && p->tpr == 1024 && p->cl == 0 && p->smem == 0 && p->lb == 0);
+            CHECK(p->block == KB_NORM_RR_BLOCK && p->tpr == KB_NORM_RR_BLOCK && p->cl == 0 && p->smem == 0 && p->lb == 0);
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
             break;
         }

@@ -41,6 +41,7 @@ enum {
     KB_NORM_BWD_BLOCK = 512,     /* the block backward's threads (launch bound) */
     KB_NORM_CL_BLOCK = 512,      /* the cluster forward's launch bound: two blocks an SM (cluster_fwd.cu) */
     KB_NORM_CL3_BLOCK = 384,     /* ... and its second, three blocks an SM (block.cluster3; lb) */
+    KB_NORM_RR_BLOCK = 1024,     /* the reread forward's threads a block (reread_fwd.cu; block.reread's value) */
     KB_NORM_WORK_HEAD = 128      /* the backward's workspace: the grid barrier's counter, a line of its own */
 };
 

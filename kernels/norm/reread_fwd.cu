@@ -1,4 +1,4 @@
-// RMSNorm forward, fp32 rows of 64-128 KiB on sm_90 (block.reread): a row a
+// RMSNorm forward, fp32 rows past 64 KiB to 128 KiB on sm_90 (block.reread): a row a
 // block of 1024 threads, every vector of the row loaded at once (kept in L2:
 // evict_last), the sum of squares from registers and one block barrier
 // (block_sum), then y from x read again through L2 (read-only, evict_first),
@@ -60,7 +60,7 @@ __device__ __forceinline__ float block_sum(float v, int tpb, float *red)
 // 257.2 us at 4096 x 32768). G: gamma or none, each a straight-line kernel of
 // its own (the affine cases as run-time branches of one kernel spilled). No
 // beta: prepare refuses one.
-constexpr int TPB = 1024;
+constexpr int TPB = KB_NORM_RR_BLOCK;
 template <typename T, int NV, bool G>
 __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsigned long long keep,
                                         unsigned long long drop)
@@ -139,7 +139,7 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
         a.rstd[row] = rstd;
     }
 }
-template <typename T, int NV, bool G> __global__ void __launch_bounds__(1024) rr_fwd(kb_norm_args a)
+template <typename T, int NV, bool G> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a)
 {
     __shared__ float4 red[32];
     unsigned long long keep, drop;
@@ -155,7 +155,7 @@ template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, bool gamm
 {
     if constexpr (!std::is_same<T, float>::value) return nullptr;
     else {
-        if (!p.rr || p.backward || p.w != 4 || p.block != 1024) return nullptr;
+        if (!p.rr || p.backward || p.w != 4 || p.block != TPB) return nullptr;
         switch (p.nv) {
         case 5: return gamma ? (const void *)rr_fwd<float, 5, true> : (const void *)rr_fwd<float, 5, false>;
         case 6: return gamma ? (const void *)rr_fwd<float, 6, true> : (const void *)rr_fwd<float, 6, false>;
