@@ -119,9 +119,10 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
-        if (p->rr) { /* a row a block of 1024, x read again (block.reread): sm_90, RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols) */
-            CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->rms && s->dtype == 0 && p->w == 4);
-            CHECK(s->cols % 4 == 0 && s->cols * 4 >= 65600 && s->cols * 4 <= 131072);
+        if (p->rr) { /* a row a block of 1024, x read again (block.reread, block.reread_ln): sm_90, fp32 forward rows
+                      * of 64-128 KiB (RMSNorm from 16400 cols, LayerNorm from 18432) */
+            CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->dtype == 0 && p->w == 4);
+            CHECK(s->cols % 4 == 0 && s->cols * 4 >= (s->rms ? 65600 : 73728) && s->cols * 4 <= 131072);
             CHECK(p->block == KB_NORM_RR_BLOCK && p->tpr == KB_NORM_RR_BLOCK && p->cl == 0 && p->smem == 0 && p->lb == 0);
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
             break;
@@ -363,6 +364,13 @@ static void test_known_shapes(void **state)
     /* on the H200's memory (wr.fwd2) RMSNorm takes wr.nv8w too, and 16 warps
      * of 8 run two blocks an SM; narrower rows and the backward as the H100 */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
+    expect("h200", 0, 0, 18432, "block reread v=5 w=4");
+    expect("h100", 0, 0, 20000, "block reread v=5 w=4");
+    expect("h100", 0, 0, 24576, "block reread v=6 w=4");
+    expect("h200", 0, 0, 22528, "block reread v=6 w=4");
+    expect("h200", 0, 0, 32768, "block reread v=8 w=4");
+    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
     expect("h200", 2, 0, 32768, "warp_row v=8 warps=16 lb=1024");
     expect("h200", 0, 0, 12288, "warp_row v=8 warps=12");
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
@@ -398,17 +406,22 @@ static void test_known_shapes(void **state)
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
-    expect("h100", 0, 0, 24576, "block cluster=2 tpr=384 v=8 w=4 lb=384");
-    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384");
-    expect("h200", 0, 0, 22528, "block cluster=2 tpr=352 v=8 w=4 lb=384"); /* three an SM (block.cluster3) */
+    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384"); /* three an SM (block.cluster3) */
     expect("h200", 0, 0, 45056, "block cluster=4 tpr=352 v=8 w=4 lb=384");
-    expect("h100", 0, 0, 20000, "block cluster=2 tpr=320 v=8 w=4");
-    expect("h200", 0, 0, 32768, "block cluster=2 tpr=512 v=8 w=4");
+    expect("h200", 0, 0, 16388, "block cluster=2 tpr=288 v=8 w=4");
+    expect("h200", 0, 0, 18428, "block cluster=2 tpr=288 v=8 w=4"); /* below 18432 LayerNorm keeps the clusters */
     expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4");
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
+    /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
+    expect("h200", 0, 0, 18432, "block reread v=5 w=4");
+    expect("h100", 0, 0, 20000, "block reread v=5 w=4");
+    expect("h100", 0, 0, 24576, "block reread v=6 w=4");
+    expect("h200", 0, 0, 22528, "block reread v=6 w=4");
+    expect("h200", 0, 0, 32768, "block reread v=8 w=4");
+    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
     /* RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols): a row a block, x read again (block.reread) */
     expect_rms("h200", 0, 32768, "block reread v=8 w=4");
     expect_rms("h200", 0, 24576, "block reread v=6 w=4");
@@ -538,10 +551,11 @@ static void test_table(void **state)
         if (!strcmp(kb_norm_rules[i].key, "try") && !used[i]) fail_msg("\"try\" row %d never chosen", i);
 }
 
-/* RMSNorm forward on every device, dtype and column count to 65536, affine or
- * not: opt's plan satisfies the invariants, has its kernels, and is the
- * reread kernel exactly on sm_90's fp32 rows of 16400-32768 cols (block.reread),
- * which LayerNorm never takes; block's plan is opt's there. */
+/* LayerNorm and RMSNorm forward on every device, dtype and column count to
+ * 65536, affine or not: opt's plan satisfies the invariants, has its kernels,
+ * and is the reread kernel exactly on sm_90's fp32 rows of 16400-32768 cols
+ * for RMSNorm (block.reread), 18432-32768 for LayerNorm (block.reread_ln);
+ * block's plan is opt's there. */
 static void test_reread(void **state)
 {
     (void)state;
@@ -550,28 +564,30 @@ static void test_reread(void **state)
         const kb_devattr *d = dev(devs[di]);
         const int sm90 = d->cc_major == 9 && d->cc_minor == 0;
         for (int dt = 0; dt < 3; dt++)
-            for (int aff = 0; aff < 2; aff++)
-                for (long cols = 1; cols <= MAXCOLS; cols++) {
-                    kb_norm_shape s = shape(dt, 0, 4096, cols);
-                    s.rms = 1, s.affine = aff;
-                    const kb_norm_plan p = plan_of(devs[di], &s);
-                    check_plan(devs[di], d, &s, &p);
-                    const int want = sm90 && dt == 0 && cols % 4 == 0 && cols >= 16400 && cols <= 32768;
-                    if (p.rr != want)
-                        fail_msg("%s %s rmsnorm cols %ld: %s", devs[di], dts[dt], cols, describe(&p));
-                    if (!p.rr) continue;
-                    n++;
-                    assert_true(kb_norm_exec_has_kernel(&p));
-                    kb_norm_plan b;
-                    char why[200];
-                    assert_int_equal(kb_norm_plan_make(&s, d, KB_NORM_BLOCK, NULL, &b, why, sizeof why), 0);
-                    b.rule = p.rule;
-                    assert_memory_equal(&b, &p, sizeof b);
-                    s.rms = 0;
-                    assert_int_equal(plan_of(devs[di], &s).rr, 0);
-                }
+            for (int rms = 0; rms < 2; rms++)
+                for (int aff = 0; aff < 2; aff++)
+                    for (long cols = 1; cols <= MAXCOLS; cols++) {
+                        kb_norm_shape s = shape(dt, 0, 4096, cols);
+                        s.rms = rms, s.affine = aff;
+                        const kb_norm_plan p = plan_of(devs[di], &s);
+                        check_plan(devs[di], d, &s, &p);
+                        const int want =
+                            sm90 && dt == 0 && cols % 4 == 0 && cols >= (rms ? 16400 : 18432) && cols <= 32768;
+                        if (p.rr != want)
+                            fail_msg("%s %s %s cols %ld: %s", devs[di], dts[dt], rms ? "rmsnorm" : "layernorm", cols,
+                                     describe(&p));
+                        if (!p.rr) continue;
+                        n++;
+                        assert_true(kb_norm_exec_has_kernel(&p));
+                        kb_norm_plan b;
+                        char why[200];
+                        assert_int_equal(kb_norm_plan_make(&s, d, KB_NORM_BLOCK, NULL, &b, why, sizeof why), 0);
+                        b.rule = p.rule;
+                        assert_memory_equal(&b, &p, sizeof b);
+                    }
     }
-    assert_int_equal(n, 2 * 2 * 4093); /* h100 and h200, affine or not, cols 16400-32768 by 4 */
+    /* h100 and h200, affine or not: RMSNorm cols 16400-32768 by 4, LayerNorm 18432-32768 */
+    assert_int_equal(n, 2 * 2 * (4093 + 3585));
 }
 
 /* kb_norm_exec_prepare refuses a plan made for other columns than the
@@ -603,18 +619,24 @@ static void test_prepare_cols(void **state)
         a.cols = 65536 + w;
         assert_int_not_equal(kb_norm_exec_prepare(&a, &c, dev("h200"), &x), 0);
     }
-    /* a reread plan takes LayerNorm's arguments (test_norm_outliers runs them), but not beta:
-     * reread_fwd builds no kernel with it */
+    /* a reread plan has a kernel for each op's arguments: LayerNorm's with or without gamma
+     * and beta, RMSNorm's with or without gamma, but none for RMSNorm with beta */
     kb_norm_shape s = shape(0, 0, 4096, 32768);
-    s.rms = 1;
     const kb_norm_plan r = plan_of("h200", &s);
     assert_true(r.rr);
     float g[1];
-    kb_norm_args a = {.dtype = 0, .rms = 0, .rows = 4096, .cols = 32768, .eps = 1e-5f, .gamma = g};
+    kb_norm_args a = {.dtype = 0, .rms = 0, .rows = 4096, .cols = 32768, .eps = 1e-5f};
     kb_norm_exec x;
-    assert_int_equal(kb_norm_exec_prepare(&a, &r, dev("h200"), &x), 0);
-    a.beta = g;
-    assert_int_not_equal(kb_norm_exec_prepare(&a, &r, dev("h200"), &x), 0);
+    const void *k[2][3] = {{0}};
+    for (int rms = 0; rms < 2; rms++)
+        for (int aff = 0; aff < 3; aff++) {
+            a.rms = rms, a.gamma = aff ? g : NULL, a.beta = aff == 2 ? g : NULL;
+            assert_int_equal(kb_norm_exec_prepare(&a, &r, dev("h200"), &x) != 0, rms && aff == 2);
+            if (!(rms && aff == 2)) k[rms][aff] = x.kernel;
+        }
+    /* five kernels: LayerNorm's merge their statistics in block_merge, RMSNorm's keep group_merge */
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < i; j++) assert_ptr_not_equal((&k[0][0])[i], (&k[0][0])[j]);
 }
 
 int main(int argc, char **argv)

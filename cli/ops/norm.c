@@ -449,9 +449,9 @@ static const kb_impl impls[] = {
     {.name = "block", .supports = supports_block, .prepare = prepare_block, .launch = launch_variant,
      .release = release_variant,
      .help = "a power-of-two thread group a row, block barriers for the sums; sm_90 forward rows past 64 KiB: a "
-             "cluster of 2-8 blocks a row (RMSNorm fp32 to 128 KiB: one block of 1024 a row, x read again through "
-             "L2); rows too long for registers: one row a block, re-read (rows that are not 16-byte multiples, and "
-             "rows past what warp_row holds)"},
+             "cluster of 2-8 blocks a row (fp32 to 128 KiB, RMSNorm from 64 KiB, LayerNorm from 72: one block of "
+             "1024 a row, x read again through L2); rows too long for registers: one row a block, re-read (rows "
+             "that are not 16-byte multiples, and rows past what warp_row holds)"},
     {.name = "bulk", .supports = supports_bulk, .prepare = prepare_bulk, .launch = launch_variant,
      .release = release_variant, .tunables = "vec,slots",
      .help = "sm_90: chunks of whole rows by bulk copies (cp.async.bulk + mbarrier) into a ring of slots in shared "
@@ -546,8 +546,9 @@ static int plugin_tensors(const kb_case *c, const kb_state *st, kbp_tensor *in, 
  * block: thread groups of 1 to 512 (w=1: the odd cols), several rows per
  * block, backward grids that loop over rows, 16-byte rows past warp_row
  * (12288, 16384, 20000), forward rows past 64 KiB split over clusters of 2,
- * 4 and 8 blocks on sm_90 (fp32 20000, 32768, 65536, 131072; 16-bit 65536,
- * 131072, 140000), rows too long for registers (70001, fp32 140000);
+ * 4 and 8 blocks on sm_90 (fp32 17000 LayerNorm, 65536, 131072; 16-bit 65536,
+ * 131072, 140000) or a block of 1024 reading x again (fp32 17000 RMSNorm,
+ * 20000, 32768), rows too long for registers (70001, fp32 140000);
  * warp_row: groups of 1 to 32 warps, powers of two and not (3000, 4608,
  * 5120: 3, 5, 6, 9, 10, 12 warps; 9000, 10240: the backward's groups of 18
  * and 20 warps at 640 threads), one-warp rows of 1, 2 (200, 384) and 8
@@ -564,7 +565,7 @@ static const char *const checks[] = {
     "{\"rows\": [3, 130], \"cols\": [200, 384, 1032, 1544, 2040]}",
     "{\"rows\": [2, 33], \"cols\": [32768, 65536, 70001, 131072, 140000], \"affine\": \"on\"}",
     "{\"rows\": 5, \"cols\": 4096, \"eps\": [0, 0.1], \"affine\": \"on\"}",
-    "{\"rows\": [7, 1000], \"cols\": [10248, 12288, 20000]}",
+    "{\"rows\": [7, 1000], \"cols\": [10248, 12288, 17000, 20000]}",
     "{\"rows\": [7, 300], \"cols\": [8, 384, 1000, 2048, 5120, 10240], \"vec\": [\"1\", \"2\", \"4\", \"8\"], \"affine\": \"on\"}",
     "{\"rows\": [7, 300], \"cols\": [64, 1000, 2048, 3000, 4096, 5120, 9000], \"stages\": [\"0\", \"2\", \"3\"], \"pass\": \"bwd\"}",
     "{\"rows\": [7, 300], \"cols\": [64, 4096, 12288, 16384], \"slots\": [\"1\", \"2\", \"3\", \"4\"], \"affine\": \"on\"}",

@@ -10,14 +10,15 @@ namespace {
 
 using namespace kb::norm;
 
-// gamma: whether the arguments hold one (reread_fwd's kernels differ by it)
-template <typename T> const void *kernel_of(const kb_norm_plan &p, bool gamma)
+// aff: 0 none, 1 gamma, 2 gamma and beta; rms: the arguments' op (reread_fwd's
+// kernels differ by both)
+template <typename T> const void *kernel_of(const kb_norm_plan &p, int aff, bool rms)
 {
     switch (p.variant) {
     case KB_NORM_WARP_ROW: return p.backward ? wr_bwd_kernel<T>(p) : wr_fwd_kernel<T>(p);
     case KB_NORM_BLOCK:
         return p.backward ? block_bwd_kernel<T>(p)
-             : p.rr       ? rr_fwd_kernel<T>(p, gamma)
+             : p.rr       ? rr_fwd_kernel<T>(p, aff, rms)
              : p.cl       ? cl_fwd_kernel<T>(p)
                           : block_fwd_kernel<T>(p);
     case KB_NORM_BULK: return p.backward ? bulk_bwd_kernel<T>(p) : bulk_fwd_kernel<T>(p);
@@ -61,19 +62,22 @@ cudaLaunchConfig_t cluster_config(const kb_norm_exec *x, cudaLaunchAttribute *at
 
 } // namespace
 
-static const void *kernel_by_dtype(const kb_norm_plan &p, bool gamma)
+static const void *kernel_by_dtype(const kb_norm_plan &p, int aff, bool rms)
 {
     switch (p.dtype) {
-    case 0: return kernel_of<float>(p, gamma);
-    case 1: return kernel_of<__half>(p, gamma);
-    case 2: return kernel_of<__nv_bfloat16>(p, gamma);
+    case 0: return kernel_of<float>(p, aff, rms);
+    case 1: return kernel_of<__half>(p, aff, rms);
+    case 2: return kernel_of<__nv_bfloat16>(p, aff, rms);
     }
     return nullptr;
 }
 
+// every kernel the plan's arguments may ask for: RMSNorm without or with gamma,
+// LayerNorm without, with gamma, with gamma and beta
 extern "C" int kb_norm_exec_has_kernel(const kb_norm_plan *p)
 {
-    return kernel_by_dtype(*p, true) != nullptr && kernel_by_dtype(*p, false) != nullptr;
+    return kernel_by_dtype(*p, 0, true) && kernel_by_dtype(*p, 1, true) && kernel_by_dtype(*p, 0, false) &&
+           kernel_by_dtype(*p, 1, false) && kernel_by_dtype(*p, 2, false);
 }
 
 extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p, const kb_devattr *d, kb_norm_exec *x)
@@ -82,8 +86,7 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (a->dtype != p->dtype || a->backward != p->backward) return (int)cudaErrorInvalidValue;
     // a plan holds the columns it was made for (its threads' coverage, its shared memory): no others
     if (a->cols != p->cols) return (int)cudaErrorInvalidValue;
-    if (p->rr && a->beta) return (int)cudaErrorInvalidValue; // reread_fwd builds no kernel with beta
-    x->kernel = kernel_by_dtype(*p, a->gamma != nullptr);
+    x->kernel = kernel_by_dtype(*p, a->beta ? 2 : a->gamma ? 1 : 0, a->rms);
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;
     x->smem = p->smem;

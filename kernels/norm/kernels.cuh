@@ -14,6 +14,6 @@ template <typename T> const void *block_bwd_kernel(const kb_norm_plan &p); // bl
 template <typename T> const void *bulk_fwd_kernel(const kb_norm_plan &p);  // bulk_sm90.cu
 template <typename T> const void *bulk_bwd_kernel(const kb_norm_plan &p);  // bulk_sm90.cu
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p);    // cluster_fwd.cu
-template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, bool gamma); // reread_fwd.cu: a kernel with gamma, one without
+template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, int aff, bool rms); // reread_fwd.cu: aff 0 none, 1 gamma, 2 and beta
 
 } // namespace kb::norm

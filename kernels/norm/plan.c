@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster and block.reread by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.reread and block.reread_ln by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -162,9 +162,18 @@ const kb_norm_rule kb_norm_rules[] = {
      "barriers and 64-bit clamped offsets, against the clusters, then that against this one in a later call: 4096 "
      "x 24576 208.2/208.3 -> 201.2/201.0; 202.2/202.2 -> 191.5/191.8 (torch.compile 191.4), 32768 269.5/269.5 -> "
      "257.4/257.5; 260.9/260.7 -> 255.2/254.8 (98.7%; torch.compile 255.0), 16384 x 32768 1058.7/1059.1 -> "
-     "1007.1/1006.9; 1018.0/1018.1 -> 1001.0/1001.1. Not for LayerNorm (its two sums and beta, first version: fp32 "
-     "4096 x 32768 288.4/288.5 -> 317.4/317.6), not in 16 bits (8 vectors spilled: bf16 4096 x 65536 276.3/276.5 "
-     "-> 408.6/408.5). The H100 was not measured (not lent)"},
+     "1007.1/1006.9; 1018.0/1018.1 -> 1001.0/1001.1. LayerNorm: block.reread_ln. Not in 16 bits (8 vectors spilled: "
+     "bf16 4096 x 65536 276.3/276.5 -> 408.6/408.5). The H100 was not measured (not lent)"},
+    {"block.reread_ln", 0, F32, 73728, 131072, 1024,
+     "LayerNorm forward rows of 72-128 KiB in fp32 (sm_90; from 18432 columns): block.reread's kernel with beta, "
+     "the statistics merged in one block barrier (block_merge), against the clusters (H200, 2026-11-28, graph, two "
+     "runs each in turns, us): 4096 x 18432 163.8/163.7 -> 162.7/162.8, 20480 177.3/177.4 -> 174.2/174.2, 24576 "
+     "216.0/215.9 -> 208.7/209.0, 28672 257.7/257.4 -> 247.2/247.4, 32768 289.0/289.1 -> 267.6/267.6 (87.0 -> "
+     "94.3% of copy; torch.compile 276.0 in a call where this ran 269.7), 16384 x 24576 846.0/846.6 -> 816.9/817.2, "
+     "16384 x 32768 1134.9/1134.9 -> 1053.7/1054.1, affine none 4096 x 24576 205.4/205.5 -> 191.6/191.4. Below "
+     "18432 the clusters win: 4096 x 16400 150.3/150.4 -> 155.6/155.6, 16896 149.8/149.8 -> 157.5/157.3, 17408 "
+     "154.8/154.7 -> 158.8/158.8 (16384 rows: 600.8/600.7 -> 620.0/619.4), 17920 160.4/160.3 -> 160.7/160.7. Its "
+     "first version (session 62's probe) lost: 4096 x 32768 288.4/288.5 -> 317.4/317.6. The H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -424,9 +433,10 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
     p->variant = KB_NORM_BLOCK;
     p->w = !s->unaligned && s->cols % wv == 0 ? wv : 1;
     const long nvec = (s->cols + p->w - 1) / p->w;
-    /* RMSNorm forward rows past 64 KiB to 128 KiB in fp32 on sm_90: a row a block, x
-     * read again through L2 (block.reread: its value is the block's threads) */
-    const int rr = s->backward || !s->rms || p->w != wv || !sm90(d) ? -1 : rule("block.reread", s, s->cols * es);
+    /* forward rows past 64 KiB (LayerNorm 72 KiB) to 128 KiB in fp32 on sm_90: a row a block,
+     * x read again through L2 (block.reread, block.reread_ln: their value is the block's threads) */
+    const int rr = s->backward || p->w != wv || !sm90(d) ? -1
+                 : rule(s->rms ? "block.reread" : "block.reread_ln", s, s->cols * es);
     if (rr > 0) {
         p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
         return 0;

@@ -1,19 +1,17 @@
-// RMSNorm forward, fp32 rows past 64 KiB to 128 KiB on sm_90 (block.reread): a row a
-// block of 1024 threads, every vector of the row loaded at once (kept in L2:
-// evict_last), the sum of squares from registers and one block barrier
-// (block_sum), then y from x read again through L2 (read-only, evict_first),
-// the output's loads issued ahead of its stores: torch.compile's shape for
-// these rows. The clusters (cluster_fwd.cu) hold the row in registers through
-// a cluster's meeting instead; DESIGN.md has the A/B. The body computes
-// LayerNorm too (its statistics as the family's other kernels: lane means
-// merged by Chan's update), as its arguments say; the planner takes it for
-// RMSNorm alone, and test_norm_outliers runs the LayerNorm side. That
-// run-time branch matters to the machine code: with the sums behind it, in a
-// basic block of their own, ptxas issues every load of the row into registers
-// of its own before any is used (8 LDG.E.EL.128 within 9 instructions at 8
-// vectors a thread, nvdisasm 13.5); an RMSNorm-only body, loads and sums one
-// block, had 6-8 loads interleaved into 4-5 registers and ran 1.06-1.22x
-// slower (DESIGN.md). Check the SASS when changing it.
+// LayerNorm and RMSNorm forward, fp32 rows past 64 KiB to 128 KiB on sm_90
+// (block.reread, block.reread_ln): a row a block of 1024 threads, every vector
+// of the row loaded at once (kept in L2: evict_last), the statistics from
+// registers and one block barrier (block_sum, block_merge), then y from x read
+// again through L2 (read-only, evict_first), the output's loads issued ahead
+// of its stores: torch.compile's shape for these rows. The clusters
+// (cluster_fwd.cu) hold the row in registers through a cluster's meeting
+// instead; DESIGN.md has the A/B. The body keeps the run-time LayerNorm /
+// RMSNorm branch (a.rms) even in the kernels built for one op: with the sums
+// behind it, in a basic block of their own, ptxas issues every load of the
+// row into registers of its own before any is used (8 LDG.E.EL.128 within 9
+// instructions at 8 vectors a thread, nvdisasm 13.5); an RMSNorm-only body,
+// loads and sums one block, had 6-8 loads interleaved into 4-5 registers and
+// ran 1.06-1.22x slower (DESIGN.md). Check the SASS when changing it.
 #include "common.cuh"
 #include "kernels.cuh"
 
@@ -51,17 +49,40 @@ __device__ __forceinline__ float block_sum(float v, int tpb, float *red)
     return v;
 }
 
+// LayerNorm's (mean, M2) over the block in one barrier, as group_merge
+// (common.cuh: Chan's update, every term non-negative): each warp's (n, sum,
+// M2 about its mean, mean) through red, then each warp merges the 32 with
+// shuffles, against group_merge's two loops of 32 shared-memory reads a thread.
+__device__ __forceinline__ float2 block_merge(float3 w, float q, float4 *red)
+{
+    lane_sums<1>(&q);
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) red[threadIdx.x >> 5] = make_float4(w.x, w.y, q, w.z);
+    __syncthreads();
+    const float4 r = lane < (int)(blockDim.x >> 5) ? red[lane] : make_float4(0.f, 0.f, 0.f, 0.f);
+    float ns[2] = {r.x, r.y};
+    lane_sums<2>(ns);
+    const float mean = ns[0] > 0.f ? __fdividef(ns[1], ns[0]) : 0.f;
+    float m2 = chan_term(r, mean);
+    lane_sums<1>(&m2);
+    return make_float2(mean, m2);
+}
+
 // NV vectors a thread, TPB threads (the plan's block, rr_fwd_kernel checks),
 // vector k of thread t at k TPB + t: all but the last lie inside the row (the
 // plan's NV is the fewest that cover it), so their addresses are one base and
 // constant offsets; the last is clamped to the row, what lies past zeroed or
 // not stored, so no branch surrounds a load (with one around each, the
 // output's loads waited behind the previous vector's store: 283.6 against
-// 257.2 us at 4096 x 32768). G: gamma or none, each a straight-line kernel of
-// its own (the affine cases as run-time branches of one kernel spilled). No
-// beta: prepare refuses one.
+// 257.2 us at 4096 x 32768). AFF: 0 none, 1 gamma, 2 gamma and beta, each a
+// straight-line kernel of its own (the affine cases as run-time branches of
+// one kernel spilled). LN: the kernels the planner takes for LayerNorm, whose
+// statistics meet in block_merge; the RMSNorm kernels keep group_merge in
+// their LayerNorm branch, never taken, because their machine code with it is
+// what ran fastest (block_merge there: 1.3-1.9% slower at 4096 x 16400-20480,
+// H200, 2026-11-28; DESIGN.md).
 constexpr int TPB = KB_NORM_RR_BLOCK;
-template <typename T, int NV, bool G>
+template <typename T, int NV, int AFF, bool LN>
 __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsigned long long keep,
                                         unsigned long long drop)
 {
@@ -109,29 +130,35 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
                 q = fmaf(d, d, q);
             }
         }
-        // the block's threads at run time: a constant unrolls group_merge's loop over
-        // the warps, 32 float4 reads at once (spilled)
-        const float2 m = group_merge(w, q, (int)blockDim.x, red, 0);
+        float2 m;
+        if constexpr (LN) m = block_merge(w, q, red);
+        else m = group_merge(w, q, (int)blockDim.x, red, 0);
         mean = m.x;
         var = m.y / (float)cols;
     }
     const float rstd = rsqrtf(var + a.eps);
-    const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma) + t;
+    const uint4 *gm = reinterpret_cast<const uint4 *>(a.gamma) + t, *bt = reinterpret_cast<const uint4 *>(a.beta) + t;
     uint4 *y = reinterpret_cast<uint4 *>((T *)a.y + row * cols) + t;
-    uint4 gr[NV];
+    uint4 gr[NV], br[NV];
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         const int o = k < NV - 1 ? k * TPB : ol;
         p[k] = ldx<1>(x + o, drop);
-        if constexpr (G) gr[k] = ldx<2>(gm + o, keep);
+        if constexpr (AFF >= 1) gr[k] = ldx<2>(gm + o, keep);
+        if constexpr (AFF >= 2) br[k] = ldx<2>(bt + o, keep);
     }
 #pragma unroll
     for (int k = 0; k < NV; k++) {
-        float f[W], gv[W];
+        float f[W], gv[W], bv[W];
         unpack_w<T>(p[k], f);
-        if constexpr (G) unpack_w<T>(gr[k], gv);
+        if constexpr (AFF >= 1) unpack_w<T>(gr[k], gv);
+        if constexpr (AFF >= 2) unpack_w<T>(br[k], bv);
 #pragma unroll
-        for (int j = 0; j < W; j++) f[j] = (f[j] - mean) * rstd * (G ? gv[j] : 1.f);
+        for (int j = 0; j < W; j++) {
+            f[j] = (f[j] - mean) * rstd;
+            if constexpr (AFF >= 1) f[j] *= gv[j];
+            if constexpr (AFF >= 2) f[j] += bv[j];
+        }
         if (k < NV - 1 || last) y[k < NV - 1 ? k * TPB : ol] = pack_w<T>(f);
     }
     if (t == 0) {
@@ -139,34 +166,41 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
         a.rstd[row] = rstd;
     }
 }
-template <typename T, int NV, bool G> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a)
+template <typename T, int NV, int AFF, bool LN> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a)
 {
     __shared__ float4 red[32];
     unsigned long long keep, drop;
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
-    rr_body<T, NV, G>(a, red, keep, drop);
+    rr_body<T, NV, AFF, LN>(a, red, keep, drop);
 }
 
 } // namespace
 
-// fp32 only (block.reread: the 16-bit rows spilled and lost); gamma: the kernel with it
-template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, bool gamma)
+// fp32 only (block.reread: the 16-bit rows spilled and lost); aff: 0 none, 1
+// gamma, 2 gamma and beta (RMSNorm has no beta); rms: the op of the arguments
+template <typename T> const void *rr_fwd_kernel(const kb_norm_plan &p, int aff, bool rms)
 {
     if constexpr (!std::is_same<T, float>::value) return nullptr;
     else {
         if (!p.rr || p.backward || p.w != 4 || p.block != TPB) return nullptr;
+#define KB_RR(NV)                                                                                                  \
+    rms ? (aff == 2 ? nullptr : aff ? (const void *)rr_fwd<float, NV, 1, false> : (const void *)rr_fwd<float, NV, 0, false>) \
+        : aff == 2 ? (const void *)rr_fwd<float, NV, 2, true>                                                          \
+        : aff      ? (const void *)rr_fwd<float, NV, 1, true>                                                          \
+                   : (const void *)rr_fwd<float, NV, 0, true>
         switch (p.nv) {
-        case 5: return gamma ? (const void *)rr_fwd<float, 5, true> : (const void *)rr_fwd<float, 5, false>;
-        case 6: return gamma ? (const void *)rr_fwd<float, 6, true> : (const void *)rr_fwd<float, 6, false>;
-        case 7: return gamma ? (const void *)rr_fwd<float, 7, true> : (const void *)rr_fwd<float, 7, false>;
-        case 8: return gamma ? (const void *)rr_fwd<float, 8, true> : (const void *)rr_fwd<float, 8, false>;
+        case 5: return KB_RR(5);
+        case 6: return KB_RR(6);
+        case 7: return KB_RR(7);
+        case 8: return KB_RR(8);
         }
+#undef KB_RR
         return nullptr;
     }
 }
-template const void *rr_fwd_kernel<float>(const kb_norm_plan &, bool);
-template const void *rr_fwd_kernel<__half>(const kb_norm_plan &, bool);
-template const void *rr_fwd_kernel<__nv_bfloat16>(const kb_norm_plan &, bool);
+template const void *rr_fwd_kernel<float>(const kb_norm_plan &, int, bool);
+template const void *rr_fwd_kernel<__half>(const kb_norm_plan &, int, bool);
+template const void *rr_fwd_kernel<__nv_bfloat16>(const kb_norm_plan &, int, bool);
 
 } // namespace kb::norm
