@@ -364,13 +364,6 @@ static void test_known_shapes(void **state)
     /* on the H200's memory (wr.fwd2) RMSNorm takes wr.nv8w too, and 16 warps
      * of 8 run two blocks an SM; narrower rows and the backward as the H100 */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
-    /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
-    expect("h200", 0, 0, 18432, "block reread v=5 w=4");
-    expect("h100", 0, 0, 20000, "block reread v=5 w=4");
-    expect("h100", 0, 0, 24576, "block reread v=6 w=4");
-    expect("h200", 0, 0, 22528, "block reread v=6 w=4");
-    expect("h200", 0, 0, 32768, "block reread v=8 w=4");
-    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
     expect("h200", 2, 0, 32768, "warp_row v=8 warps=16 lb=1024");
     expect("h200", 0, 0, 12288, "warp_row v=8 warps=12");
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");

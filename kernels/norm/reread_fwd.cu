@@ -132,7 +132,7 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
         }
         float2 m;
         if constexpr (LN) m = block_merge(w, q, red);
-        else m = group_merge(w, q, (int)blockDim.x, red, 0);
+        else m = group_merge(w, q, (int)blockDim.x, red, 0); // blockDim: a constant unrolled its loop and spilled
         mean = m.x;
         var = m.y / (float)cols;
     }
