@@ -67,7 +67,7 @@ typedef struct {
     int gsm;          /* bulk backward: gamma in shared memory past the ring */
     int sst;          /* bulk backward: the saved statistics by cp.async into shared memory */
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
-    int rr;           /* block forward: 1 = a row a block of 1024, x read again through L2 (block.reread), else 0 */
+    int rr;           /* block forward: 1 = a row a block of 1024, x read again through L2 (block.reread, _ln), else 0 */
     int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
     long cols;        /* the columns it was made for: prepare refuses others (shared memory and coverage follow them) */
     size_t smem;      /* dynamic shared memory a block */
