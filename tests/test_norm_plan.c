@@ -85,6 +85,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
     CHECK(kb_norm_exec_has_kernel(p)); /* a kernel file of kernels/norm instantiates it */
     switch (p->variant) {
     case KB_NORM_WARP_ROW:
+        CHECK(p->pf == 0);
         CHECK(s->cols % w16 == 0 && p->w == w16);
         CHECK(p->tpr % 32 == 0 && p->block % p->tpr == 0 && p->block / p->tpr <= 16);
         CHECK(p->tpr == 32 || p->block / p->tpr <= 15); /* a group of several warps meets at named barrier 1 + g (1..15) */
@@ -105,6 +106,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         }
         break;
     case KB_NORM_BULK:
+        CHECK(p->pf == 0);
         CHECK(d->cc_major == 9 && d->cc_minor == 0); /* sm_90a code runs on 9.0 alone */
         CHECK(s->cols % w16 == 0 && p->w == w16);
         CHECK(p->block % 32 == 0 && p->block % p->tpr == 0);
@@ -119,6 +121,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
+        CHECK(p->pf == 0 || p->cl); /* only the clusters prefetch */
         if (p->rr) { /* a row a block of 1024, x read again (block.reread, block.reread_ln): sm_90, fp32 forward rows
                       * of 64-128 KiB (RMSNorm from 16400 cols, LayerNorm from 18432) */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->dtype == 0 && p->w == 4);
@@ -136,6 +139,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             /* three blocks an SM (launch bound 384) only where two of 64 registers a thread are all that fit */
             CHECK(p->lb == 0 || (p->lb == 384 && p->tpr <= 384 && 3L * p->tpr * 64 > d->regs_per_sm));
             CHECK(p->lb == 384 || 3L * p->tpr * 64 <= d->regs_per_sm || p->tpr > 384);
+            CHECK(p->pf == 4); /* block.cluster_pf: a quarter of the resident rows ahead, every cluster row */
             break;
         }
         CHECK(p->w == 1 || p->w == w16);
@@ -399,13 +403,13 @@ static void test_known_shapes(void **state)
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
-    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384"); /* three an SM (block.cluster3) */
-    expect("h200", 0, 0, 45056, "block cluster=4 tpr=352 v=8 w=4 lb=384");
-    expect("h200", 0, 0, 16388, "block cluster=2 tpr=288 v=8 w=4");
-    expect("h200", 0, 0, 18428, "block cluster=2 tpr=288 v=8 w=4"); /* below 18432 LayerNorm keeps the clusters */
-    expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4");
-    expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
-    expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4");
+    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384 pf=4"); /* three an SM (block.cluster3) */
+    expect("h200", 0, 0, 45056, "block cluster=4 tpr=352 v=8 w=4 lb=384 pf=4");
+    expect("h200", 0, 0, 16388, "block cluster=2 tpr=288 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 18428, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 18432 LayerNorm keeps the clusters */
+    expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4 pf=4");
+    expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
+    expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
     /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
@@ -414,19 +418,19 @@ static void test_known_shapes(void **state)
     expect("h100", 0, 0, 24576, "block reread v=6 w=4");
     expect("h200", 0, 0, 22528, "block reread v=6 w=4");
     expect("h200", 0, 0, 32768, "block reread v=8 w=4");
-    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
+    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4 pf=4");
     /* RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols): a row a block, x read again (block.reread) */
     expect_rms("h200", 0, 32768, "block reread v=8 w=4");
     expect_rms("h200", 0, 24576, "block reread v=6 w=4");
     expect_rms("h200", 0, 22528, "block reread v=6 w=4");
     expect_rms("h200", 0, 22524, "block reread v=6 w=4");
     expect_rms("h200", 0, 16400, "block reread v=5 w=4");
-    expect_rms("h200", 0, 16396, "block cluster=2 tpr=288 v=8 w=4"); /* below 16400 the clusters */
+    expect_rms("h200", 0, 16396, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 16400 the clusters */
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 20480, "block reread v=5 w=4");
-    expect_rms("h200", 0, 32772, "block cluster=4 tpr=288 v=8 w=4");
-    expect_rms("h200", 2, 65536, "block cluster=2 tpr=512 v=8 w=8");
-    expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8");
+    expect_rms("h200", 0, 32772, "block cluster=4 tpr=288 v=8 w=4 pf=4");
+    expect_rms("h200", 2, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
+    expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("a100", 1, 0, 65536, "block loop w=8"); /* no clusters before sm_90 */
     expect("a100", 0, 0, 20000, "block tpr=1024 v=8 w=4");
     /* rows that are not 16-byte multiples: block, w=1 */
@@ -583,6 +587,25 @@ static void test_reread(void **state)
     assert_int_equal(n, 2 * 2 * (4093 + 3585));
 }
 
+/* The rows ahead a cluster plan's blocks prefetch: pf sixteenths of the
+ * resident rows, at least one; none without pf or without resident rows. */
+static void test_ahead(void **state)
+{
+    (void)state;
+    kb_norm_plan p = auto_plan("h200", 0, 0, 4096, 16388);
+    assert_int_equal(p.cl, 2);
+    assert_int_equal(p.pf, 4);
+    assert_int_equal(kb_norm_plan_ahead(&p, 198), 49); /* 132 SMs, three blocks of 288 an SM, two a cluster */
+    assert_int_equal(kb_norm_plan_ahead(&p, 66), 16);
+    assert_int_equal(kb_norm_plan_ahead(&p, 3), 1);
+    assert_int_equal(kb_norm_plan_ahead(&p, 0), 0);
+    p.pf = 8;
+    assert_int_equal(kb_norm_plan_ahead(&p, 66), 33);
+    kb_norm_plan r = auto_plan("h200", 0, 0, 4096, 24576); /* the reread row: no prefetch */
+    assert_int_equal(r.rr, 1);
+    assert_int_equal(kb_norm_plan_ahead(&r, 132), 0);
+}
+
 /* kb_norm_exec_prepare refuses a plan made for other columns than the
  * arguments hold (its threads' coverage and its shared memory follow them)
  * before it asks the device anything; the forward warp rows' prepare asks
@@ -645,6 +668,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_reread),
         cmocka_unit_test(test_prepare_cols),
+        cmocka_unit_test(test_ahead),
     };
     return cmocka_run_group_tests_name("norm_plan", tests, NULL, NULL);
 }

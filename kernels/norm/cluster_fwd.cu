@@ -17,6 +17,11 @@
 // end): fp32 4096 x 32768 73 -> 88% of copy, RMSNorm 80 -> 94 (H200;
 // DESIGN.md). The block's own expect_tx comes after its block barrier:
 // racecheck flagged it beside the mbarrier's init.
+//
+// `ahead` (plan.c's block.cluster_pf, exec.cu): first each block asks L2 for
+// its part of the row `ahead` rows on (one cp.async.bulk.prefetch; a quarter
+// of the rows resident at once), so the memory keeps reading while an SM's
+// blocks meet and write: 3-9% off at the rows measured (DESIGN.md).
 #include "../ptx/mbarrier.cuh"
 #include "common.cuh"
 #include "kernels.cuh"
@@ -27,7 +32,7 @@ namespace {
 // A grid over the rows, a cluster a row; blocks of at most TPB, MINB an SM
 // (512, 2: 64 registers; 384, 3: 56, for blocks of 352-384 threads, which
 // the first holds only two of an SM: plan.c's block.cluster3).
-template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds__(TPB, MINB) cl_fwd(kb_norm_args a)
+template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds__(TPB, MINB) cl_fwd(kb_norm_args a, int ahead)
 {
 #if __CUDA_ARCH__ >= 900 // sm_90a runs it; elsewhere an empty kernel the probe never picks
     constexpr int W = 16 / sizeof(T);
@@ -39,6 +44,9 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
     const int nvec = (int)(a.cols / W), per = (nvec + C - 1) / C, t = threadIdx.x, tpr = blockDim.x;
     const int v0 = r * per, v1 = v0 + per < nvec ? v0 + per : nvec;
     const uint32_t b = ptx::smem_u32(&bar);
+    if (t == 0 && ahead > 0 && row + ahead < a.rows && v1 > v0) // 16-byte aligned, a multiple of 16 bytes
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(reinterpret_cast<const uint4 *>((const T *)a.x + (row + ahead) * a.cols) + v0),
+                     "r"((unsigned)(v1 - v0) * 16u) : "memory");
     if (t == 0) {
         ptx::mbar_init(b, 1);
         ptx::fence_mbar_init();

@@ -90,12 +90,13 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (!x->kernel) return (int)cudaErrorInvalidValue; // a plan no kernel was built for
     x->block = p->block;
     x->smem = p->smem;
-    if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a)
+    if (p->cl) { // a cluster a row (cluster_fwd.cu): cl_fwd(a, ahead)
         x->cl = p->cl, x->grid = (unsigned)(a->rows * p->cl);
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = cluster_config(x, &attr, nullptr);
         int n = 0;
         const int e = (int)cudaOccupancyMaxActiveClusters(&n, x->kernel, &cfg);
+        x->i0 = (int)kb_norm_plan_ahead(p, n); // cl_fwd(a, ahead): rows on that its blocks prefetch
         return e ? e : n < 1 ? KB_NORM_NO_CLUSTER : 0;
     }
     const bool persistent = p->backward || (p->variant == KB_NORM_BLOCK && p->nv && !p->rr) || p->variant == KB_NORM_BULK;

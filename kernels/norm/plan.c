@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.reread and block.reread_ln by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_pf, block.reread and block.reread_ln by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -174,6 +174,22 @@ const kb_norm_rule kb_norm_rules[] = {
      "18432 the clusters win: 4096 x 16400 150.3/150.4 -> 155.6/155.6, 16896 149.8/149.8 -> 157.5/157.3, 17408 "
      "154.8/154.7 -> 158.8/158.8 (16384 rows: 600.8/600.7 -> 620.0/619.4), 17920 160.4/160.3 -> 160.7/160.7. Its "
      "first version (session 62's probe) lost: 4096 x 32768 288.4/288.5 -> 317.4/317.6. The H100 was not measured (not lent)"},
+    {"block.cluster_pf", 0, ANY, 65537, 524288, 4,
+     "the clusters' rows: each block prefetches its part of the row a quarter of the resident rows on into L2 (one "
+     "cp.async.bulk.prefetch a block), so the memory keeps reading while an SM's blocks meet and write; against none "
+     "(H200, 2026-11-29, graph, two runs each in turns, us): LayerNorm fp32 4096 x 16388 150.5/150.3 -> 138.0/137.9 "
+     "(83.7 -> 91.3% of copy), 17408 154.5/154.3 -> 142.4/142.3, 40960 360.9/361.0 -> 329.1/329.3 (86.7 -> 95.0), "
+     "49152 443.6/443.5 -> 417.3/417.6, 65536 584.8/585.2 -> 535.4/535.7 (85.5 -> 93.3), 16384 x 17408 600.9/600.9 "
+     "-> 544.2/544.6, 16384 x 65536 2316.8/2315.5 -> 2125.2/2125.2, 1000 x 65536 148.1/148.2 -> 139.8/139.8, 1000 x "
+     "17408 42.6/42.7 -> 42.4/42.3, affine none 4096 x 40960 319.5/319.4 -> 315.8/315.9; RMSNorm fp32 4096 x 32772 "
+     "292.9/292.7 -> 267.3/267.3 (86.0 -> 94.2), 40960 343.5/343.3 -> 323.1/323.2 (91.0 -> 96.7), 65536 "
+     "552.3/552.4 -> 520.3/520.7 (90.4 -> 96.0), 1000 x 40960 89.2/89.1 -> 85.5/85.5; 16 bits: LayerNorm bf16 4096 x "
+     "32776 158.9/159.1 -> 149.6/149.8, 65536 300.9/301.1 -> 281.5/281.1, 131072 636.9/636.5 -> 610.2/610.6, "
+     "RMSNorm bf16 131072 575.4/575.4 -> 538.8/539.0, fp16 40960 173.5/173.4 -> 166.7/166.8 (a quarter: 0.906-0.994 "
+     "of none at 20 shapes). Other distances at the 15 of 4096 and 16384 rows: 1/16 0.947-0.989, 1/8 0.921-0.980, "
+     "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread kernels (block.reread, _ln) are not prefetched: "
+     "a quarter ahead won 2-6% at LayerNorm 18432-31744 and RMSNorm 16400-17920 but lost at LayerNorm 32768 (1.2%), "
+     "affine none 24576 (5.9%), RMSNorm 19456-26624 (0.5-2.1%) and 1000 x 16400 (2.7%). The H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -450,6 +466,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         const long per = (nvec + C - 1) / C; /* vectors a block */
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
+            const int pf = rule("block.cluster_pf", s, s->cols * es); /* the next rows into L2 */
+            p->pf = pf > 0 ? pf : 0;
             /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
             const long regs = d->regs_per_sm / (2L * KB_NORM_CL_BLOCK), cl3 = rule("block.cluster3", s, 0);
             if (p->tpr <= cl3 && p->tpr <= KB_NORM_CL3_BLOCK && 3L * p->tpr * regs > d->regs_per_sm)
@@ -520,6 +538,13 @@ done:
     return 0;
 }
 
+long kb_norm_plan_ahead(const kb_norm_plan *p, long resident)
+{
+    if (!p->pf || resident < 1) return 0;
+    const long a = resident * p->pf / 16;
+    return a > 0 ? a : 1;
+}
+
 void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
 {
     switch (p->variant) {
@@ -535,8 +560,10 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
         break;
     case KB_NORM_BLOCK:
         if (p->cl) {
-            const int k = snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d", p->cl, p->tpr, p->nv, p->w);
-            if (p->lb && k > 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, " lb=%d", p->lb); /* block.cluster3 */
+            char lb[16] = "", pf[16] = "";
+            if (p->lb) snprintf(lb, sizeof lb, " lb=%d", p->lb); /* block.cluster3 */
+            if (p->pf) snprintf(pf, sizeof pf, " pf=%d", p->pf); /* block.cluster_pf */
+            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s%s", p->cl, p->tpr, p->nv, p->w, lb, pf);
         } else if (p->rr) snprintf(buf, n, "block reread v=%d w=%d", p->nv, p->w);
         else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
