@@ -121,13 +121,15 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         CHECK(p->smem >= (size_t)KB_NORM_RING_OFF + (size_t)p->stages * (s->backward ? 2 : 1) * (p->block / p->tpr) * s->cols * esize(s->dtype));
         break;
     case KB_NORM_BLOCK:
-        CHECK(p->pf == 0 || p->cl); /* only the clusters prefetch */
+        CHECK(p->pf == 0 || p->cl || p->rr); /* only the clusters and the reread prefetch */
         if (p->rr) { /* a row a block of 1024, x read again (block.reread, block.reread_ln): sm_90, fp32 forward rows
                       * of 64-128 KiB (RMSNorm from 16400 cols, LayerNorm from 18432) */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && s->dtype == 0 && p->w == 4);
             CHECK(s->cols % 4 == 0 && s->cols * 4 >= (s->rms ? 65600 : 73728) && s->cols * 4 <= 131072);
             CHECK(p->block == KB_NORM_RR_BLOCK && p->tpr == KB_NORM_RR_BLOCK && p->cl == 0 && p->smem == 0 && p->lb == 0);
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
+            /* block.reread_ln_pf: LayerNorm with gamma and beta to 31744 cols prefetches a quarter ahead */
+            CHECK(p->pf == (!s->rms && s->affine && s->cols <= 31744 ? 4 : 0));
             break;
         }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
@@ -413,11 +415,12 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
     /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
-    expect("h200", 0, 0, 18432, "block reread v=5 w=4");
-    expect("h100", 0, 0, 20000, "block reread v=5 w=4");
-    expect("h100", 0, 0, 24576, "block reread v=6 w=4");
-    expect("h200", 0, 0, 22528, "block reread v=6 w=4");
-    expect("h200", 0, 0, 32768, "block reread v=8 w=4");
+    expect("h200", 0, 0, 18432, "block reread v=5 w=4 pf=4");
+    expect("h100", 0, 0, 20000, "block reread v=5 w=4 pf=4");
+    expect("h100", 0, 0, 24576, "block reread v=6 w=4 pf=4");
+    expect("h200", 0, 0, 22528, "block reread v=6 w=4 pf=4");
+    expect("h200", 0, 0, 31744, "block reread v=8 w=4 pf=4");
+    expect("h200", 0, 0, 32768, "block reread v=8 w=4"); /* not at 32768 */
     expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4 pf=4");
     /* RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols): a row a block, x read again (block.reread) */
     expect_rms("h200", 0, 32768, "block reread v=8 w=4");
@@ -601,9 +604,20 @@ static void test_ahead(void **state)
     assert_int_equal(kb_norm_plan_ahead(&p, 0), 0);
     p.pf = 8;
     assert_int_equal(kb_norm_plan_ahead(&p, 66), 33);
-    kb_norm_plan r = auto_plan("h200", 0, 0, 4096, 24576); /* the reread row: no prefetch */
+    /* the reread rows: LayerNorm's with gamma and beta to 31744 cols (block.reread_ln_pf), a block an SM */
+    kb_norm_plan r = auto_plan("h200", 0, 0, 4096, 24576);
+    assert_int_equal(r.rr, 1);
+    assert_int_equal(kb_norm_plan_ahead(&r, 132), 33);
+    r = auto_plan("h200", 0, 0, 4096, 32768);
     assert_int_equal(r.rr, 1);
     assert_int_equal(kb_norm_plan_ahead(&r, 132), 0);
+    kb_norm_shape s = shape(0, 0, 4096, 24576);
+    s.affine = 0;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 0);
+    s.affine = 1, s.rms = 1;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 0);
 }
 
 /* kb_norm_exec_prepare refuses a plan made for other columns than the

@@ -103,7 +103,13 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
     if (!persistent) { // a grid over the rows: warp_row forward (groups of a block), reread and loop forward (a row a block)
         const long rpb = p->variant == KB_NORM_WARP_ROW ? p->block / p->tpr : 1;
         x->grid = (unsigned)((a->rows + rpb - 1) / rpb);
-        x->i0 = p->tpr / 32; // wr_fwd's warps a row (rr_fwd and loop_fwd take none)
+        x->i0 = p->tpr / 32; // wr_fwd's warps a row (loop_fwd takes none)
+        if (p->rr) { // rr_fwd(a, ahead): rows on that its blocks prefetch
+            int per_sm = 0;
+            const int e = p->pf ? (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, x->kernel, p->block, 0) : 0;
+            if (e) return e;
+            x->i0 = (int)kb_norm_plan_ahead(p, (long)per_sm * d->sm_count);
+        }
         return 0;
     }
     int iters = 0;

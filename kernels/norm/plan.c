@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.cluster_pf, block.reread and block.reread_ln by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_pf, block.reread, block.reread_ln and _ln_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -187,9 +187,18 @@ const kb_norm_rule kb_norm_rules[] = {
      "32776 158.9/159.1 -> 149.6/149.8, 65536 300.9/301.1 -> 281.5/281.1, 131072 636.9/636.5 -> 610.2/610.6, "
      "RMSNorm bf16 131072 575.4/575.4 -> 538.8/539.0, fp16 40960 173.5/173.4 -> 166.7/166.8 (a quarter: 0.906-0.994 "
      "of none at 20 shapes). Other distances at the 15 of 4096 and 16384 rows: 1/16 0.947-0.989, 1/8 0.921-0.980, "
-     "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread kernels (block.reread, _ln) are not prefetched: "
-     "a quarter ahead won 2-6% at LayerNorm 18432-31744 and RMSNorm 16400-17920 but lost at LayerNorm 32768 (1.2%), "
-     "affine none 24576 (5.9%), RMSNorm 19456-26624 (0.5-2.1%) and 1000 x 16400 (2.7%). The H100 was not measured (not lent)"},
+     "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread rows: block.reread_ln_pf. The H100 "
+     "was not measured (not lent)"},
+    {"block.reread_ln_pf", 0, F32, 73728, 126976, 4,
+     "LayerNorm's reread rows with gamma and beta to 124 KiB (18432-31744 columns): each block prefetches the row a "
+     "quarter of the resident rows on into L2 first, as block.cluster_pf; against none (H200, 2026-11-29, graph, two "
+     "runs each in turns, us): 4096 x 18432 162.6/162.5 -> 153.9/153.9 (86.8 -> 91.8% of copy), 20480 173.9/173.8 -> "
+     "166.5/166.6, 24576 207.0/207.1 -> 197.1/196.9, 28672 245.5/245.8 -> 232.3/232.2 (89.3 -> 94.4), 29696 "
+     "246.0/246.0 -> 240.5/240.6, 30720 254.7/255.0 -> 250.0/250.0, 31744 261.2/261.3 -> 259.6/260.0; 1000 x 24576 "
+     "55.9/56.1 -> 56.2/56.0 (level). Not at 32768 (267.6/267.7 -> 270.9/271.1; 16384 rows 1050.5/1050.7 -> "
+     "1069.6/1068.7), nor without the affine (4096 x 24576 190.6/190.6 -> 201.7/201.9, at copy speed already), nor "
+     "for RMSNorm (block.reread: 16400-17920 0.951-0.990, but 1000 x 16400 1.027 and 19456-26624 1.005-1.021). The "
+     "H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -455,6 +464,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
                  : rule(s->rms ? "block.reread" : "block.reread_ln", s, s->cols * es);
     if (rr > 0) {
         p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
+        const int pf = s->rms || !s->affine ? 0 : rule("block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
+        p->pf = pf > 0 ? pf : 0;
         return 0;
     }
     /* a forward row past 64 KiB on sm_90: a cluster of C blocks a row, 8
@@ -558,16 +569,16 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
             snprintf(buf, n, "bulk v=%d rows=%d slots=%d gamma=%s stats=%s%s", p->nv, p->block / p->tpr, p->stages,
                      p->gsm ? "smem" : "l1", p->sst ? "smem" : "regs", p->pipe ? " pipe" : "");
         break;
-    case KB_NORM_BLOCK:
-        if (p->cl) {
-            char lb[16] = "", pf[16] = "";
-            if (p->lb) snprintf(lb, sizeof lb, " lb=%d", p->lb); /* block.cluster3 */
-            if (p->pf) snprintf(pf, sizeof pf, " pf=%d", p->pf); /* block.cluster_pf */
-            snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s%s", p->cl, p->tpr, p->nv, p->w, lb, pf);
-        } else if (p->rr) snprintf(buf, n, "block reread v=%d w=%d", p->nv, p->w);
+    case KB_NORM_BLOCK: {
+        char lb[16] = "", pf[16] = "";
+        if (p->lb) snprintf(lb, sizeof lb, " lb=%d", p->lb); /* block.cluster3 */
+        if (p->pf) snprintf(pf, sizeof pf, " pf=%d", p->pf); /* block.cluster_pf, block.reread_ln_pf */
+        if (p->cl) snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s%s", p->cl, p->tpr, p->nv, p->w, lb, pf);
+        else if (p->rr) snprintf(buf, n, "block reread v=%d w=%d%s", p->nv, p->w, pf);
         else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);
         else snprintf(buf, n, "block tpr=%d v=%d w=%d", p->tpr, p->nv, p->w);
         break;
+    }
     default: snprintf(buf, n, "none");
     }
 }

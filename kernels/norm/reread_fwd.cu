@@ -166,12 +166,19 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
         a.rstd[row] = rstd;
     }
 }
-template <typename T, int NV, int AFF, bool LN> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a)
+// ahead: the row that many rows on is asked of L2 first, by one bulk
+// prefetch under x's policy (block.reread_ln_pf; 0: none)
+template <typename T, int NV, int AFF, bool LN> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a, int ahead)
 {
     __shared__ float4 red[32];
     unsigned long long keep, drop;
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
+#if __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0 && ahead > 0 && (long)blockIdx.x + ahead < a.rows) // a row of 16-byte vectors
+        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"((const T *)a.x + ((long)blockIdx.x + ahead) * a.cols),
+                     "r"((unsigned)(a.cols * sizeof(T))), "l"(keep) : "memory");
+#endif
     rr_body<T, NV, AFF, LN>(a, red, keep, drop);
 }
 
