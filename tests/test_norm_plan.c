@@ -128,8 +128,8 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(s->cols % 4 == 0 && s->cols * 4 >= (s->rms ? 65600 : 73728) && s->cols * 4 <= 131072);
             CHECK(p->block == KB_NORM_RR_BLOCK && p->tpr == KB_NORM_RR_BLOCK && p->cl == 0 && p->smem == 0 && p->lb == 0);
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
-            /* block.reread_ln_pf: LayerNorm with gamma and beta to 31744 cols prefetches a quarter ahead */
-            CHECK(p->pf == (!s->rms && s->affine && s->cols <= 31744 ? 4 : 0));
+            /* block.reread_ln_pf: LayerNorm with gamma and beta to 31744 cols, from 4096 rows, prefetches a quarter ahead */
+            CHECK(p->pf == (!s->rms && s->affine && s->cols <= 31744 && s->rows >= 4096 ? 4 : 0));
             break;
         }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
@@ -616,6 +616,9 @@ static void test_ahead(void **state)
     r = plan_of("h200", &s);
     assert_true(r.rr && r.pf == 0);
     s.affine = 1, s.rms = 1;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 0);
+    s.rms = 0, s.rows = 1000; /* below 4096 rows (block.reread_ln_pf_rows) */
     r = plan_of("h200", &s);
     assert_true(r.rr && r.pf == 0);
 }

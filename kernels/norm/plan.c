@@ -199,6 +199,11 @@ const kb_norm_rule kb_norm_rules[] = {
      "1069.6/1068.7), nor without the affine (4096 x 24576 190.6/190.6 -> 201.7/201.9, at copy speed already), nor "
      "for RMSNorm (block.reread: 16400-17920 0.951-0.990, but 1000 x 16400 1.027 and 19456-26624 1.005-1.021). The "
      "H100 was not measured (not lent)"},
+    {"block.reread_ln_pf_rows", 0, F32, 0, 0, 4096,
+     "block.reread_ln_pf from 4096 rows: with fewer the first round's blocks prefetch rows the same round is already "
+     "reading (H200, 2026-11-29, graph, two runs each in turns against none, us): 300 x 20480 20.0/20.1 -> 20.8/21.1, "
+     "1000 x 24576 56.3/56.4 -> 56.1/56.3 (level); 4096 x 24576 207.9/207.9 -> 196.8/196.8, 16384 x 24576 "
+     "810.5/810.9 -> 767.4/759.5"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -464,7 +469,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
                  : rule(s->rms ? "block.reread" : "block.reread_ln", s, s->cols * es);
     if (rr > 0) {
         p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
-        const int pf = s->rms || !s->affine ? 0 : rule("block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
+        const int pf = s->rms || !s->affine || s->rows < rule("block.reread_ln_pf_rows", s, 0)
+                     ? 0 : rule("block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
         p->pf = pf > 0 ? pf : 0;
         return 0;
     }
