@@ -21,7 +21,7 @@
 // `ahead` (plan.c's block.cluster_pf, exec.cu): first each block asks L2 for
 // its part of the row `ahead` rows on (one cp.async.bulk.prefetch; a quarter
 // of the rows resident at once), so the memory keeps reading while an SM's
-// blocks meet and write: 3-9% off at the rows measured (DESIGN.md).
+// blocks meet and write: 1-9% off at the rows measured (DESIGN.md).
 #include "../ptx/mbarrier.cuh"
 #include "common.cuh"
 #include "kernels.cuh"

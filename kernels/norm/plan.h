@@ -69,7 +69,7 @@ typedef struct {
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
     int rr;           /* block forward: 1 = a row a block of 1024, x read again through L2 (block.reread, _ln), else 0 */
     int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
-    int pf;           /* the clusters, and LayerNorm's reread rows with gamma and beta: each block prefetches its part
+    int pf;           /* the clusters, and LayerNorm's reread rows with gamma and beta from 4096 rows: each block prefetches its part
                        * of the row kb_norm_plan_ahead rows on into L2 (block.cluster_pf, block.reread_ln_pf:
                        * sixteenths of the rows resident at once), else 0 */
     long cols;        /* the columns it was made for: prepare refuses others (shared memory and coverage follow them) */
