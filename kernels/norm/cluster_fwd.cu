@@ -44,9 +44,9 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
     const int nvec = (int)(a.cols / W), per = (nvec + C - 1) / C, t = threadIdx.x, tpr = blockDim.x;
     const int v0 = r * per, v1 = v0 + per < nvec ? v0 + per : nvec;
     const uint32_t b = ptx::smem_u32(&bar);
-    if (t == 0 && ahead > 0 && row + ahead < a.rows && v1 > v0) // 16-byte aligned, a multiple of 16 bytes
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(reinterpret_cast<const uint4 *>((const T *)a.x + (row + ahead) * a.cols) + v0),
-                     "r"((unsigned)(v1 - v0) * 16u) : "memory");
+    if (t == 0 && ahead > 0 && row + ahead < a.rows && v1 > v0) // whole 16-byte vectors
+        ptx::bulk_prefetch_l2(reinterpret_cast<const uint4 *>((const T *)a.x + (row + ahead) * a.cols) + v0,
+                              (uint32_t)(v1 - v0) * 16u);
     if (t == 0) {
         ptx::mbar_init(b, 1);
         ptx::fence_mbar_init();

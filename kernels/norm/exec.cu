@@ -106,7 +106,7 @@ extern "C" int kb_norm_exec_prepare(const kb_norm_args *a, const kb_norm_plan *p
         x->i0 = p->tpr / 32; // wr_fwd's warps a row (loop_fwd takes none)
         if (p->rr) { // rr_fwd(a, ahead): rows on that its blocks prefetch
             int per_sm = 0;
-            const int e = p->pf ? (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, x->kernel, p->block, 0) : 0;
+            const int e = p->pf ? (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, x->kernel, p->block, x->smem) : 0;
             if (e) return e;
             x->i0 = (int)kb_norm_plan_ahead(p, (long)per_sm * d->sm_count);
         }

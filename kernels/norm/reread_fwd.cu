@@ -12,6 +12,7 @@
 // instructions at 8 vectors a thread, nvdisasm 13.5); an RMSNorm-only body,
 // loads and sums one block, had 6-8 loads interleaved into 4-5 registers and
 // ran 1.06-1.22x slower (DESIGN.md). Check the SASS when changing it.
+#include "../ptx/mbarrier.cuh" // bulk_prefetch_l2 (sm_90 only: called under __CUDA_ARCH__ >= 900)
 #include "common.cuh"
 #include "kernels.cuh"
 
@@ -176,8 +177,7 @@ template <typename T, int NV, int AFF, bool LN> __global__ void __launch_bounds_
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
 #if __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0 && ahead > 0 && (long)blockIdx.x + ahead < a.rows) // a row of 16-byte vectors
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"((const T *)a.x + ((long)blockIdx.x + ahead) * a.cols),
-                     "r"((unsigned)(a.cols * sizeof(T))), "l"(keep) : "memory");
+        ptx::bulk_prefetch_l2((const T *)a.x + ((long)blockIdx.x + ahead) * a.cols, (uint32_t)(a.cols * sizeof(T)), keep);
 #endif
     rr_body<T, NV, AFF, LN>(a, red, keep, drop);
 }
