@@ -128,8 +128,9 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(s->cols % 4 == 0 && s->cols * 4 >= (s->rms ? 65600 : 73728) && s->cols * 4 <= 131072);
             CHECK(p->block == KB_NORM_RR_BLOCK && p->tpr == KB_NORM_RR_BLOCK && p->cl == 0 && p->smem == 0 && p->lb == 0);
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
-            /* block.reread_ln_pf: LayerNorm with gamma and beta to 31744 cols, from 4096 rows, prefetches a quarter ahead */
-            CHECK(p->pf == (!s->rms && s->affine && s->cols <= 31744 && s->rows >= 4096 ? 4 : 0));
+            /* block.reread_ln_pf, _rms_pf: with the affine, LayerNorm to 31744 cols and RMSNorm to 17920, from 2000
+             * rows (block.reread_pf_rows), prefetch a quarter ahead */
+            CHECK(p->pf == (s->affine && s->cols <= (s->rms ? 17920 : 31744) && s->rows >= 2000 ? 4 : 0));
             break;
         }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
@@ -427,7 +428,9 @@ static void test_known_shapes(void **state)
     expect_rms("h200", 0, 24576, "block reread v=6 w=4");
     expect_rms("h200", 0, 22528, "block reread v=6 w=4");
     expect_rms("h200", 0, 22524, "block reread v=6 w=4");
-    expect_rms("h200", 0, 16400, "block reread v=5 w=4");
+    expect_rms("h200", 0, 16400, "block reread v=5 w=4 pf=4"); /* to 17920 cols the prefetch (block.reread_rms_pf) */
+    expect_rms("h200", 0, 17920, "block reread v=5 w=4 pf=4");
+    expect_rms("h200", 0, 17924, "block reread v=5 w=4");
     expect_rms("h200", 0, 16396, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 16400 the clusters */
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 20480, "block reread v=5 w=4");
@@ -615,12 +618,24 @@ static void test_ahead(void **state)
     s.affine = 0;
     r = plan_of("h200", &s);
     assert_true(r.rr && r.pf == 0);
-    s.affine = 1, s.rms = 1;
+    s.affine = 1, s.rms = 1; /* RMSNorm's reread rows prefetch to 17920 cols (block.reread_rms_pf) */
     r = plan_of("h200", &s);
     assert_true(r.rr && r.pf == 0);
-    s.rms = 0, s.rows = 1000; /* below 4096 rows (block.reread_ln_pf_rows) */
+    s.cols = 17920;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 4);
+    s.cols = 16400, s.rows = 2000;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 4);
+    s.rows = 1999; /* below 2000 rows (block.reread_pf_rows) */
     r = plan_of("h200", &s);
     assert_true(r.rr && r.pf == 0);
+    s.rms = 0, s.cols = 24576;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 0);
+    s.rows = 2000;
+    r = plan_of("h200", &s);
+    assert_true(r.rr && r.pf == 4);
 }
 
 /* kb_norm_exec_prepare refuses a plan made for other columns than the

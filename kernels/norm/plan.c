@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.cluster_pf, block.reread, block.reread_ln and _ln_pf by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_pf, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -187,7 +187,7 @@ const kb_norm_rule kb_norm_rules[] = {
      "32776 158.9/159.1 -> 149.6/149.8, 65536 300.9/301.1 -> 281.5/281.1, 131072 636.9/636.5 -> 610.2/610.6, "
      "RMSNorm bf16 131072 575.4/575.4 -> 538.8/539.0, fp16 40960 173.5/173.4 -> 166.7/166.8 (a quarter: 0.906-0.994 "
      "of none at 20 shapes). Other distances at the 15 of 4096 and 16384 rows: 1/16 0.947-0.989, 1/8 0.921-0.980, "
-     "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread rows: block.reread_ln_pf. The H100 "
+     "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread rows: block.reread_ln_pf, _rms_pf. The H100 "
      "was not measured (not lent)"},
     {"block.reread_ln_pf", 0, F32, 73728, 126976, 4,
      "LayerNorm's reread rows with gamma and beta to 124 KiB (18432-31744 columns): each block prefetches the row a "
@@ -196,14 +196,26 @@ const kb_norm_rule kb_norm_rules[] = {
      "166.5/166.6, 24576 207.0/207.1 -> 197.1/196.9, 28672 245.5/245.8 -> 232.3/232.2 (89.3 -> 94.4), 29696 "
      "246.0/246.0 -> 240.5/240.6, 30720 254.7/255.0 -> 250.0/250.0, 31744 261.2/261.3 -> 259.6/260.0; 1000 x 24576 "
      "55.9/56.1 -> 56.2/56.0 (level). Not at 32768 (267.6/267.7 -> 270.9/271.1; 16384 rows 1050.5/1050.7 -> "
-     "1069.6/1068.7), nor without the affine (4096 x 24576 190.6/190.6 -> 201.7/201.9, at copy speed already), nor "
-     "for RMSNorm (block.reread: 16400-17920 0.951-0.990, but 1000 x 16400 1.027 and 19456-26624 1.005-1.021). The "
-     "H100 was not measured (not lent)"},
-    {"block.reread_ln_pf_rows", 0, F32, 0, 0, 4096,
-     "block.reread_ln_pf from 4096 rows: with fewer the first round's blocks prefetch rows the same round is already "
-     "reading (H200, 2026-11-29, graph, two runs each in turns against none, us): 300 x 20480 20.0/20.1 -> 20.8/21.1, "
-     "1000 x 24576 56.3/56.4 -> 56.1/56.3 (level); 4096 x 24576 207.9/207.9 -> 196.8/196.8, 16384 x 24576 "
-     "810.5/810.9 -> 767.4/759.5"},
+     "1069.6/1068.7), nor without the affine (4096 x 24576 190.6/190.6 -> 201.7/201.9, at copy speed already); "
+     "RMSNorm: block.reread_rms_pf; from 2000 rows: block.reread_pf_rows. The H100 was not measured (not lent)"},
+    {"block.reread_rms_pf", 0, F32, 65600, 71680, 4,
+     "RMSNorm's reread rows with gamma to 70 KiB (16400-17920 columns): block.reread_ln_pf's prefetch, against none "
+     "(H200, 2026-11-29, graph, two runs each in turns, us): 4096 x 16400 142.5/142.4 -> 134.7/134.7 (89.4 -> 94.6% "
+     "of copy), 17408 144.4/144.1 -> 139.6/139.6; landed, against main in one call: 2000 x 16400 72.2/72.1 -> "
+     "70.2/70.2, 17920 74.3/74.4 -> 74.0/74.1, 4096 x 16400 142.4/142.7 -> 135.0/135.2 (89.0 -> 94.1), 17920 "
+     "146.0/146.2 -> 143.0/143.2, 16384 x 16400 556.5/556.3 -> 515.8/515.8 (90.3 -> 97.5), 17920 570.9/571.1 -> "
+     "552.8/552.7; from 2000 rows (block.reread_pf_rows: 1000 x 16400 38.4/38.4 -> 39.3/39.1, 300 x 16400 "
+     "15.9/16.0 -> 16.7/16.6). Not past 17920 (19456-26624 0.5-2.1% slower, session 65). The H100 was not measured "
+     "(not lent)"},
+    {"block.reread_pf_rows", 0, F32, 0, 0, 2000,
+     "the reread prefetch (block.reread_ln_pf, block.reread_rms_pf) from 2000 rows: with fewer the first round's "
+     "blocks prefetch rows the same round is already reading (H200, 2026-11-29, graph, two runs each in turns against "
+     "none, us): LayerNorm 2000 x 20480 90.0/89.9 -> 86.3/86.2, 2000 x 24576 106.6/106.6 -> 101.4/101.6; 1000 x "
+     "20480 47.9/47.9 -> 47.3/47.4, 1000 x 24576 56.4/56.5 -> 55.9/55.9 (level); 600 x 24576 36.5/36.6 -> "
+     "37.4/37.2, 300 x 24576 22.0/22.2 -> 23.5/23.3. Skipping only the first round's rows (each block prefetching "
+     "rows past the resident ones) kept 300 rows 2-4% behind none (20.2/20.2, 23.0/22.9). Landed, against main (from "
+     "4096 rows) in one call: 2000 x 18432 83.9/84.0 -> 80.2/80.2, 28672 124.1/124.0 -> 119.9/119.9, 3000 x 24576 "
+     "155.8/155.8 -> 146.9/146.8 (89.5 -> 95.1% of copy), 28672 183.4/183.5 -> 172.9/173.1; 1500 rows unchanged"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -469,8 +481,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
                  : rule(s->rms ? "block.reread" : "block.reread_ln", s, s->cols * es);
     if (rr > 0) {
         p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
-        const int pf = s->rms || !s->affine || s->rows < rule("block.reread_ln_pf_rows", s, 0)
-                     ? 0 : rule("block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
+        const int pf = !s->affine || s->rows < rule("block.reread_pf_rows", s, 0)
+                     ? 0 : rule(s->rms ? "block.reread_rms_pf" : "block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
         p->pf = pf > 0 ? pf : 0;
         return 0;
     }
@@ -578,7 +590,7 @@ void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n)
     case KB_NORM_BLOCK: {
         char lb[16] = "", pf[16] = "";
         if (p->lb) snprintf(lb, sizeof lb, " lb=%d", p->lb); /* block.cluster3 */
-        if (p->pf) snprintf(pf, sizeof pf, " pf=%d", p->pf); /* block.cluster_pf, block.reread_ln_pf */
+        if (p->pf) snprintf(pf, sizeof pf, " pf=%d", p->pf); /* block.cluster_pf, block.reread_ln_pf, _rms_pf */
         if (p->cl) snprintf(buf, n, "block cluster=%d tpr=%d v=%d w=%d%s%s", p->cl, p->tpr, p->nv, p->w, lb, pf);
         else if (p->rr) snprintf(buf, n, "block reread v=%d w=%d%s", p->nv, p->w, pf);
         else if (!p->nv) snprintf(buf, n, "block loop w=%d", p->w);

@@ -69,8 +69,8 @@ typedef struct {
     int pipe;         /* bulk backward: the piped ring (one slot refilled a vector-part at a time: bulk.pipe) */
     int rr;           /* block forward: 1 = a row a block of 1024, x read again through L2 (block.reread, _ln), else 0 */
     int cl;           /* block forward: blocks of a cluster sharing a row (2-8; block.cluster), else 0 */
-    int pf;           /* the clusters, and LayerNorm's reread rows with gamma and beta from 4096 rows: each block prefetches its part
-                       * of the row kb_norm_plan_ahead rows on into L2 (block.cluster_pf, block.reread_ln_pf:
+    int pf;           /* the clusters, and the reread rows with the affine from 2000 rows: each block prefetches its part
+                       * of the row kb_norm_plan_ahead rows on into L2 (block.cluster_pf, block.reread_ln_pf, _rms_pf:
                        * sixteenths of the rows resident at once), else 0 */
     long cols;        /* the columns it was made for: prepare refuses others (shared memory and coverage follow them) */
     size_t smem;      /* dynamic shared memory a block */
@@ -84,7 +84,7 @@ typedef struct {
 int kb_norm_plan_make(const kb_norm_shape *s, const kb_devattr *d, int variant, const kb_norm_tune *t,
                       kb_norm_plan *p, char *why, size_t n);
 /* What runs: "warp_row v=2 warps=4 stages=3 lb=320", "bulk v=1 rows=1 slots=2
- * gamma=smem stats=smem" (" pipe": the piped ring), "block tpr=256 v=2 w=8", "block reread v=8 w=4" (" pf=4": block.reread_ln_pf),
+ * gamma=smem stats=smem" (" pipe": the piped ring), "block tpr=256 v=2 w=8", "block reread v=8 w=4" (" pf=4": block.reread_ln_pf, _rms_pf),
  * "block cluster=2 tpr=288 v=8 w=4 pf=4" (" lb=384": block.cluster3), "block loop". */
 void kb_norm_plan_describe(const kb_norm_plan *p, char *buf, size_t n);
 

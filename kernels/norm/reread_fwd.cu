@@ -168,7 +168,7 @@ __device__ __forceinline__ void rr_body(const kb_norm_args &a, float4 *red, unsi
     }
 }
 // ahead: the row that many rows on is asked of L2 first, by one bulk
-// prefetch under x's policy (block.reread_ln_pf; 0: none)
+// prefetch under x's policy (block.reread_ln_pf, _rms_pf; 0: none)
 template <typename T, int NV, int AFF, bool LN> __global__ void __launch_bounds__(TPB) rr_fwd(kb_norm_args a, int ahead)
 {
     __shared__ float4 red[32];
