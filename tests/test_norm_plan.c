@@ -130,7 +130,9 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(p->nv >= 5 && p->nv <= 8 && 1024L * p->nv * 4 >= s->cols && 1024L * (p->nv - 1) * 4 < s->cols);
             /* block.reread_ln_pf, _rms_pf: with the affine, LayerNorm to 31744 cols and RMSNorm to 17920, from 2000
              * rows (block.reread_pf_rows), prefetch a quarter ahead */
-            CHECK(p->pf == (s->affine && s->cols <= (s->rms ? 17920 : 31744) && s->rows >= 2000 ? 4 : 0));
+            CHECK(p->pf == (s->affine && s->cols <= (s->rms ? 17920 : 31744) && s->rows >= 2000
+                                ? !s->rms && s->cols <= 20480 ? 8 : 4 /* LayerNorm to 20480 cols: half a round */
+                                : 0));
             break;
         }
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
@@ -416,8 +418,10 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
     /* LayerNorm fp32 forward rows of 72-128 KiB (from 18432 cols): a row a block, x read again (block.reread_ln) */
-    expect("h200", 0, 0, 18432, "block reread v=5 w=4 pf=4");
-    expect("h100", 0, 0, 20000, "block reread v=5 w=4 pf=4");
+    expect("h200", 0, 0, 18432, "block reread v=5 w=4 pf=8"); /* half a round ahead to 20480 cols */
+    expect("h200", 0, 0, 20480, "block reread v=5 w=4 pf=8");
+    expect("h200", 0, 0, 20484, "block reread v=6 w=4 pf=4");
+    expect("h100", 0, 0, 20000, "block reread v=5 w=4 pf=8");
     expect("h100", 0, 0, 24576, "block reread v=6 w=4 pf=4");
     expect("h200", 0, 0, 22528, "block reread v=6 w=4 pf=4");
     expect("h200", 0, 0, 31744, "block reread v=8 w=4 pf=4");

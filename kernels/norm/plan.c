@@ -189,6 +189,15 @@ const kb_norm_rule kb_norm_rules[] = {
      "of none at 20 shapes). Other distances at the 15 of 4096 and 16384 rows: 1/16 0.947-0.989, 1/8 0.921-0.980, "
      "1/2 0.906-1.023; a whole round of resident rows ahead 0.993-1.337 (L2 churns). The reread rows: block.reread_ln_pf, _rms_pf. The H100 "
      "was not measured (not lent)"},
+    {"block.reread_ln_pf", 0, F32, 73728, 81920, 8,
+     "LayerNorm's reread rows of 72-80 KiB (18432-20480 columns): half the resident rows ahead, not a quarter "
+     "(H200, 2026-11-29, graph, two runs each in turns against a quarter, us): 4096 x 18432 153.4/153.7 -> "
+     "151.0/151.4, 16384 x 18432 589.3/589.2 -> 578.5/578.3; at 24576 and past it a half lost (4096 x 24576 "
+     "196.7/196.8 -> 200.4/200.6, 28672 231.7/231.9 -> 247.2/247.2), and an eighth or a sixteenth lost everywhere "
+     "(4096 x 18432 158.4/158.4, 162.8/163.2). Landed, against a quarter in one call: 2000 x 18432 79.7/79.8 -> "
+     "79.2/79.0, 4096 x 18432 153.9/153.6 -> 151.0/151.2 (91.9 -> 93.5% of copy), 19456 160.0/160.0 -> 158.6/158.7, "
+     "20480 166.8/166.8 -> 166.2/166.2, 16384 x 18432 589.0/589.2 -> 578.2/578.3, 20480 639.5/639.6 -> 636.6/636.8. "
+     "The H100 was not measured (not lent)"},
     {"block.reread_ln_pf", 0, F32, 73728, 126976, 4,
      "LayerNorm's reread rows with gamma and beta to 124 KiB (18432-31744 columns): each block prefetches the row a "
      "quarter of the resident rows on into L2 first, as block.cluster_pf; against none (H200, 2026-11-29, graph, two "
