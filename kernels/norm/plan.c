@@ -193,8 +193,8 @@ const kb_norm_rule kb_norm_rules[] = {
      "LayerNorm's reread rows of 72-80 KiB (18432-20480 columns): half the resident rows ahead, not a quarter "
      "(H200, 2026-11-29, graph, two runs each in turns against a quarter, us): 4096 x 18432 153.4/153.7 -> "
      "151.0/151.4, 16384 x 18432 589.3/589.2 -> 578.5/578.3; at 24576 and past it a half lost (4096 x 24576 "
-     "196.7/196.8 -> 200.4/200.6, 28672 231.7/231.9 -> 247.2/247.2), and an eighth or a sixteenth lost everywhere "
-     "(4096 x 18432 158.4/158.4, 162.8/163.2). Landed, against a quarter in one call: 2000 x 18432 79.7/79.8 -> "
+     "196.7/196.8 -> 200.4/200.6, 28672 231.7/231.9 -> 247.2/247.2), and an eighth or a sixteenth lost at every "
+     "prefetched row (4096 x 18432 158.4/158.4, 162.8/163.2). Landed, against a quarter in one call: 2000 x 18432 79.7/79.8 -> "
      "79.2/79.0, 4096 x 18432 153.9/153.6 -> 151.0/151.2 (91.9 -> 93.5% of copy), 19456 160.0/160.0 -> 158.6/158.7, "
      "20480 166.8/166.8 -> 166.2/166.2, 16384 x 18432 589.0/589.2 -> 578.2/578.3, 20480 639.5/639.6 -> 636.6/636.8. "
      "The H100 was not measured (not lent)"},
