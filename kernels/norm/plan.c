@@ -475,6 +475,15 @@ static int plan_bulk(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_
     return 0;
 }
 
+/* The next rows into L2: a prefetch row's sixteenths of the resident rows
+ * (block.cluster_pf, block.reread_ln_pf, _rms_pf; kb_norm_plan_ahead), 0
+ * where no row matches the row's bytes. */
+static int prefetch(const char *key, const kb_norm_shape *s, long bytes)
+{
+    const int v = rule(key, s, bytes);
+    return v > 0 ? v : 0;
+}
+
 /* A group of tpr threads a row (a power of two), nv vectors of w elements a
  * thread in registers (nv 0: the loop kernels, one row a block). */
 static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan *p, char *why, size_t n)
@@ -490,9 +499,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
                  : rule(s->rms ? "block.reread" : "block.reread_ln", s, s->cols * es);
     if (rr > 0) {
         p->rr = 1, p->tpr = p->block = rr, p->nv = (int)((nvec + rr - 1) / rr);
-        const int pf = !s->affine || s->rows < rule("block.reread_pf_rows", s, 0)
-                     ? 0 : rule(s->rms ? "block.reread_rms_pf" : "block.reread_ln_pf", s, s->cols * es); /* the next rows into L2 */
-        p->pf = pf > 0 ? pf : 0;
+        p->pf = !s->affine || s->rows < rule("block.reread_pf_rows", s, 0)
+              ? 0 : prefetch(s->rms ? "block.reread_rms_pf" : "block.reread_ln_pf", s, s->cols * es);
         return 0;
     }
     /* a forward row past 64 KiB on sm_90: a cluster of C blocks a row, 8
@@ -504,8 +512,7 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         const long per = (nvec + C - 1) / C; /* vectors a block */
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
-            const int pf = rule("block.cluster_pf", s, s->cols * es); /* the next rows into L2 */
-            p->pf = pf > 0 ? pf : 0;
+            p->pf = prefetch("block.cluster_pf", s, s->cols * es);
             /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
             const long regs = d->regs_per_sm / (2L * KB_NORM_CL_BLOCK), cl3 = rule("block.cluster3", s, 0);
             if (p->tpr <= cl3 && p->tpr <= KB_NORM_CL3_BLOCK && 3L * p->tpr * regs > d->regs_per_sm)
