@@ -140,7 +140,12 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
             CHECK(p->nv == 8 && p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
-            CHECK(p->cl == 2 || (long)(p->cl / 2) * 512 * 8 * p->w < s->cols); /* the smallest cluster that holds it */
+            { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 80-96 KiB, 8 at 160-256 */
+                const long rb = s->cols * esize(s->dtype);
+                const int hold = 512L * 8 * 2 * p->w >= s->cols ? 2 : 512L * 8 * 4 * p->w >= s->cols ? 4 : 8;
+                const int cmin = rb > 163840 && rb <= 262144 ? 8 : esize(s->dtype) == 2 && rb > 81920 && rb <= 98304 ? 4 : 2;
+                CHECK(p->cl == (hold > cmin ? hold : cmin));
+            }
             /* three blocks an SM (launch bound 384) only where two of 64 registers a thread are all that fit */
             CHECK(p->lb == 0 || (p->lb == 384 && p->tpr <= 384 && 3L * p->tpr * 64 > d->regs_per_sm));
             CHECK(p->lb == 384 || 3L * p->tpr * 64 <= d->regs_per_sm || p->tpr > 384);
@@ -408,11 +413,18 @@ static void test_known_shapes(void **state)
     expect("a100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
-    expect("h200", 2, 0, 49152, "block cluster=2 tpr=384 v=8 w=8 lb=384 pf=4"); /* three an SM (block.cluster3) */
-    expect("h200", 0, 0, 45056, "block cluster=4 tpr=352 v=8 w=4 lb=384 pf=4");
+    expect("h200", 2, 0, 40960, "block cluster=2 tpr=320 v=8 w=8 pf=4");
+    expect("h200", 2, 0, 40968, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 80-96 KiB */
+    expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4");
+    expect("h200", 2, 0, 49160, "block cluster=2 tpr=416 v=8 w=8 pf=4");
+    expect("h200", 0, 0, 40960, "block cluster=4 tpr=320 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 40964, "block cluster=8 tpr=192 v=8 w=4 pf=4"); /* block.cluster_min: 8 at 160-256 KiB */
+    expect("h200", 0, 0, 45056, "block cluster=8 tpr=192 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 98304, "block cluster=8 tpr=384 v=8 w=4 lb=384 pf=4"); /* three an SM (block.cluster3) */
     expect("h200", 0, 0, 16388, "block cluster=2 tpr=288 v=8 w=4 pf=4");
     expect("h200", 0, 0, 18428, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 18432 LayerNorm keeps the clusters */
-    expect("h200", 0, 0, 65536, "block cluster=4 tpr=512 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 65536, "block cluster=8 tpr=256 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 65540, "block cluster=8 tpr=288 v=8 w=4 pf=4");
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */

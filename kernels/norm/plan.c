@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.cluster_pf, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -234,7 +234,26 @@ const kb_norm_rule kb_norm_rules[] = {
      "231.0/231.0 -> 209.7/209.8 (75.8 -> 83.5), 49152 239.4/239.4 -> 226.6/227.0. Not where three fit already "
      "(blocks of 320 at 64 registers: fp32 20480 175.5/175.4 -> 182.5/182.7), nor with clusters of 3 or 6 to reach "
      "blocks of 352 (fp32 32768 285.5/285.8 -> 313.2/313.3, 65536 578.5/578.7 -> 623.8/623.7, bf16 65536 "
-     "302.7/302.5 -> 339.9/340.1). The H100 was not measured (not lent)"},
+     "302.7/302.5 -> 339.9/340.1). Since session 67 block.cluster_min halves these blocks where it measured (16-bit "
+     "rows of 80-96 KiB, every row of 160-256 KiB); three an SM stay where eight blocks already take the row (fp32 "
+     "81924-98304 columns). The H100 was not measured (not lent)"},
+    {"block.cluster_min", 0, B16, 81921, 98304, 4,
+     "16-bit rows of 80-96 KiB: clusters of 4 blocks of 192 threads, not 2 of 352-384 three an SM (block.cluster3) "
+     "(H200, 2026-11-29, graph, two runs each in turns against main, us): LayerNorm bf16 4096 x 49152 219.5/219.8 -> "
+     "216.2/217.3, RMSNorm 212.1/211.9 -> 200.6/200.8 (89.7 -> 94.9% of copy); clusters of 8 (96 threads) lost "
+     "(LayerNorm 236.2/235.9). Not past 96 KiB, where 2 blocks of 416-512 beat 4 (bf16 57344 248.2/248.3 -> "
+     "255.0/255.5, 65536 282.8/282.5 -> 285.2/287.3)"},
+    {"block.cluster_min", 0, ANY, 163841, 262144, 8,
+     "rows of 160-256 KiB: clusters of 8 blocks of 192-256 threads, not 4 of 352-512 (H200, 2026-11-29, graph, two "
+     "runs each in turns against main, us): LayerNorm fp32 4096 x 40964 363.4/363.6 -> 345.6/346.1 (86.0 -> 90.7% "
+     "of copy), 45056 383.6/383.7 -> 365.8/366.2, 49152 418.0/418.2 -> 397.3/397.4 (90.0 -> 94.8), 49156 "
+     "432.5/433.0 -> 424.2/424.2, 53248 and 57344 level, 65536 536.2/536.9 -> 526.5/526.5 (93.2 -> 94.8), 2000 x "
+     "49152 209.2/209.2 -> 198.7/198.8, 16384 x 57344 1852.6/1850.7 -> 1858.8/1863.7 (0.5% behind); RMSNorm fp32 "
+     "4096 x 40964 354.8/354.7 -> 331.3/331.3 (88.3 -> 94.4), 49152 411.8/411.8 -> 387.0/387.0 (91.4 -> 97.4), "
+     "53248-65536 0.4-1.2% ahead; 16 bits: LayerNorm bf16 98304 460.1/459.8 -> 449.7/451.9, 131072 610.8/609.9 -> "
+     "596.4/596.4, fp16 131072 619.7/622.5 -> 599.8/602.9, RMSNorm bf16 98304 419.0/419.1 -> 397.8/398.1 (89.9 -> "
+     "94.7). Not at 160 KiB and below (4 blocks of 288-320: fp32 36864 level, bf16 81920 0.5% behind). The H100 was "
+     "not measured (not lent)"},
 };
 const int kb_norm_nrules = (int)(sizeof kb_norm_rules / sizeof kb_norm_rules[0]);
 
@@ -507,7 +526,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
      * vectors a thread (block.cluster: its value is a block's most threads) */
     const int clmax = s->backward || p->w != wv || !sm90(d) ? 0 : rule("block.cluster", s, s->cols * es);
     if (clmax > 0) {
-        long C = 2;
+        const int cmin = rule("block.cluster_min", s, s->cols * es); /* more, smaller blocks where they won */
+        long C = cmin > 2 ? cmin : 2;
         while (C < 8 && (nvec + C - 1) / C > 8L * clmax) C *= 2;
         const long per = (nvec + C - 1) / C; /* vectors a block */
         if (per <= 8L * clmax) {
