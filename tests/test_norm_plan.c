@@ -140,10 +140,10 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
             CHECK(p->nv == 8 && p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
-            { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 80-96 KiB, 8 at 160-256 */
+            { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 88-96 KiB, 8 at 160-256 */
                 const long rb = s->cols * esize(s->dtype);
                 const int hold = 512L * 8 * 2 * p->w >= s->cols ? 2 : 512L * 8 * 4 * p->w >= s->cols ? 4 : 8;
-                const int cmin = rb > 163840 && rb <= 262144 ? 8 : esize(s->dtype) == 2 && rb > 81920 && rb <= 98304 ? 4 : 2;
+                const int cmin = rb > 163840 && rb <= 262144 ? 8 : esize(s->dtype) == 2 && rb > 90112 && rb <= 98304 ? 4 : 2;
                 CHECK(p->cl == (hold > cmin ? hold : cmin));
             }
             /* three blocks an SM (launch bound 384) only where two of 64 registers a thread are all that fit */
@@ -414,7 +414,8 @@ static void test_known_shapes(void **state)
     expect("l40s", 2, 1, 10240, "block tpr=512 v=4 w=8");
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
     expect("h200", 2, 0, 40960, "block cluster=2 tpr=320 v=8 w=8 pf=4");
-    expect("h200", 2, 0, 40968, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 80-96 KiB */
+    expect("h200", 2, 0, 45056, "block cluster=2 tpr=352 v=8 w=8 lb=384 pf=4"); /* three an SM (block.cluster3) */
+    expect("h200", 2, 0, 45064, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 88-96 KiB */
     expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4");
     expect("h200", 2, 0, 49160, "block cluster=2 tpr=416 v=8 w=8 pf=4");
     expect("h200", 0, 0, 40960, "block cluster=4 tpr=320 v=8 w=4 pf=4");
