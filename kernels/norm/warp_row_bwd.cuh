@@ -87,11 +87,18 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         }
         stats(i);
     };
+    // LATE (16-bit rows of 16 warps): a row's stage refilled after its meeting,
+    // and the next row's copies waited for before it, not at the row's top:
+    // bf16 8-14% faster (no spill left: 128 registers, 4 bytes before), fp16
+    // 3.5-4.7% at 7696-8192 columns, 0.6-0.8% behind at 7688 and 8184 (H200,
+    // wr.late in norm DESIGN.md); the same order lost at fp32 (3844: 2-4%)
+    constexpr bool LATE = S > 1 && WPR == 16 && sizeof(T) == 2;
     if constexpr (S > 0) {
         st.init(smem, tpr, iters, a, true);
 #pragma unroll
         for (int q = 0; q < S; q++) st.issue(q, (const T *)a.x, (const T *)a.dy, second);
         stats(0);
+        if constexpr (LATE) ptx::cp_async_wait<S - 1>(); // row 0's copies
     } else {
         fetch(0);
     }
@@ -99,13 +106,13 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
         const long row = row0 + (long)i * stride;
         uint4 x[NV], d[NV]; // this row's, kept while the next row's loads land in xv, dv
         if constexpr (S > 0) {
-            ptx::cp_async_wait<S - 1>();
+            if constexpr (!LATE) ptx::cp_async_wait<S - 1>();
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 x[k] = st.get_w(i, k, (const T *)a.x, 0, row < a.rows);
                 d[k] = st.get_w(i, k, (const T *)a.dy, second, row < a.rows);
             }
-            st.issue(i + S, (const T *)a.x, (const T *)a.dy, second); // this thread's copies of row i are read
+            if constexpr (!LATE) st.issue(i + S, (const T *)a.x, (const T *)a.dy, second); // this thread's copies of row i are read
         } else {
 #pragma unroll
             for (int k = 0; k < NV; k++) {
@@ -130,7 +137,9 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
                 sgx = fmaf(gd, (xf[j] - m) * r, sgx);
             }
         }
+        if constexpr (LATE) ptx::cp_async_wait<S - 2>(); // S + i groups committed: row i+1's copies
         const float2 s = wr_sum<WPR>(make_float2(sg, sgx), wpr, red, i & 1);
+        if constexpr (LATE) st.issue(i + S, (const T *)a.x, (const T *)a.dy, second);
         if (row >= a.rows) continue; // the group's rows end together; its barriers stay matched
         const float c1 = s.y / (float)cols, c2 = a.rms ? 0.f : s.x / (float)cols;
         uint4 *dx = reinterpret_cast<uint4 *>((T *)a.y + row * cols);
