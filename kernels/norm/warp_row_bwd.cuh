@@ -89,9 +89,10 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     };
     // LATE (16-bit rows of 16 warps): a row's stage refilled after its meeting,
     // and the next row's copies waited for before it, not at the row's top:
-    // bf16 8-14% faster (no spill left: 128 registers, 4 bytes before), fp16
-    // 3.5-4.7% at 7696-8192 columns, 0.6-0.8% behind at 7688 and 8184 (H200,
-    // wr.late in norm DESIGN.md); the same order lost at fp32 (3844: 2-4%)
+    // bf16 8-14% faster (no spill left: 128 registers; ptxas counted 4 bytes
+    // before, four LDL a row), fp16 3.5-4.7% at 7696, 7744 and 8192 columns,
+    // 0.5-0.8% behind at 16384 x 7688 and RMSNorm 16384 x 8184 (H200, wr.late
+    // in norm DESIGN.md); with lines-shifted copies it lost at fp32 (2-4%)
     constexpr bool LATE = S > 1 && WPR == 16 && sizeof(T) == 2;
     if constexpr (S > 0) {
         st.init(smem, tpr, iters, a, true);
