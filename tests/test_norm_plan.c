@@ -138,7 +138,10 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
-            CHECK(p->nv == 8 && p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
+            /* 8 vectors; fp32 rows of 128-320 KiB 9 at whole warps rounded down, two an SM (block.cluster_tail) */
+            CHECK(p->nv == 8 || (p->nv == 9 && s->dtype == 0 && s->cols * 4 > 131072 && s->cols * 4 <= 327696 &&
+                                 p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols));
+            CHECK(p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
             { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 88-96 KiB, 8 at 160-256 */
                 const long rb = s->cols * esize(s->dtype);
@@ -148,7 +151,7 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             }
             /* three blocks an SM (launch bound 384) only where two of 64 registers a thread are all that fit */
             CHECK(p->lb == 0 || (p->lb == 384 && p->tpr <= 384 && 3L * p->tpr * 64 > d->regs_per_sm));
-            CHECK(p->lb == 384 || 3L * p->tpr * 64 <= d->regs_per_sm || p->tpr > 384);
+            CHECK(p->lb == 384 || 3L * p->tpr * 64 <= d->regs_per_sm || p->tpr > 384 || p->nv == 9);
             CHECK(p->pf == 4); /* block.cluster_pf: a quarter of the resident rows ahead, every cluster row */
             break;
         }
@@ -390,12 +393,20 @@ static void test_known_shapes(void **state)
     expect_rms("h200", 2, 16384, "warp_row v=4 warps=16");
     expect("h200", 1, 1, 4096, "warp_row v=2 warps=8 stages=2 lb=512");
     /* backward: next row in registers under 4 warps, staged from 4 (2 rows
-     * ahead at 4 and 8 warps, 3 elsewhere); 9-10
-     * warps capped at 96 registers (lb 320), 17-20 warps blocks of 640 */
+     * ahead at 4 and 8 warps, 3 elsewhere); 6-7 warps run as 8 and 11-15 as
+     * 16 (wr.pad); 9-10 warps capped at 96 registers (lb 320), 17-20 warps
+     * blocks of 640 */
     expect("h100", 1, 1, 1024, "warp_row v=2 warps=2 stages=0 lb=512");
     expect("h100", 1, 1, 2048, "warp_row v=2 warps=4 stages=2 lb=512");
     expect("h100", 1, 1, 4096, "warp_row v=2 warps=8 stages=2 lb=512");
-    expect("h100", 1, 1, 3072, "warp_row v=2 warps=6 stages=3 lb=512");
+    expect("h100", 1, 1, 3072, "warp_row v=2 warps=8 stages=2 lb=512");
+    expect("h100", 1, 1, 2568, "warp_row v=2 warps=8 stages=2 lb=512");
+    expect("h100", 1, 1, 2560, "warp_row v=2 warps=5 stages=3 lb=512"); /* not 5 warps */
+    expect("h200", 0, 1, 1792, "warp_row v=2 warps=8 stages=2 lb=512");
+    expect("h200", 2, 1, 5128, "warp_row v=2 warps=16 stages=3 lb=512");
+    expect("h200", 2, 1, 7680, "warp_row v=2 warps=16 stages=3 lb=512");
+    expect("h200", 0, 1, 2564, "warp_row v=2 warps=16 stages=3 lb=512");
+    expect("h200", 0, 1, 2560, "warp_row v=2 warps=10 stages=3 lb=320"); /* not 9-10 warps */
     expect("h100", 1, 1, 8192, "warp_row v=2 warps=16 stages=3 lb=512");
     expect("h100", 1, 1, 5120, "warp_row v=2 warps=10 stages=3 lb=320");
     expect("h100", 2, 1, 10240, "warp_row v=2 warps=20 stages=3 lb=640");
@@ -419,13 +430,16 @@ static void test_known_shapes(void **state)
     expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4");
     expect("h200", 2, 0, 49160, "block cluster=2 tpr=416 v=8 w=8 pf=4");
     expect("h200", 0, 0, 40960, "block cluster=4 tpr=320 v=8 w=4 pf=4");
-    expect("h200", 0, 0, 40964, "block cluster=8 tpr=192 v=8 w=4 pf=4"); /* block.cluster_min: 8 at 160-256 KiB */
-    expect("h200", 0, 0, 45056, "block cluster=8 tpr=192 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 40964, "block cluster=8 tpr=160 v=9 w=4 pf=4"); /* block.cluster_min: 8 at 160-256 KiB */
+    expect("h200", 0, 0, 45056, "block cluster=8 tpr=160 v=9 w=4 pf=4");
     expect("h200", 0, 0, 98304, "block cluster=8 tpr=384 v=8 w=4 lb=384 pf=4"); /* three an SM (block.cluster3) */
     expect("h200", 0, 0, 16388, "block cluster=2 tpr=288 v=8 w=4 pf=4");
     expect("h200", 0, 0, 18428, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 18432 LayerNorm keeps the clusters */
     expect("h200", 0, 0, 65536, "block cluster=8 tpr=256 v=8 w=4 pf=4");
-    expect("h200", 0, 0, 65540, "block cluster=8 tpr=288 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 65540, "block cluster=8 tpr=256 v=9 w=4 pf=4"); /* block.cluster_tail: fp32 128-320 KiB */
+    expect("h200", 0, 0, 81924, "block cluster=8 tpr=320 v=9 w=4 pf=4");   /* not three an SM at 9 */
+    expect("h200", 0, 0, 81928, "block cluster=8 tpr=352 v=8 w=4 lb=384 pf=4"); /* past 320 KiB */
+    expect("h200", 2, 0, 65544, "block cluster=4 tpr=288 v=8 w=8 pf=4");   /* not 16 bits */
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */
@@ -439,7 +453,7 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 22528, "block reread v=6 w=4 pf=4");
     expect("h200", 0, 0, 31744, "block reread v=8 w=4 pf=4");
     expect("h200", 0, 0, 32768, "block reread v=8 w=4"); /* not at 32768 */
-    expect("h200", 0, 0, 32772, "block cluster=4 tpr=288 v=8 w=4 pf=4");
+    expect("h200", 0, 0, 32772, "block cluster=4 tpr=256 v=9 w=4 pf=4");
     /* RMSNorm fp32 forward rows of 64-128 KiB (from 16400 cols): a row a block, x read again (block.reread) */
     expect_rms("h200", 0, 32768, "block reread v=8 w=4");
     expect_rms("h200", 0, 24576, "block reread v=6 w=4");
@@ -451,7 +465,7 @@ static void test_known_shapes(void **state)
     expect_rms("h200", 0, 16396, "block cluster=2 tpr=288 v=8 w=4 pf=4"); /* below 16400 the clusters */
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 20480, "block reread v=5 w=4");
-    expect_rms("h200", 0, 32772, "block cluster=4 tpr=288 v=8 w=4 pf=4");
+    expect_rms("h200", 0, 32772, "block cluster=4 tpr=256 v=9 w=4 pf=4");
     expect_rms("h200", 2, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h100", 1, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("a100", 1, 0, 65536, "block loop w=8"); /* no clusters before sm_90 */

@@ -1,6 +1,7 @@
 // block's forward on rows past 64 KiB (sm_90; plan.c: block.cluster): a row
 // split over a cluster of C blocks (2-8), each holding its part in registers
-// (NV 16-byte vectors a thread, blocks of at most 512, two an SM), so an SM
+// (NV 16-byte vectors a thread: 8; fp32 rows of 128-320 KiB 9, the ninth the
+// part's tail past whole warps; blocks of at most 512, two an SM), so an SM
 // keeps 128 KiB of two rows in flight where one block a row (the register
 // kernels: one row an SM) or the loop kernels (x read three times) left the
 // memory idle.
@@ -144,7 +145,12 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
 
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
-    if (p.cl < 2 || p.nv != 8 || p.backward) return nullptr;
+    if (p.cl < 2 || p.backward) return nullptr;
+    if (p.nv == 9) { // fp32 rows of 128-320 KiB: a ninth vector takes the part's tail (block.cluster_tail)
+        if constexpr (sizeof(T) == 4) return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>;
+        return nullptr;
+    }
+    if (p.nv != 8) return nullptr;
     return p.lb == KB_NORM_CL3_BLOCK ? (const void *)cl_fwd<T, 8, KB_NORM_CL3_BLOCK, 3>
                                      : (const void *)cl_fwd<T, 8, KB_NORM_CL_BLOCK, 2>;
 }

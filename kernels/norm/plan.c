@@ -18,7 +18,7 @@
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.cluster_tail, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -74,6 +74,21 @@ const kb_norm_rule kb_norm_rules[] = {
     {"wr.warps", 1, ANY, 0, 0, 20,
      "backward rows of 17-20 warps (16-bit cols 8200-10240, fp32 4100-5120) in blocks of 640 beat bulk, which left 3/8 "
      "of its slots idle: fp16 10240 63 -> 73% of copy, bf16 61 -> 69; 21-24 warps (LB 768, 80 registers) spilled: 47-65%"},
+    {"wr.pad", 1, ANY, 6, 7, 8,
+     "backward rows of 6-7 warps (16-bit cols 2568-3584, fp32 1284-1792) on the kernel built for 8 warps (2 rows "
+     "ahead), their last lanes idle, not the one taking warps at run time (H200, 2026-11-29, graph, two runs each in "
+     "turns, us): 0.869-0.949 at all 18 cases; LayerNorm bf16 16384 x 3584 104.64/104.70 -> 93.34/93.34 (78.6 -> 87.7% "
+     "of copy), fp16 16384 x 2568 93.15/93.28 -> 85.25/85.12, fp32 16384 x 1792 93.57/93.63 -> 88.38/88.51, 4096 x "
+     "1536 26.40/26.46 -> 24.38/24.42; RMSNorm fp16 16384 x 3584 107.17/107.14 -> 93.25/93.15. Not 5 warps (8 lost "
+     "7.6-10.2%: bf16 16384 x 2560 73.25/73.34 -> 80.74/80.80)"},
+    {"wr.pad", 1, ANY, 11, 15, 16,
+     "backward rows of 11-15 warps (16-bit cols 5128-7680, fp32 2564-3840) on the kernel built for 16 (3 rows ahead, "
+     "wr.late in 16 bits) (an earlier call, same method): 0.815-0.958 at all 33 cases; LayerNorm bf16 16384 x 6656 "
+     "211.68/211.84 -> 173.22/173.38 (70.6 -> 86.3% of copy), 16384 x 7680 221.60/221.54 -> 188.45/188.00, fp16 "
+     "16384 x 7168 223.71/224.00 -> 184.35/183.90, fp32 16384 x 3840 191.46/191.36 -> 183.04/182.85, 4096 x 7680 "
+     "bf16 65.47/65.47 -> 55.49/55.39; RMSNorm bf16 16384 x 7168 76.4 -> 92.4%. Not 9-10 warps (16 lost 3.8-27%: fp16 "
+     "16384 x 4104 143.23/143.17 -> 169.25/169.28, fp32 16384 x 2056 104.67/104.70 -> 132.83/132.99; only bf16 at "
+     "5120 won, 3.0-3.7%)"},
     {"wr.block", 0, ANY, 0, 0, 256,
      "forward blocks of 256 threads or one group (a grid over the rows); blocks of 256 at five an SM (48 registers) "
      "spilled for bf16 (58-71%)"},
@@ -225,6 +240,16 @@ const kb_norm_rule kb_norm_rules[] = {
      "rows past the resident ones) kept 300 rows 2-4% behind none (20.2/20.2, 23.0/22.9). Landed, against main (from "
      "4096 rows) in one call: 2000 x 18432 83.9/84.0 -> 80.2/80.2, 28672 124.1/124.0 -> 119.9/119.9, 3000 x 24576 "
      "155.8/155.8 -> 146.9/146.8 (89.5 -> 95.1% of copy), 28672 183.4/183.5 -> 172.9/173.1; 1500 rows unchanged"},
+    {"block.cluster_tail", 0, F32, 131073, 327696, 9,
+     "fp32 cluster rows of 128-320 KiB: a block's part in whole warps of 8 vectors and a ninth vector for its tail "
+     "(tpr rounded down to a warp), not 8 vectors and tpr rounded up, at two blocks an SM (block.cluster3's three "
+     "spilled 28-32 bytes at 9) (H200, 2026-11-29, graph, two runs each in turns, us): LayerNorm fp32 4096 x 32772 "
+     "278.9/279.4 -> 267.8/267.6 (90.3 -> 93.8% of copy), 16384 x 32772 1109.4/1108.6 -> 1050.2/1050.2 (90.0 -> "
+     "95.1), 4096 x 53252 458.6/457.9 -> 443.5/443.3, 65540 589.3/589.8 -> 547.1/546.1 (84.8 -> 91.4), 81924 "
+     "753.9/752.0 -> 705.6/706.9 (83.3 -> 88.9); RMSNorm fp32 4096 x 65540 92.5 -> 95.3%, 81924 713.1/712.4 -> "
+     "665.4/665.3 (88.1 -> 94.3); 0.4-0.7% behind at 36868 and 57348 (both ops), level at RMSNorm 40964 and 45060. "
+     "Not past 320 KiB (98308, 114692 level) nor at 64 KiB (16388: LayerNorm 1.0% ahead, RMSNorm 0.4% behind); "
+     "16 bits mixed (LayerNorm bf16 2.0-5.1% ahead at 32776-98312, RMSNorm bf16 2.3% ahead to 2.5% behind)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -350,6 +375,10 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
                    "33-87%%, NV 2 80-101%% of copy vs NV 4 84-114; bwd NV 1 56-68%% vs NV 2 66-73)", vec);
     } else if (wpr > maxw) {
         return say(why, n, "a row of %ld vectors needs %ld warps of %d vectors a lane; at most %ld", nvec, wpr, nv, maxw);
+    }
+    if (bwd) { /* rows of 6-7 and 11-15 warps on the kernels built for 8 and 16 (wr.pad) */
+        const int pad = rule("wr.pad", s, wpr);
+        if (pad > wpr) wpr = pad;
     }
     /* the backward's staging (wr.stages by the warps a row, which a short row keeps); staged rows hold 2
      * vectors a lane at least: wr_bwd<T, 1, 1, S> is not built; 2 rows ahead only at 4 and 8 warps */
@@ -538,10 +567,13 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         const long per = (nvec + C - 1) / C; /* vectors a block */
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
+            const long tdown = per / 8 / 32 * 32; /* whole warps of 8 vectors, a ninth for the tail (block.cluster_tail) */
+            if (rule("block.cluster_tail", s, s->cols * es) == 9 && tdown >= 64 && tdown < p->tpr && per <= 9 * tdown)
+                p->nv = 9, p->tpr = p->block = (int)tdown;
             p->pf = prefetch("block.cluster_pf", s, s->cols * es);
             /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
             const long regs = d->regs_per_sm / (2L * KB_NORM_CL_BLOCK), cl3 = rule("block.cluster3", s, 0);
-            if (p->tpr <= cl3 && p->tpr <= KB_NORM_CL3_BLOCK && 3L * p->tpr * regs > d->regs_per_sm)
+            if (p->nv == 8 && p->tpr <= cl3 && p->tpr <= KB_NORM_CL3_BLOCK && 3L * p->tpr * regs > d->regs_per_sm)
                 p->lb = KB_NORM_CL3_BLOCK;
             return 0;
         }

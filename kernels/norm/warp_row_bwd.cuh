@@ -93,8 +93,10 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     // bf16 8-14% faster (no spill left: 128 registers; ptxas counted 4 bytes
     // before, four LDL a row), fp16 3.5-4.7% at 7696, 7744 and 8192 columns,
     // 0.5-0.8% behind at 16384 x 7688 and RMSNorm 16384 x 8184 (H200, wr.late
-    // in norm DESIGN.md); with lines-shifted copies it lost at fp32 (2-4%)
-    constexpr bool LATE = S > 1 && WPR == 16 && sizeof(T) == 2;
+    // in norm DESIGN.md); with lines-shifted copies it lost at fp32 (2-4%).
+    // And bf16 rows of warps at run time (9-10, 17-20): cols 10240 6-9% faster
+    // (4096 and 16384 rows), 5120 level; fp16 level at 10240, 1.1-1.5% behind at 5120
+    constexpr bool LATE = S > 1 && ((WPR == 16 && sizeof(T) == 2) || (WPR == 0 && std::is_same<T, __nv_bfloat16>::value));
     if constexpr (S > 0) {
         st.init(smem, tpr, iters, a, true);
 #pragma unroll
@@ -189,8 +191,9 @@ template <typename T, int NV, int WPR, int S = 0> const void *wr_bwd_pick(const 
 }
 
 // Compile-time warps a row where the planner's automatic choice runs them
-// (NV 2: 1-2 warps unstaged, 4 and 8 staged 2 rows ahead, 16 staged 3); any other combination (a
-// fixed stages) runs the kernel that takes them at run time (WPR 0): the same
+// (NV 2: 1-2 warps unstaged, 4 and 8 staged 2 rows ahead, 16 staged 3; rows of
+// 6-7 and 11-15 warps run as 8 and 16: plan.c's wr.pad); any other combination (9-10 and
+// 17-20 warps, a fixed stages) runs the kernel that takes them at run time (WPR 0): the same
 // code, half the instantiations to compile. NV 1: one-warp rows only, unstaged
 // (staged lost under 4 warps, wr.stages: not built).
 template <typename T, int NV> const void *wr_bwd_by_wpr(const kb_norm_plan &p)
