@@ -94,9 +94,12 @@ __global__ void __launch_bounds__(LB, LB < 512 ? 2 : 1) wr_bwd(kb_norm_args a, i
     // before, four LDL a row), fp16 3.5-4.7% at 7696, 7744 and 8192 columns,
     // 0.5-0.8% behind at 16384 x 7688 and RMSNorm 16384 x 8184 (H200, wr.late
     // in norm DESIGN.md); with lines-shifted copies it lost at fp32 (2-4%).
-    // And bf16 rows of warps at run time (9-10, 17-20): cols 10240 6-9% faster
-    // (4096 and 16384 rows), 5120 level; fp16 level at 10240, 1.1-1.5% behind at 5120
-    constexpr bool LATE = S > 1 && ((WPR == 16 && sizeof(T) == 2) || (WPR == 0 && std::is_same<T, __nv_bfloat16>::value));
+    // And bf16 rows of warps at run time capped at 96 registers (9-10 warps at
+    // LB 320, 17-20 at 640): cols 10240 6-9% faster (4096 and 16384 rows), 5120
+    // level; fp16 level at 10240, 1.1-1.5% behind at 5120. Not LB 512 (5 warps,
+    // a fixed stages): unmeasured at 5, and at 4 warps 3 ahead the order lost 1.3-3.2%
+    constexpr bool LATE = S > 1 && ((WPR == 16 && sizeof(T) == 2) ||
+                                    (WPR == 0 && LB != 512 && std::is_same<T, __nv_bfloat16>::value));
     if constexpr (S > 0) {
         st.init(smem, tpr, iters, a, true);
 #pragma unroll
