@@ -17,7 +17,8 @@ namespace { // internal linkage, as one file had it: inlined helpers emit no cop
 // the rows' x and dy staged S rows ahead by cp.async (Stager: each thread
 // copies and reads back only its own vectors, so no barrier guards them)
 // instead of one row ahead in registers: more bytes in flight, fewer registers;
-// 16-bit rows of 16 warps refill a row's slot after its meeting (LATE, below).
+// 16-bit rows of 16 warps, and bf16 rows of warps at run time at LB 320 and
+// 640, refill a row's slot after its meeting (LATE, below).
 // LB < 512 (wr_occ): blocks of at most LB threads, two of them an SM by
 // registers (LB 320: 96 registers); LB 640 (wr_wide): one group of up to 20
 // warps, 96 registers.
