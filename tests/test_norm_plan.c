@@ -102,6 +102,12 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(p->block <= p->lb); /* the launch bound holds the block */
         } else {
             CHECK(p->stages == 0 && p->smem == 0);
+            /* rows of 3, 5-7, 14-15 warps (13 in 16 bits) on the kernels built for 4, 8, 16 (wr.pad); rows of 8 vectors
+             * and 11-15 warps on the 16-warp one, where wr.fwd2 (wr.pad8) */
+            const int wpr = p->tpr / 32;
+            CHECK(p->nv != 4 || !(wpr == 3 || (wpr >= 5 && wpr <= 7) || wpr == 14 || wpr == 15 ||
+                                  (wpr == 13 && esize(s->dtype) == 2)));
+            CHECK(p->nv != 8 || d->dram_gbps < 4000 || wpr < 11 || wpr > 15);
             CHECK(p->nv != 8 || p->tpr != 512 || p->block == 512); /* wr_fwd<T, 8, 16>'s launch bound (gamma early) */
         }
         break;
@@ -138,9 +144,12 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
         if (p->cl) { /* a cluster a row (block.cluster): sm_90, forward rows past 64 KiB, each block's part covered */
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
-            /* 8 vectors; fp32 rows of 128-320 KiB 9 at whole warps rounded down, two an SM (block.cluster_tail) */
-            CHECK(p->nv == 8 || (p->nv == 9 && s->dtype == 0 && s->cols * 4 > 131072 && s->cols * 4 <= 327696 &&
-                                 p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols));
+            /* 8 vectors; 9 at whole warps rounded down, two an SM, on fp32 rows of 128-320 KiB (block.cluster_tail)
+             * and LayerNorm's 16-bit rows whose blocks take 2049-2304 vectors (block.cluster_tail_ln) */
+            const long rb9 = s->cols * esize(s->dtype), per9 = (s->cols / p->w + p->cl - 1) / p->cl;
+            CHECK(p->nv == 8 ||
+                  (p->nv == 9 && p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols &&
+                   (s->dtype == 0 ? rb9 > 131072 && rb9 <= 327696 : !s->rms && per9 > 2048 && per9 <= 2304)));
             CHECK(p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
             { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 88-96 KiB, 8 at 160-256 */
@@ -382,13 +391,28 @@ static void test_known_shapes(void **state)
      * of 8 run two blocks an SM; narrower rows and the backward as the H100 */
     expect("h200", 0, 0, 16384, "warp_row v=8 warps=16 lb=1024");
     expect("h200", 2, 0, 32768, "warp_row v=8 warps=16 lb=1024");
-    expect("h200", 0, 0, 12288, "warp_row v=8 warps=12");
+    expect("h200", 0, 0, 12288, "warp_row v=8 warps=16 lb=1024"); /* 11-15 warps of 8 as 16 (wr.pad8) */
+    expect("h200", 0, 0, 10244, "warp_row v=8 warps=16 lb=1024");
+    expect("h200", 0, 0, 10240, "warp_row v=8 warps=10"); /* not 9-10 */
+    expect("h200", 2, 0, 30720, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 16384, "warp_row v=8 warps=16 lb=1024");
-    expect_rms("h200", 0, 12288, "warp_row v=8 warps=12");
+    expect_rms("h200", 0, 12288, "warp_row v=8 warps=16 lb=1024");
     expect_rms("h200", 0, 10752, "warp_row v=4 warps=21");
     expect("h200", 0, 0, 8192, "warp_row v=8 warps=8"); /* wr.nv8w2: LayerNorm from 32 KiB rows */
     expect("h200", 2, 0, 16384, "warp_row v=8 warps=8");
     expect("h200", 0, 0, 4096, "warp_row v=4 warps=8");
+    /* forward rows of 4 vectors: 3 warps as 4, 5-7 as 8, 14-15 (16 bits: 13-15) as 16 (wr.pad), on every device */
+    expect("h100", 0, 0, 1536, "warp_row v=4 warps=4");
+    expect("h200", 2, 0, 2056, "warp_row v=4 warps=4");
+    expect("h200", 2, 0, 5120, "warp_row v=4 warps=8");
+    expect_rms("h200", 1, 7168, "warp_row v=4 warps=8");
+    expect("h200", 0, 0, 3584, "warp_row v=4 warps=8");
+    expect("h200", 2, 0, 9216, "warp_row v=4 warps=9"); /* not 9-12 */
+    expect("h200", 2, 0, 12288, "warp_row v=4 warps=12");
+    expect("h200", 2, 0, 12296, "warp_row v=4 warps=16");
+    expect_rms("h200", 2, 15360, "warp_row v=4 warps=16");
+    expect("h200", 0, 0, 6656, "warp_row v=4 warps=13"); /* not fp32 13 */
+    expect("h200", 0, 0, 6660, "warp_row v=4 warps=16");
     expect_rms("h200", 0, 8192, "warp_row v=4 warps=16");
     expect_rms("h200", 2, 16384, "warp_row v=4 warps=16");
     expect("h200", 1, 1, 4096, "warp_row v=2 warps=8 stages=2 lb=512");
@@ -439,7 +463,14 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 65540, "block cluster=8 tpr=256 v=9 w=4 pf=4"); /* block.cluster_tail: fp32 128-320 KiB */
     expect("h200", 0, 0, 81924, "block cluster=8 tpr=320 v=9 w=4 pf=4");   /* not three an SM at 9 */
     expect("h200", 0, 0, 81928, "block cluster=8 tpr=352 v=8 w=4 lb=384 pf=4"); /* past 320 KiB */
-    expect("h200", 2, 0, 65544, "block cluster=4 tpr=288 v=8 w=8 pf=4");   /* not 16 bits */
+    /* LayerNorm's 16 bits where a block takes 2049-2304 vectors (block.cluster_tail_ln), not RMSNorm's */
+    expect("h200", 2, 0, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 65544, "block cluster=4 tpr=288 v=8 w=8 pf=4");
+    expect("h200", 1, 0, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
+    expect("h200", 2, 0, 32776, "block cluster=2 tpr=256 v=9 w=8 pf=4");
+    expect("h200", 2, 0, 36864, "block cluster=2 tpr=288 v=8 w=8 pf=4"); /* no tail */
+    expect("h200", 2, 0, 36872, "block cluster=2 tpr=320 v=8 w=8 pf=4"); /* 2305 vectors */
+    expect("h200", 2, 0, 114696, "block cluster=8 tpr=256 v=8 w=8 pf=4"); /* 1793 */
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */

@@ -146,10 +146,8 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
     if (p.cl < 2 || p.backward) return nullptr;
-    if (p.nv == 9) { // fp32 rows of 128-320 KiB: a ninth vector takes the part's tail (block.cluster_tail)
-        if constexpr (sizeof(T) == 4) return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>;
-        return nullptr;
-    }
+    if (p.nv == 9) // fp32 rows of 128-320 KiB, LayerNorm's 16-bit at parts of 2049-2304 vectors: a ninth vector
+        return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>; // takes the part's tail (block.cluster_tail, _tail_ln)
     if (p.nv != 8) return nullptr;
     return p.lb == KB_NORM_CL3_BLOCK ? (const void *)cl_fwd<T, 8, KB_NORM_CL3_BLOCK, 3>
                                      : (const void *)cl_fwd<T, 8, KB_NORM_CL_BLOCK, 2>;

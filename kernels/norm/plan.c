@@ -17,7 +17,8 @@
 
 /* Measures: "try" rows by row bytes (cols * element size); wr.* by warps a
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
- * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps); bulk.slots by a chunk's bytes
+ * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps), block.cluster_tail_ln by a cluster block's 16-byte
+ * vectors; bulk.slots by a chunk's bytes
  * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.cluster_tail, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
@@ -89,6 +90,36 @@ const kb_norm_rule kb_norm_rules[] = {
      "bf16 65.47/65.47 -> 55.49/55.39; RMSNorm bf16 16384 x 7168 76.4 -> 92.4%. Not 9-10 warps (16 lost 3.8-27%: fp16 "
      "16384 x 4104 143.23/143.17 -> 169.25/169.28, fp32 16384 x 2056 104.67/104.70 -> 132.83/132.99; only bf16 at "
      "5120 won, 3.0-3.7%)"},
+    {"wr.pad", 0, ANY, 3, 3, 4,
+     "forward rows of 3 warps (4 vectors a lane: 16-bit cols 2056-3072, fp32 1028-1536) on the kernel built for 4 "
+     "(gamma and beta loaded ahead), their last lanes idle, not the one taking warps at run time (H200, 2026-11-29, "
+     "graph, two runs each in turns, us): 0.849-0.969 at all 7 cases; LayerNorm bf16 4096 x 3072 18.85/18.75 -> "
+     "15.94/15.97 (81.0 -> 94.2% of copy), fp16 16384 x 3072 58.94/59.20 -> 52.13/52.06, fp32 4096 x 1536 "
+     "17.18/17.31 -> 15.58/15.71; RMSNorm fp32 16384 x 1536 50.75/50.82 -> 49.15/49.25"},
+    {"wr.pad", 0, ANY, 5, 7, 8,
+     "forward rows of 5-7 warps (16-bit cols 4104-7168, fp32 2052-3584) on the kernel built for 8 (same call): "
+     "0.853-0.971 at all 17 cases; LayerNorm bf16 4096 x 5120 29.95/29.79 -> 25.82/25.76 (74.7 -> 85.1% of copy), "
+     "16384 x 6656 123.39/123.42 -> 110.21/110.18 (84.4 -> 95.0), fp16 4096 x 5120 30.14/30.24 -> 25.82/25.70, fp32 "
+     "4096 x 3584 32.45/32.42 -> 30.14/30.05; RMSNorm bf16 4096 x 6144 28.83/28.77 -> 26.43/26.43"},
+    {"wr.pad", 0, B16, 13, 15, 16,
+     "16-bit forward rows of 13-15 warps (cols 12296-15360) on the kernel built for 16 (same call): 0.826-0.952 at "
+     "all 10 cases; LayerNorm bf16 4096 x 12800 67.81/67.84 -> 60.77/60.64 (75.1 -> 84.0% of copy), 15360 "
+     "76.10/76.10 -> 67.68/67.55, fp16 16384 x 14336 295.55/295.68 -> 244.16/244.29 (74.3 -> 90.0); RMSNorm bf16 "
+     "4096 x 12800 59.97/59.90 -> 56.96/57.02. Not 10-12 warps (16 lost 4.0-19.6%: LayerNorm bf16 4096 x 11264 "
+     "53.09/53.12 -> 56.99/56.83, fp32 5120 43.23/43.17 -> 51.65/51.65); 9 not timed"},
+    {"wr.pad", 0, F32, 14, 15, 16,
+     "fp32 forward rows of 14-15 warps (cols 6660-7680) on the kernel built for 16 (same call): 0.918-0.982 at all "
+     "4 cases; LayerNorm 4096 x 7680 70.30/70.37 -> 64.58/64.58 (86.5 -> 94.5% of copy), 7168 66.46/66.43 -> "
+     "61.98/61.98; RMSNorm 7168 60.48/60.48 -> 59.39/59.42. Not 13 warps (16 lost 3.7-5.2%: LayerNorm 6656 "
+     "55.78/55.68 -> 58.72/58.53)"},
+    {"wr.pad8", 0, ANY, 11, 15, 16,
+     "forward rows of 8 vectors a lane and 11-15 warps (LayerNorm fp32 cols 10244-15360, 16-bit 20488-30720; RMSNorm "
+     "fp32 from 10756, 16-bit from 21512) where wr.fwd2, on the 16-warp kernel at two blocks an SM (lb 1024) (same "
+     "call): 0.965-0.997 at all 18 cases; LayerNorm bf16 4096 x 22528 97.63/97.57 -> 94.24/94.05 (90.5 -> 93.9% of "
+     "copy), fp32 11264 92.35/92.38 -> 91.33/91.39 (95.6 -> 96.9), 15360 123.36/123.55 -> 123.04/122.88; RMSNorm "
+     "fp32 12288 98.98/98.85 -> 98.14/98.18; landed, against f5aec91 in one call: 0.958-0.991 at 6 (RMSNorm fp32 "
+     "10756 88.64/88.64 -> 87.87/87.81). Not 9-10 warps (LayerNorm fp32 9216 level, 10240 1.1% ahead, 9728 level; "
+     "bf16 18440, its tenth warp nearly idle, 80.93/80.96 -> 85.41/85.44)"},
     {"wr.block", 0, ANY, 0, 0, 256,
      "forward blocks of 256 threads or one group (a grid over the rows); blocks of 256 at five an SM (48 registers) "
      "spilled for bf16 (58-71%)"},
@@ -250,6 +281,16 @@ const kb_norm_rule kb_norm_rules[] = {
      "665.4/665.3 (88.1 -> 94.3); 0.4-0.7% behind at 36868 and 57348 (both ops), level at RMSNorm 40964 and 45060. "
      "Not past 320 KiB (98308, 114692 level) nor at 64 KiB (16388: LayerNorm 1.0% ahead, RMSNorm 0.4% behind); "
      "16 bits mixed (LayerNorm bf16 2.0-5.1% ahead at 32776-98312, RMSNorm bf16 2.3% ahead to 2.5% behind)"},
+    {"block.cluster_tail_ln", 0, B16, 2049, 2304, 9,
+     "LayerNorm's 16-bit cluster rows whose blocks take 2049-2304 vectors (cols 32776-36864 in clusters of 2, "
+     "65544-73728 of 4, 131080-147456 of 8): 8 warps of 9 vectors, not 9 of 8, as block.cluster_tail (cl_fwd<16-bit, "
+     "9> spills 12 bytes) (H200, 2026-11-29, graph, two runs each in turns, us): bf16 4096 x 65544 323.17/323.20 -> "
+     "303.10/302.94 (77.8 -> 83.2% of copy), 16384 x 65544 1269.73/1264.61 -> 1222.94/1223.36, 131080 676.80/676.90 "
+     "-> 631.04/630.46 (73.8 -> 79.2), 32776 149.79/149.70 -> 146.78/146.59; fp16 65544 320.03/319.81 -> "
+     "304.74/302.78; landed, against f5aec91 in one call: bf16 72000 341.12/343.74 -> 331.84/330.14. Not other parts "
+     "(block.cluster_tail's nine warps measured by bytes): 2.0-2.4% ahead at 1281-1792 vectors (81928, 98312, clusters "
+     "of 8), behind at 1793 (114696, 256 -> 224 threads: 561.95/560.19 -> 572.38/570.43), 2305 (36872: 165.02/164.77 "
+     "-> 169.98/169.86) and 3073 (49160)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -402,6 +443,11 @@ static int plan_wr(const kb_norm_shape *s, const kb_devattr *d, const kb_norm_tu
             nv = nv8w;
             wpr = (nvec + 32L * nv - 1) / (32L * nv);
         }
+    }
+    if (!bwd && wpr > 1 && (nv == 4 || fwd2)) { /* forward rows on the kernels built for 4, 8 and 16 warps (wr.pad;
+                                                  * 8 vectors a lane: wr.pad8, the 16 warps two an SM of wr.fwd2) */
+        const int pad = rule(nv == 8 ? "wr.pad8" : "wr.pad", s, wpr);
+        if (pad > wpr) wpr = pad;
     }
     memset(p, 0, sizeof *p);
     p->variant = KB_NORM_WARP_ROW;
@@ -568,7 +614,9 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
         if (per <= 8L * clmax) {
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
             const long tdown = per / 8 / 32 * 32; /* whole warps of 8 vectors, a ninth for the tail (block.cluster_tail) */
-            if (rule("block.cluster_tail", s, s->cols * es) == 9 && tdown >= 64 && tdown < p->tpr && per <= 9 * tdown)
+            const int tail = rule("block.cluster_tail", s, s->cols * es) == 9 ||
+                             (!s->rms && rule("block.cluster_tail_ln", s, per) == 9); /* by a block's vectors */
+            if (tail && tdown >= 64 && tdown < p->tpr && per <= 9 * tdown)
                 p->nv = 9, p->tpr = p->block = (int)tdown;
             p->pf = prefetch("block.cluster_pf", s, s->cols * es);
             /* three blocks an SM where two of clmax's registers are all that fit (block.cluster3) */
