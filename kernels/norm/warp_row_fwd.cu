@@ -116,9 +116,11 @@ __global__ void __launch_bounds__(wr_fwd_threads<NV, WPR>(), BPS) wr_fwd(kb_norm
 namespace kb::norm {
 
 // Warps a row known at compile time where they are a power of two (the
-// common hidden sizes), else passed (WPR 0); NV 1 and 2 only for rows of one
-// warp, NV 8 for 16-bit rows of one warp, rows of 16 warps (gamma and beta
-// early) and (WPR 0) rows of 2-32 warps (plan.c).
+// common hidden sizes) or 10 (DESIGN.md, wr.w10: 9 mixed, 11-13 lost), else
+// passed (WPR 0; plan.c's wr.pad runs rows of 3, 5-7 and 13-15 warps on 4,
+// 8 and 16); NV 1 and 2 only for rows of one warp, NV 8 for 16-bit rows of
+// one warp, rows of 16 warps (gamma and beta early) and (WPR 0) rows of 2-32
+// warps (plan.c).
 template <typename T, int NV> static const void *by_wpr(int wpr)
 {
     if constexpr (NV == 4) {
@@ -126,6 +128,7 @@ template <typename T, int NV> static const void *by_wpr(int wpr)
         case 2: return (const void *)wr_fwd<T, NV, 2>;
         case 4: return (const void *)wr_fwd<T, NV, 4>;
         case 8: return (const void *)wr_fwd<T, NV, 8>;
+        case 10: return (const void *)wr_fwd<T, NV, 10>;
         case 16: return (const void *)wr_fwd<T, NV, 16>;
         }
     }
