@@ -1,7 +1,8 @@
 // block's forward on rows past 64 KiB (sm_90; plan.c: block.cluster): a row
 // split over a cluster of C blocks (2-8), each holding its part in registers
-// (NV 16-byte vectors a thread: 8; fp32 rows of 128-320 KiB 9, the ninth the
-// part's tail past whole warps; blocks of at most 512, two an SM), so an SM
+// (NV 16-byte vectors a thread: 8; 9, the ninth the part's tail past whole
+// warps, on fp32 rows of 128-320 KiB and LayerNorm's 16-bit rows whose parts
+// are 2049-2304 vectors; blocks of at most 512, two an SM), so an SM
 // keeps 128 KiB of two rows in flight where one block a row (the register
 // kernels: one row an SM) or the loop kernels (x read three times) left the
 // memory idle.

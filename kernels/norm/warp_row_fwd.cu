@@ -117,8 +117,8 @@ namespace kb::norm {
 
 // Warps a row known at compile time where they are a power of two (the
 // common hidden sizes) or 10 (DESIGN.md, wr.w10: 9 mixed, 11-13 lost), else
-// passed (WPR 0; plan.c's wr.pad runs rows of 3, 5-7 and 13-15 warps on 4,
-// 8 and 16); NV 1 and 2 only for rows of one warp, NV 8 for 16-bit rows of
+// passed (WPR 0; plan.c's wr.pad runs rows of 3, 5-7 and 13-15 warps, fp32
+// 14-15, on 4, 8 and 16); NV 1 and 2 only for rows of one warp, NV 8 for 16-bit rows of
 // one warp, rows of 16 warps (gamma and beta early) and (WPR 0) rows of 2-32
 // warps (plan.c).
 template <typename T, int NV> static const void *by_wpr(int wpr)
