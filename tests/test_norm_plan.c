@@ -145,11 +145,11 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
             /* 8 vectors; 9 at whole warps rounded down, two an SM, on fp32 rows of 128-320 KiB (block.cluster_tail)
-             * and LayerNorm's 16-bit rows whose blocks take 2049-2304 vectors (block.cluster_tail_ln) */
+             * and LayerNorm's 16-bit rows whose blocks take 1281-1792 or 2049-2304 vectors (block.cluster_tail_ln) */
             const long rb9 = s->cols * esize(s->dtype), per9 = (s->cols / p->w + p->cl - 1) / p->cl;
             CHECK(p->nv == 8 ||
                   (p->nv == 9 && p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols &&
-                   (s->dtype == 0 ? rb9 > 131072 && rb9 <= 327696 : !s->rms && per9 > 2048 && per9 <= 2304)));
+                   (s->dtype == 0 ? rb9 > 131072 && rb9 <= 327696 : !s->rms && ((per9 > 2048 && per9 <= 2304) || (per9 > 1280 && per9 <= 1792)))));
             CHECK(p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
             { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 88-96 KiB, 8 at 160-256 */
@@ -450,7 +450,7 @@ static void test_known_shapes(void **state)
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
     expect("h200", 2, 0, 40960, "block cluster=2 tpr=320 v=8 w=8 pf=4");
     expect("h200", 2, 0, 45056, "block cluster=2 tpr=352 v=8 w=8 lb=384 pf=4"); /* three an SM (block.cluster3) */
-    expect("h200", 2, 0, 45064, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 88-96 KiB */
+    expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 88-96 KiB */
     expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4");
     expect("h200", 2, 0, 49160, "block cluster=2 tpr=416 v=8 w=8 pf=4");
     expect("h200", 0, 0, 40960, "block cluster=4 tpr=320 v=8 w=4 pf=4");
@@ -471,6 +471,15 @@ static void test_known_shapes(void **state)
     expect("h200", 2, 0, 36864, "block cluster=2 tpr=288 v=8 w=8 pf=4"); /* no tail */
     expect("h200", 2, 0, 36872, "block cluster=2 tpr=320 v=8 w=8 pf=4"); /* 2305 vectors */
     expect("h200", 2, 0, 114696, "block cluster=8 tpr=256 v=8 w=8 pf=4"); /* 1793 */
+    /* and where they take 1281-1792, if 9 whole warps rounded down hold the part (not 1441-1536, 1729-1792) */
+    expect("h200", 2, 0, 81928, "block cluster=8 tpr=160 v=9 w=8 pf=4"); /* 1281 */
+    expect("h200", 1, 0, 45064, "block cluster=4 tpr=160 v=9 w=8 pf=4"); /* 1409, block.cluster_min's 4 */
+    expect("h200", 2, 0, 92160, "block cluster=8 tpr=160 v=9 w=8 pf=4"); /* 1440 */
+    expect("h200", 2, 0, 92168, "block cluster=8 tpr=192 v=8 w=8 pf=4"); /* 1441 */
+    expect("h200", 2, 0, 110592, "block cluster=8 tpr=192 v=9 w=8 pf=4"); /* 1728 */
+    expect("h200", 2, 0, 110600, "block cluster=8 tpr=224 v=8 w=8 pf=4"); /* 1729 */
+    expect_rms("h200", 2, 81928, "block cluster=8 tpr=192 v=8 w=8 pf=4");
+    expect("h200", 2, 0, 81920, "block cluster=4 tpr=320 v=8 w=8 pf=4"); /* 2560, clusters of 4 */
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */

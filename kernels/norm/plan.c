@@ -291,6 +291,15 @@ const kb_norm_rule kb_norm_rules[] = {
      "(block.cluster_tail's nine warps measured by bytes): 1.9-2.4% ahead at 1281 and 1537 vectors (81928, 98312, "
      "clusters of 8; 1538-1792 untimed), 2.1-2.7% at 2561 (40968), behind at 1793 (114696, 256 -> 224 threads: "
      "561.95/560.19 -> 572.38/570.43), 2305 (36872: 165.02/164.77 -> 169.98/169.86) and 3073 (49160)"},
+    {"block.cluster_tail_ln", 0, B16, 1281, 1792, 9,
+     "and where they take 1281-1792 vectors (cols 45057-46080 in clusters of 4, 81921-92160 and 98305-110592 of 8; "
+     "tail where 9 warps rounded down hold the part, so not 1441-1536 nor 1729-1792): block.cluster_tail_ln's ninth "
+     "vector (H200, 2026-11-29, session 71, graph, two runs each in turns against main, us): bf16 4096 x 45064 "
+     "207.97/207.74 -> 205.73/205.79, 81928 405.22/405.73 -> 395.78/395.81 (77.2 -> 79.1% of copy), 90000 "
+     "431.52/432.58 -> 424.22/424.13, 98312 489.41/488.54 -> 481.44/480.22, 106504 521.44/520.10 -> 512.42/513.54, "
+     "16384 x 90000 1750.08/1749.22 -> 1710.78/1722.08; fp16 4096 x 45064 208.48/207.49 -> 206.40/206.40, 81928 "
+     "407.94/405.31 -> 397.57/397.86, 90000 433.70/434.11 -> 427.20/427.49, 98312 489.34/488.51 -> 481.86/483.42, "
+     "106504 522.18/522.27 -> 515.78/515.20 (0.976-0.992 at all 11). Not 1793 (114696: 1.018 behind, session 70)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
