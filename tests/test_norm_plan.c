@@ -149,7 +149,9 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             const long rb9 = s->cols * esize(s->dtype), per9 = (s->cols / p->w + p->cl - 1) / p->cl;
             CHECK(p->nv == 8 ||
                   (p->nv == 9 && p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols &&
-                   (s->dtype == 0 ? rb9 > 131072 && rb9 <= 327696 : !s->rms && ((per9 > 2048 && per9 <= 2304) || (per9 > 1280 && per9 <= 1792)))));
+                   (s->dtype == 0 ? rb9 > 131072 && rb9 <= 327696
+                    : s->rms ? (rb9 > 131072 && rb9 <= 135168) || (rb9 > 262144 && rb9 <= 294912)
+                             : (per9 > 2048 && per9 <= 2304) || (per9 > 1280 && per9 <= 1792))));
             CHECK(p->tpr % 32 == 0 && p->tpr <= 512 && p->block == p->tpr && p->smem == 0);
             CHECK((long)p->cl * p->tpr * p->nv * p->w >= s->cols);
             { /* the smallest cluster that holds it, or block.cluster_min's: 4 at 16-bit rows of 88-96 KiB, 8 at 160-256 */
@@ -465,7 +467,15 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 81928, "block cluster=8 tpr=352 v=8 w=4 lb=384 pf=4"); /* past 320 KiB */
     /* LayerNorm's 16 bits where a block takes 2049-2304 vectors (block.cluster_tail_ln), not RMSNorm's */
     expect("h200", 2, 0, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
-    expect_rms("h200", 2, 65544, "block cluster=4 tpr=288 v=8 w=8 pf=4");
+    /* RMSNorm's 16 bits at rows of 128-132 and 256-288 KiB (block.cluster_tail_rms), not clusters of 2 */
+    expect_rms("h200", 2, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 67584, "block cluster=4 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 67592, "block cluster=4 tpr=288 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 147456, "block cluster=8 tpr=288 v=8 w=8 pf=4"); /* 2304: no tail to take */
+    expect_rms("h200", 1, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 32776, "block cluster=2 tpr=288 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 73736, "block cluster=4 tpr=320 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 147464, "block cluster=8 tpr=320 v=8 w=8 pf=4");
     expect("h200", 1, 0, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
     expect("h200", 2, 0, 32776, "block cluster=2 tpr=256 v=9 w=8 pf=4");
     expect("h200", 2, 0, 36864, "block cluster=2 tpr=288 v=8 w=8 pf=4"); /* no tail */

@@ -300,6 +300,21 @@ const kb_norm_rule kb_norm_rules[] = {
      "16384 x 90000 1750.08/1749.22 -> 1710.78/1722.08; fp16 4096 x 45064 208.48/207.49 -> 206.40/206.40, 81928 "
      "407.94/405.31 -> 397.57/397.86, 90000 433.70/434.11 -> 427.20/427.49, 98312 489.34/488.51 -> 481.86/483.42, "
      "106504 522.18/522.27 -> 515.78/515.20 (0.976-0.992 at all 11). Not 1793 (114696: 1.018 behind, session 70)"},
+    {"block.cluster_tail_rms", 0, B16, 131073, 135168, 9,
+     "RMSNorm's 16-bit cluster rows of 128-132 KiB (65544-67584 cols, clusters of 4, parts of 2049-2112 vectors): "
+     "block.cluster_tail's ninth vector, 8 warps of 9 vectors, not 9 of 8 (H200, 2026-11-29, session 71, graph, two "
+     "runs each in turns against 7d65ba8, us): bf16 4096 x 65544 285.50/285.63 -> 279.23/279.07 (88.2 -> 90.1% of "
+     "copy), 16384 x 65544 1119.68/1118.53 -> 1091.90/1091.55, 4096 x 67584 284.29/284.51 -> 281.44/281.60, fp16 65544 "
+     "0.989 (call 2). Not past 132 KiB in clusters of 4: 69632 0.997 (fp16 1.006 behind), 71680 1.002, 73656 1.009; "
+     "nor in clusters of 2 (32776 1.026 behind) or at parts of 1281-1792 (45064 1.028, 81928 1.012, 90000 1.017 "
+     "behind; 98312 0.994, 106504 1.001)"},
+    {"block.cluster_tail_rms", 0, B16, 262145, 294912, 9,
+     "and rows of 256-288 KiB (131080-147456 cols, clusters of 8, parts of 2049-2304 vectors), ahead at every one "
+     "timed (the same call, us): bf16 4096 x 131080 591.71/591.26 -> 560.03/560.70 (84.3 -> 89.2% of copy), 135168 "
+     "587.84/587.68 -> 562.72/562.75, 139264 598.08/598.11 -> 578.40/578.72, 143360 610.24/609.89 -> 594.46/594.46, "
+     "147312 632.93/632.83 -> 619.87/619.23, 16384 x 131080 2355.49/2353.66 -> 2236.77/2235.74 (84.7 -> 89.2), 2000 "
+     "x 139264 298.59/298.37 -> 286.91/287.04, 300 x 131080 54.56/54.56 -> 51.71/51.49; fp16 4096 x 139264 "
+     "593.98/594.34 -> 578.43/578.59 (0.946-0.979 at all 9). The H100 was not measured (not lent)"},
     {"block.cluster3", 0, ANY, 0, 0, 384,
      "cluster blocks of 352-384 threads, which at block.cluster's 64 registers run two an SM, launch bounded for three "
      "(384, 3: 56 registers, 20-24 bytes spilled) against two (H200, 2026-11-28, graph, two runs each in turns, us): "
@@ -624,7 +639,8 @@ static int plan_block(const kb_norm_shape *s, const kb_devattr *d, kb_norm_plan 
             p->cl = (int)C, p->nv = 8, p->tpr = (int)(((per + 7) / 8 + 31) / 32 * 32), p->block = p->tpr;
             const long tdown = per / 8 / 32 * 32; /* whole warps of 8 vectors, a ninth for the tail (block.cluster_tail) */
             const int tail = rule("block.cluster_tail", s, s->cols * es) == 9 ||
-                             (!s->rms && rule("block.cluster_tail_ln", s, per) == 9); /* by a block's vectors */
+                             (!s->rms && rule("block.cluster_tail_ln", s, per) == 9) || /* by a block's vectors */
+                             (s->rms && rule("block.cluster_tail_rms", s, s->cols * es) == 9);
             if (tail && tdown >= 64 && tdown < p->tpr && per <= 9 * tdown)
                 p->nv = 9, p->tpr = p->block = (int)tdown;
             p->pf = prefetch("block.cluster_pf", s, s->cols * es);
