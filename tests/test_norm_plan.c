@@ -145,7 +145,8 @@ static void check_plan(const char *dn, const kb_devattr *d, const kb_norm_shape 
             CHECK(d->cc_major == 9 && d->cc_minor == 0 && !s->backward && p->w == w16 && s->cols % w16 == 0);
             CHECK(s->cols * esize(s->dtype) > 65536 && (p->cl == 2 || p->cl == 4 || p->cl == 8));
             /* 8 vectors; 9 at whole warps rounded down, two an SM, on fp32 rows of 128-320 KiB (block.cluster_tail)
-             * and LayerNorm's 16-bit rows whose blocks take 1281-1792 or 2049-2304 vectors (block.cluster_tail_ln) */
+             * LayerNorm's 16-bit rows whose blocks take 1281-1792 or 2049-2304 vectors (block.cluster_tail_ln) and
+             * RMSNorm's 16-bit rows of 128-132 and 256-288 KiB (block.cluster_tail_rms) */
             const long rb9 = s->cols * esize(s->dtype), per9 = (s->cols / p->w + p->cl - 1) / p->cl;
             CHECK(p->nv == 8 ||
                   (p->nv == 9 && p->lb == 0 && (long)p->cl * (p->tpr + 32) * 8 * p->w >= s->cols &&
@@ -452,7 +453,7 @@ static void test_known_shapes(void **state)
     /* forward rows past 64 KiB on sm_90: clusters, where bulk's ring also fits (try: bulk to 64 KiB) */
     expect("h200", 2, 0, 40960, "block cluster=2 tpr=320 v=8 w=8 pf=4");
     expect("h200", 2, 0, 45056, "block cluster=2 tpr=352 v=8 w=8 lb=384 pf=4"); /* three an SM (block.cluster3) */
-    expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4"); /* block.cluster_min: 4 at 88-96 KiB */
+    expect("h200", 2, 0, 45064, "block cluster=4 tpr=160 v=9 w=8 pf=4"); /* block.cluster_min: 4 at 88-96 KiB */
     expect("h200", 2, 0, 49152, "block cluster=4 tpr=192 v=8 w=8 pf=4");
     expect("h200", 2, 0, 49160, "block cluster=2 tpr=416 v=8 w=8 pf=4");
     expect("h200", 0, 0, 40960, "block cluster=4 tpr=320 v=8 w=4 pf=4");

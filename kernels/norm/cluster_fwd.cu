@@ -1,11 +1,11 @@
 // block's forward on rows past 64 KiB (sm_90; plan.c: block.cluster): a row
 // split over a cluster of C blocks (2-8), each holding its part in registers
 // (NV 16-byte vectors a thread: 8; 9, the ninth the part's tail past whole
-// warps, on fp32 rows of 128-320 KiB and LayerNorm's 16-bit rows whose parts
-// are 1281-1792 or 2049-2304 vectors; blocks of at most 512, two an SM), so an SM
-// keeps 128 KiB of two rows in flight where one block a row (the register
-// kernels: one row an SM) or the loop kernels (x read three times) left the
-// memory idle.
+// warps, on fp32 rows of 128-320 KiB, LayerNorm's 16-bit rows whose parts
+// are 1281-1792 or 2049-2304 vectors and RMSNorm's 16-bit rows of 128-132 and
+// 256-288 KiB; blocks of at most 512, two an SM), so an SM keeps 128 KiB
+// of two rows in flight where one block a row (the register kernels: one
+// row an SM) or the loop kernels (x read three times) left the memory idle.
 //
 // The blocks meet once a row, and no block waits for a barrier of the whole
 // cluster: each pushes its part's (n, sum, squares) into every block's shared
@@ -147,7 +147,7 @@ template <typename T, int NV, int TPB, int MINB> __global__ void __launch_bounds
 template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
     if (p.cl < 2 || p.backward) return nullptr;
-    if (p.nv == 9) // fp32 rows of 128-320 KiB, LayerNorm's 16-bit parts of 1281-1792, 2049-2304 vectors: a ninth
+    if (p.nv == 9) // fp32 rows of 128-320 KiB; 16-bit: plan.c's block.cluster_tail_ln, _rms: a ninth
         return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>; // takes the part's tail (block.cluster_tail, _tail_ln)
     if (p.nv != 8) return nullptr;
     return p.lb == KB_NORM_CL3_BLOCK ? (const void *)cl_fwd<T, 8, KB_NORM_CL3_BLOCK, 3>

@@ -19,7 +19,7 @@
  * row, except wr.nv8, wr.nv8w and wr.nv8w2 (LayerNorm, and RMSNorm where wr.fwd2) by 16-byte vectors a row, and wr.fwd2
  * by the device's DRAM bandwidth in GB/s (kb_devattr.dram_gbps), block.cluster_tail_ln by a cluster block's 16-byte
  * vectors; bulk.slots by a chunk's bytes
- * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.cluster_tail, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
+ * (every tensor of it); block.cluster, block.cluster_min, block.cluster_pf, block.cluster_tail, block.cluster_tail_rms, block.reread, block.reread_ln, _ln_pf and _rms_pf by row bytes; the others take no measure (0). The first row whose
  * pass, dtype and measure match decides, except "try": every matching row in
  * order, the first variant that can take the case wins. */
 const kb_norm_rule kb_norm_rules[] = {
@@ -289,7 +289,7 @@ const kb_norm_rule kb_norm_rules[] = {
      "-> 631.04/630.46 (73.8 -> 79.2), 32776 149.79/149.70 -> 146.78/146.59; fp16 65544 320.03/319.81 -> "
      "304.74/302.78; landed, against f5aec91 in one call: bf16 72000 341.12/343.74 -> 331.84/330.14. Not other parts "
      "(block.cluster_tail's nine warps measured by bytes): 1.9-2.4% ahead at 1281 and 1537 vectors (81928, 98312, "
-     "clusters of 8; 1538-1792 untimed), 2.1-2.7% at 2561 (40968), behind at 1793 (114696, 256 -> 224 threads: "
+     "clusters of 8; since session 71 the row below), 2.1-2.7% at 2561 (40968), behind at 1793 (114696, 256 -> 224 threads: "
      "561.95/560.19 -> 572.38/570.43), 2305 (36872: 165.02/164.77 -> 169.98/169.86) and 3073 (49160)"},
     {"block.cluster_tail_ln", 0, B16, 1281, 1792, 9,
      "and where they take 1281-1792 vectors (cols 45057-46080 in clusters of 4, 81921-92160 and 98305-110592 of 8; "
