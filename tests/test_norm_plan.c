@@ -466,17 +466,8 @@ static void test_known_shapes(void **state)
     expect("h200", 0, 0, 65540, "block cluster=8 tpr=256 v=9 w=4 pf=4"); /* block.cluster_tail: fp32 128-320 KiB */
     expect("h200", 0, 0, 81924, "block cluster=8 tpr=320 v=9 w=4 pf=4");   /* not three an SM at 9 */
     expect("h200", 0, 0, 81928, "block cluster=8 tpr=352 v=8 w=4 lb=384 pf=4"); /* past 320 KiB */
-    /* LayerNorm's 16 bits where a block takes 2049-2304 vectors (block.cluster_tail_ln), not RMSNorm's */
+    /* LayerNorm's 16 bits where a block takes 2049-2304 vectors (block.cluster_tail_ln) */
     expect("h200", 2, 0, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
-    /* RMSNorm's 16 bits at rows of 128-132 and 256-288 KiB (block.cluster_tail_rms), not clusters of 2 */
-    expect_rms("h200", 2, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
-    expect_rms("h200", 2, 67584, "block cluster=4 tpr=256 v=9 w=8 pf=4");
-    expect_rms("h200", 2, 67592, "block cluster=4 tpr=288 v=8 w=8 pf=4");
-    expect_rms("h200", 2, 147456, "block cluster=8 tpr=288 v=8 w=8 pf=4"); /* 2304: no tail to take */
-    expect_rms("h200", 1, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
-    expect_rms("h200", 2, 32776, "block cluster=2 tpr=288 v=8 w=8 pf=4");
-    expect_rms("h200", 2, 73736, "block cluster=4 tpr=320 v=8 w=8 pf=4");
-    expect_rms("h200", 2, 147464, "block cluster=8 tpr=320 v=8 w=8 pf=4");
     expect("h200", 1, 0, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
     expect("h200", 2, 0, 32776, "block cluster=2 tpr=256 v=9 w=8 pf=4");
     expect("h200", 2, 0, 36864, "block cluster=2 tpr=288 v=8 w=8 pf=4"); /* no tail */
@@ -491,6 +482,15 @@ static void test_known_shapes(void **state)
     expect("h200", 2, 0, 110600, "block cluster=8 tpr=224 v=8 w=8 pf=4"); /* 1729 */
     expect_rms("h200", 2, 81928, "block cluster=8 tpr=192 v=8 w=8 pf=4");
     expect("h200", 2, 0, 81920, "block cluster=4 tpr=320 v=8 w=8 pf=4"); /* 2560, clusters of 4 */
+    /* RMSNorm's 16 bits at rows of 128-132 and 256-288 KiB (block.cluster_tail_rms), not clusters of 2 */
+    expect_rms("h200", 2, 65544, "block cluster=4 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 67584, "block cluster=4 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 67592, "block cluster=4 tpr=288 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 147456, "block cluster=8 tpr=288 v=8 w=8 pf=4"); /* 2304: no tail to take */
+    expect_rms("h200", 1, 131080, "block cluster=8 tpr=256 v=9 w=8 pf=4");
+    expect_rms("h200", 2, 32776, "block cluster=2 tpr=288 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 73736, "block cluster=4 tpr=320 v=8 w=8 pf=4");
+    expect_rms("h200", 2, 147464, "block cluster=8 tpr=320 v=8 w=8 pf=4");
     expect("h200", 2, 0, 65536, "block cluster=2 tpr=512 v=8 w=8 pf=4");
     expect("h200", 0, 0, 131072, "block cluster=8 tpr=512 v=8 w=4 pf=4");
     expect("h200", 0, 0, 131076, "block loop w=4"); /* past 512 KiB: eight blocks of 512 do not hold it */

@@ -148,7 +148,7 @@ template <typename T> const void *cl_fwd_kernel(const kb_norm_plan &p)
 {
     if (p.cl < 2 || p.backward) return nullptr;
     if (p.nv == 9) // fp32 rows of 128-320 KiB; 16-bit: plan.c's block.cluster_tail_ln, _rms: a ninth
-        return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>; // takes the part's tail (block.cluster_tail, _tail_ln)
+        return p.lb ? nullptr : (const void *)cl_fwd<T, 9, KB_NORM_CL_BLOCK, 2>; // takes the part's tail
     if (p.nv != 8) return nullptr;
     return p.lb == KB_NORM_CL3_BLOCK ? (const void *)cl_fwd<T, 8, KB_NORM_CL3_BLOCK, 3>
                                      : (const void *)cl_fwd<T, 8, KB_NORM_CL_BLOCK, 2>;
