@@ -1177,6 +1177,55 @@ static void test_down_lt(void **state)
     }
 }
 
+/* KB_MLP_ROW_DOWN_LT_FAST: on devices of 4 TB/s or more (the H200) DOWN_LT's
+ * swapped box takes cuBLASLt's down from inter 14336 only; the row is in the
+ * plan either way, DOWN_LT's is not. cublas_cat's path and the wgmma kernel's
+ * 768-1024 tokens keep DOWN_LT's choice; the H100 keeps DOWN_LT everywhere */
+static void test_down_lt_fast(void **state)
+{
+    (void)state;
+    static const struct {
+        int tokens, hidden, inter, dtype, lt;
+    } cases[] = {
+        /* cuBLAS's down below inter 14336 (measured at 11008: 300-400 tokens x 4096, 257-400 x 6144) */
+        {300, 4096, 11008, 2, 0}, {300, 4096, 11008, 1, 0}, {320, 4096, 11008, 2, 0}, {352, 4096, 11008, 1, 0},
+        {384, 4096, 11008, 2, 0}, {400, 4096, 11008, 1, 0}, {257, 4096, 11008, 2, 0}, {257, 6144, 11008, 1, 0},
+        {320, 6144, 11008, 2, 0}, {300, 4096, 14328, 2, 0}, {300, 4096, 10920, 1, 0},
+        /* cuBLASLt's from 14336 (measured at 4096 x 14336 and 6144 x 14336 x 400) */
+        {257, 4096, 14336, 2, 1}, {300, 4096, 14336, 1, 1}, {320, 4096, 14336, 2, 1}, {400, 4096, 14336, 1, 1},
+        {400, 6144, 14336, 2, 1}, {383, 6144, 16384, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const kb_mlp_req r = req(cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype, KB_MLP_AUTO);
+        const kb_mlp_plan p = plan_ok("h200", r), h = plan_ok("h100", r);
+        if (!p.swap || (p.down == 2) != cases[i].lt || !HAS(p, KB_MLP_ROW_DOWN_LT_FAST) || HAS(p, KB_MLP_ROW_DOWN_LT))
+            fail_msg("h200 %dx%dx%d dtype %d: swap %d down %d rows 0x%x, expected the swapped kernel, cuBLASLt %d by "
+                     "DOWN_LT_FAST", cases[i].tokens, cases[i].hidden, cases[i].inter, cases[i].dtype, p.swap, p.down,
+                     p.rows, cases[i].lt);
+        if (cases[i].lt) assert_int_equal(p.dsplit.splits, 2);
+        /* the H100: DOWN_LT's, cuBLASLt's down wherever the swapped kernel runs in the box */
+        if (h.swap && (h.down != 2 || !HAS(h, KB_MLP_ROW_DOWN_LT) || HAS(h, KB_MLP_ROW_DOWN_LT_FAST)))
+            fail_msg("h100 %dx%dx%d: down %d rows 0x%x, expected DOWN_LT's cuBLASLt", cases[i].tokens,
+                     cases[i].hidden, cases[i].inter, h.down, h.rows);
+    }
+    /* outside the swapped box the H200 plans as DOWN_LT says: cublas_cat's path
+     * (SECTOR_FAST at 300 x 4104), the wgmma kernel at 1000 x 1024 */
+    const kb_mlp_plan c = plan_ok("h200", req(300, 4104, 11000, 2, KB_MLP_AUTO));
+    assert_int_equal(c.variant, KB_MLP_CUBLAS_CAT);
+    assert_int_equal(c.down, 2);
+    assert_true(HAS(c, KB_MLP_ROW_DOWN_LT));
+    assert_false(HAS(c, KB_MLP_ROW_DOWN_LT_FAST));
+    const kb_mlp_plan w = plan_ok("h200", req(1000, 1024, 11008, 2, KB_MLP_AUTO));
+    assert_int_equal(w.down, 2);
+    assert_true(HAS(w, KB_MLP_ROW_DOWN_LT));
+    assert_false(HAS(w, KB_MLP_ROW_DOWN_LT_FAST));
+    /* a down fixed: not the row's */
+    const kb_mlp_plan f = plan_ok("h200", with_down(300, 4096, 11008, 2, KB_MLP_AUTO, 3));
+    assert_int_equal(f.down, 2);
+    assert_false(HAS(f, KB_MLP_ROW_DOWN_LT_FAST));
+    assert_false(HAS(plan_ok("h200", with_down(300, 4096, 11008, 2, KB_MLP_AUTO, 1)), KB_MLP_ROW_DOWN_LT_FAST));
+}
+
 static void test_rows(void **state)
 {
     (void)state;
@@ -1223,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_occupancy),
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_down_lt),
+        cmocka_unit_test(test_down_lt_fast),
         cmocka_unit_test(test_sector),
         cmocka_unit_test(test_rows),
     };

@@ -111,7 +111,8 @@ void fallback_to_mma(kb_mlp_plan &p, const kb_mlp_args *a, bool keep_down)
     // the wgmma kernels' rows no longer decide anything, nor the down rows
     // measured after them (DOWN_LT's cublas_cat arm is not a wgmma plan's)
     const unsigned gone = KB_MLP_TILE_ROWS | 1u << KB_MLP_ROW_WARPGROUPS | 1u << KB_MLP_ROW_SWAP |
-                          1u << KB_MLP_ROW_SECTOR | 1u << KB_MLP_ROW_DOWN | 1u << KB_MLP_ROW_DOWN_LT;
+                          1u << KB_MLP_ROW_SECTOR | 1u << KB_MLP_ROW_DOWN | 1u << KB_MLP_ROW_DOWN_LT |
+                          1u << KB_MLP_ROW_DOWN_LT_FAST;
     memset(&p, 0, sizeof p);
     p.variant = KB_MLP_MMA;
     p.vec = a->hidden % 8 == 0;

@@ -228,6 +228,21 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "0.3171 / 0.3190; x 1000 576 0.0380 / 0.0385 vs 0.0429 / 0.0431) and 768 at hidden 1000 (0.0442 / 0.0447 "
         "vs 0.0451 / 0.0453). Left: 640 x 2056 x 5504 (the tile 1.09-1.11x ahead) and 448 x 2056 (cublas_cat 3% "
         "ahead), single points"},
+    [KB_MLP_ROW_DOWN_LT_FAST] = {
+        "DOWN_LT's box after the swapped kernel (257-400 tokens, hidden 4096-8191, inter > 8192) on devices of 4 TB/s or "
+        "more (kb_devattr.dram_gbps >= 4000; the H200's 4.8): cuBLASLt's split-K 2 down from inter 14336 only, "
+        "cuBLAS's own pick below (inter 11009-14335 not measured)",
+        "H200, 2026-11-29, session 73 call 3, events, in turns, two runs in one call, the swapped kernel with cuBLASLt's "
+        "down (fused, down auto) vs cuBLAS's (down=cublas), ms; results/curated/2026-11-29-h200-s73: x 4096 x 11008 bf16 "
+        "300 0.1369 / 0.1365 vs 0.1375 / 0.1385 (level), 320 0.1419 / 0.1421 vs 0.1395 / 0.1386, 352 0.1612 / 0.1638 vs 0.1547 / 0.1562, 384 "
+        "0.1638 / 0.1633 vs 0.1576 / 0.1576, 400 0.1869 / 0.1872 vs 0.1840 / 0.1847 (fp16 300 0.1467 / 0.1499 vs 0.1425 / 0.1427, "
+        "352 0.1716 / 0.1759 vs 0.1692 / 0.1691, 384 0.1766 / 0.1748 vs 0.1702 / 0.1704); x 6144 x 11008 3.3-6.6% at every "
+        "count, both dtypes (bf16 257 0.1956 / 0.1939 vs 0.1831 / 0.1844, 320 0.2212 / 0.2183 vs 0.2125 / 0.2130). Kept at "
+        "x 4096 x 14336 (bf16 257 0.1666 / 0.1667 vs 0.1768 / 0.1786, 300 0.1829 / 0.1839 vs 0.1858 / 0.1877, 400 0.2392 / "
+        "0.2386 vs 0.2431 / 0.2436; fp16 300 0.1929 / 0.1912 vs 0.1972 / 0.1979, 320 0.2029 / 0.2055 vs 0.2093 / 0.2066) and at "
+        "6144 x 14336 x 400 (mixed: bf16 0.3608 / 0.3588 vs 0.3776 / 0.3556, fp16 0.3959 / 0.3949 vs 0.3902 / 0.3887). Given up: "
+        "bf16 257 x 4096 x 11008 (0.1244 / 0.1238 vs 0.1282 / 0.1289; cuBLAS's down still 1.008x the better cuBLAS path, "
+        "0.1299 / 0.1293). The H100 keeps DOWN_LT (its row's text)"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -641,6 +656,19 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
     return 0;
 }
 
+/* DOWN_LT's swapped box (257-400 tokens, hidden 4096-8191, inter > 8192), where
+ * KB_MLP_ROW_DOWN_LT_FAST decides on devices of 4 TB/s or more */
+static int lt_swapped(const kb_mlp_req *r, const kb_mlp_plan *p)
+{
+    return p->variant == KB_MLP_WGMMA && p->swap && r->hidden >= 4096 && r->hidden < 8192 && r->tokens >= 257 &&
+           r->tokens <= 400 && r->inter > 8192;
+}
+
+static int lt_fast(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *d)
+{
+    return d->dram_gbps >= 4000 && lt_swapped(r, p);
+}
+
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
  * tokens (measured ends; level from 368) and hidden 4096-5119 (behind from
@@ -649,13 +677,15 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
  * (measured ends: 192 and 447 level or behind; at inter 5504 and 8192 cuBLAS's
  * down was ahead); after a wgmma kernel at 768-1024 tokens (measured
  * ends: level at 640, behind at 1536), hidden <= 1024 and inter >= 11008
- * (measured there; behind at 1000 x 1000 x 3000) */
-static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p)
+ * (measured there; behind at 1000 x 1000 x 3000). On devices of 4 TB/s or
+ * more, KB_MLP_ROW_DOWN_LT_FAST takes the swapped box: cuBLASLt's from inter
+ * 14336 only (the H200: cuBLAS's down ahead at 11008 from 300 tokens, and at
+ * every token count at hidden 6144) */
+static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *d)
 {
-    const int mid = r->hidden >= 4096 && r->hidden < 8192;
     if (p->variant == KB_MLP_CUBLAS_CAT) return r->hidden >= 4096 && r->hidden < 5120 && r->tokens >= 257 && r->tokens <= 352;
     if (p->variant != KB_MLP_WGMMA) return 0;
-    if (p->swap && mid && r->tokens >= 257 && r->tokens <= 400) return r->inter > 8192;
+    if (lt_swapped(r, p)) return lt_fast(r, p, d) ? r->inter >= 14336 : 1; /* KB_MLP_ROW_DOWN_LT_FAST */
     return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024 && r->inter >= 11008;
 }
 
@@ -664,12 +694,14 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
 {
     if (r->down < 0 || r->down > 3) return na(why, n, "down=%d: 0 auto, 1 cublas, 2 splitk, 3 cublaslt", r->down);
     if (plan_gate_up(r, d, occ, ctx, p, why, n)) return 1;
-    if (r->down == 3 || (r->down == 0 && down_lt(r, p))) {
+    const int fast = r->down == 0 && lt_fast(r, p, d); /* the H200's row decides, either way */
+    if (fast) p->rows |= 1u << KB_MLP_ROW_DOWN_LT_FAST;
+    if (r->down == 3 || (r->down == 0 && down_lt(r, p, d))) {
         if (p->variant == KB_MLP_F32) {
             memset(p, 0, sizeof *p);
             return na(why, n, "down=cublaslt takes bf16/fp16 (fp32 runs fused_f32 with cuBLAS's down GEMM)");
         }
-        if (r->down == 0) p->rows |= 1u << KB_MLP_ROW_DOWN_LT;
+        if (r->down == 0 && !fast) p->rows |= 1u << KB_MLP_ROW_DOWN_LT;
         p->down = 2, p->dsplit.splits = 2;
         return 0;
     }

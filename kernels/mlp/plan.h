@@ -103,6 +103,8 @@ typedef enum {
                              * (hidden <= 1024) and 1000-1536 tokens (hidden <= 1024 or >= 4096) */
     KB_MLP_ROW_SECTOR_FAST, /* SECTOR's fused boxes on devices of 4 TB/s or more (H200): cublas_cat's path at 128-384
                              * tokens (any hidden), 576-640, 641-768 (hidden <= 1024); the tile at 1000-1536 */
+    KB_MLP_ROW_DOWN_LT_FAST, /* DOWN_LT's swapped box on devices of 4 TB/s or more (H200): cuBLASLt's split-K 2 down
+                              * from inter 14336 only, else cuBLAS's */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
