@@ -236,8 +236,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "down (fused, down auto) vs cuBLAS's (down=cublas), ms; results/curated/2026-11-29-h200-s73: x 4096 x 11008 bf16 "
         "300 0.1369 / 0.1365 vs 0.1375 / 0.1385 (level), 320 0.1419 / 0.1421 vs 0.1395 / 0.1386, 352 0.1612 / 0.1638 vs 0.1547 / 0.1562, 384 "
         "0.1638 / 0.1633 vs 0.1576 / 0.1576, 400 0.1869 / 0.1872 vs 0.1840 / 0.1847 (fp16 300 0.1467 / 0.1499 vs 0.1425 / 0.1427, "
-        "352 0.1716 / 0.1759 vs 0.1692 / 0.1691, 384 0.1766 / 0.1748 vs 0.1702 / 0.1704); x 6144 x 11008 3.3-6.6% at every "
-        "count, both dtypes (bf16 257 0.1956 / 0.1939 vs 0.1831 / 0.1844, 320 0.2212 / 0.2183 vs 0.2125 / 0.2130). Kept at "
+        "352 0.1716 / 0.1759 vs 0.1692 / 0.1691, 384 0.1766 / 0.1748 vs 0.1702 / 0.1704); x 6144 x 11008 3.3-6.6% at each "
+        "count measured (257-400), both dtypes (bf16 257 0.1956 / 0.1939 vs 0.1831 / 0.1844, 320 0.2212 / 0.2183 vs 0.2125 / 0.2130). Kept at "
         "x 4096 x 14336 (bf16 257 0.1666 / 0.1667 vs 0.1768 / 0.1786, 300 0.1829 / 0.1839 vs 0.1858 / 0.1877, 400 0.2392 / "
         "0.2386 vs 0.2431 / 0.2436; fp16 300 0.1929 / 0.1912 vs 0.1972 / 0.1979, 320 0.2029 / 0.2055 vs 0.2093 / 0.2066) and at "
         "6144 x 14336 x 400 (mixed: bf16 0.3608 / 0.3588 vs 0.3776 / 0.3556, fp16 0.3959 / 0.3949 vs 0.3902 / 0.3887). Given up: "
@@ -679,8 +679,8 @@ static int lt_fast(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *
  * ends: level at 640, behind at 1536), hidden <= 1024 and inter >= 11008
  * (measured there; behind at 1000 x 1000 x 3000). On devices of 4 TB/s or
  * more, KB_MLP_ROW_DOWN_LT_FAST takes the swapped box: cuBLASLt's from inter
- * 14336 only (the H200: cuBLAS's down ahead at 11008 from 300 tokens, and at
- * every token count at hidden 6144) */
+ * 14336 only (the H200: cuBLAS's down ahead at 11008 from 320 tokens in bf16
+ * and 300 in fp16, and at each count measured at hidden 6144) */
 static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *d)
 {
     if (p->variant == KB_MLP_CUBLAS_CAT) return r->hidden >= 4096 && r->hidden < 5120 && r->tokens >= 257 && r->tokens <= 352;
