@@ -481,6 +481,12 @@ static int cublas_mid(const kb_mlp_req *r)
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
+/* Devices of 4 TB/s or more (the H200's 4.8), where the _FAST rows decide */
+static int fast_memory(const kb_devattr *d)
+{
+    return d->dram_gbps >= 4000;
+}
+
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes (any inter), each end of tokens a
  * measured point (x 4104 x 11000, x 2056 x 5504 and x 1000 x 3000); on
  * devices of 4 TB/s or more, KB_MLP_ROW_SECTOR_FAST's (measured on the H200).
@@ -494,7 +500,7 @@ static int sector_cat(const kb_mlp_req *r, const kb_devattr *d)
                                      {576, 640, 0, 1 << 30, 0, 1 << 30},
                                      {641, 768, 0, 1 << 30, 0, 1024}};
     if (!sector(r)) return -1;
-    if (d->dram_gbps >= 4000)
+    if (fast_memory(d))
         return in_boxes(fast, (int)(sizeof fast / sizeof fast[0]), r) ? KB_MLP_ROW_SECTOR_FAST : -1;
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r) ? KB_MLP_ROW_SECTOR : -1;
 }
@@ -664,11 +670,6 @@ static int lt_swapped(const kb_mlp_req *r, const kb_mlp_plan *p)
            r->tokens <= 400 && r->inter > 8192;
 }
 
-static int lt_fast(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *d)
-{
-    return d->dram_gbps >= 4000 && lt_swapped(r, p);
-}
-
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
  * behind cuBLASLt's split-K 2 algorithm: after cublas_cat's path at 257-352
  * tokens (measured ends; level from 368) and hidden 4096-5119 (behind from
@@ -685,7 +686,7 @@ static int down_lt(const kb_mlp_req *r, const kb_mlp_plan *p, const kb_devattr *
 {
     if (p->variant == KB_MLP_CUBLAS_CAT) return r->hidden >= 4096 && r->hidden < 5120 && r->tokens >= 257 && r->tokens <= 352;
     if (p->variant != KB_MLP_WGMMA) return 0;
-    if (lt_swapped(r, p)) return lt_fast(r, p, d) ? r->inter >= 14336 : 1; /* KB_MLP_ROW_DOWN_LT_FAST */
+    if (lt_swapped(r, p)) return !fast_memory(d) || r->inter >= 14336; /* KB_MLP_ROW_DOWN_LT_FAST */
     return r->tokens >= 768 && r->tokens <= 1024 && r->hidden <= 1024 && r->inter >= 11008;
 }
 
@@ -694,7 +695,7 @@ int kb_mlp_plan_make(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupancy_
 {
     if (r->down < 0 || r->down > 3) return na(why, n, "down=%d: 0 auto, 1 cublas, 2 splitk, 3 cublaslt", r->down);
     if (plan_gate_up(r, d, occ, ctx, p, why, n)) return 1;
-    const int fast = r->down == 0 && lt_fast(r, p, d); /* the H200's row decides, either way */
+    const int fast = r->down == 0 && fast_memory(d) && lt_swapped(r, p); /* the H200's row decides, either way */
     if (fast) p->rows |= 1u << KB_MLP_ROW_DOWN_LT_FAST;
     if (r->down == 3 || (r->down == 0 && down_lt(r, p, d))) {
         if (p->variant == KB_MLP_F32) {
