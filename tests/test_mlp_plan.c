@@ -1189,7 +1189,7 @@ static void test_down_lt_fast(void **state)
     } cases[] = {
         /* cuBLAS's down below inter 14336 (measured at 11008: 300-400 tokens x 4096, 257-400 x 6144) */
         {300, 4096, 11008, 2, 0}, {300, 4096, 11008, 1, 0}, {320, 4096, 11008, 2, 0}, {352, 4096, 11008, 1, 0},
-        {384, 4096, 11008, 2, 0}, {400, 4096, 11008, 1, 0}, {257, 4096, 11008, 2, 0}, {257, 6144, 11008, 1, 0},
+        {384, 4096, 11008, 2, 0}, {400, 4096, 9728, 1, 0}, {257, 4096, 11008, 2, 0}, {257, 6144, 11008, 1, 0},
         {320, 6144, 11008, 2, 0}, {300, 4096, 14328, 2, 0}, {300, 4096, 10920, 1, 0},
         /* cuBLASLt's from 14336 (measured at 4096 x 14336 and 6144 x 14336 x 400) */
         {257, 4096, 14336, 2, 1}, {300, 4096, 14336, 1, 1}, {320, 4096, 14336, 2, 1}, {400, 4096, 14336, 1, 1},
@@ -1226,6 +1226,60 @@ static void test_down_lt_fast(void **state)
     assert_false(HAS(plan_ok("h200", with_down(300, 4096, 11008, 2, KB_MLP_AUTO, 1)), KB_MLP_ROW_DOWN_LT_FAST));
 }
 
+/* KB_MLP_ROW_CUBLAS_MID_FAST: on devices of 4 TB/s or more (the H200)
+ * cublas_cat's path where the planned swapped kernel was measured behind at
+ * 385-432 tokens; each box's ends as measured, on both sides; the H100, a
+ * tunable fixed, fused_wgmma by name and sector rows keep the kernels */
+static void test_mid_fast(void **state)
+{
+    (void)state;
+    static const struct {
+        int tokens, hidden, inter, cat;
+    } cases[] = {
+        /* inter 10240-11264, hidden 3072-8192, 385-432 tokens but 416 */
+        {385, 4096, 11008, 1}, {400, 4096, 11008, 1}, {408, 8192, 11008, 1}, {432, 3072, 11008, 1},
+        {415, 6144, 10240, 1}, {417, 4096, 11264, 1}, {432, 6144, 10752, 1},
+        {384, 4096, 11008, 0}, {440, 6144, 11008, 0}, {416, 4096, 11008, 0}, {416, 6144, 10240, 0},
+        {385, 4096, 9728, 0}, {385, 4096, 11776, 0}, {408, 2048, 11008, 0},
+        /* inter 4864-5504, hidden 3584-8192, 385-432 tokens (416 too) */
+        {385, 3584, 5504, 1}, {416, 6144, 5504, 1}, {432, 8192, 5504, 1}, {385, 4096, 4864, 1},
+        {384, 4096, 5504, 0}, {440, 4096, 5504, 0}, {385, 3072, 5504, 0}, {408, 4096, 4096, 0},
+        /* inter 5505-6144, hidden 4096-6144, 401-432 tokens but 416 */
+        {401, 4096, 6144, 1}, {408, 6144, 5888, 1}, {432, 4096, 6144, 1},
+        {400, 4096, 6144, 0}, {385, 6144, 5888, 0}, {416, 4096, 6144, 0}, {408, 8192, 6144, 0},
+    };
+    char what[64], buf[96];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int dt = 1; dt <= 2; dt++) {
+            const int M = cases[i].tokens, H = cases[i].hidden, N = cases[i].inter;
+            snprintf(what, sizeof what, "h200 dtype %d %dx%dx%d", dt, M, H, N);
+            const kb_mlp_plan p = plan_ok("h200", req(M, H, N, dt, KB_MLP_AUTO));
+            if ((p.variant == KB_MLP_CUBLAS_CAT) != cases[i].cat || !HAS(p, KB_MLP_ROW_CUBLAS_MID_FAST) != !cases[i].cat)
+                fail_msg("%s: variant %d rows 0x%x, expected %s", what, p.variant, p.rows,
+                         cases[i].cat ? "cublas_cat's path by CUBLAS_MID_FAST" : "the wgmma kernel");
+            if (cases[i].cat) {
+                assert_int_equal(p.rows, 1u << KB_MLP_ROW_HOPPER | 1u << KB_MLP_ROW_CUBLAS_MID_FAST);
+                assert_int_equal(p.down, 0); /* cuBLAS's down: cublas_cat itself */
+                kb_mlp_plan_describe(&p, buf, sizeof buf);
+                assert_string_equal(buf, "cublas_cat (planner: cuBLAS measured ahead)");
+                /* where the planner would run the swapped kernel (the box's condition) */
+                const kb_mlp_plan w = plan_ok("h200", req(M, H, N, dt, KB_MLP_WGMMA));
+                if (!w.swap) fail_msg("%s: fused_wgmma's plan is not the swapped kernel", what);
+                kb_mlp_req r = req(M, H, N, dt, KB_MLP_AUTO);
+                r.swap = 2; /* a tunable fixed: the kernel, not the box */
+                assert_int_equal(plan_ok("h200", r).variant, KB_MLP_WGMMA);
+            } else if (p.variant != KB_MLP_WGMMA) {
+                fail_msg("%s: variant %d, expected the wgmma kernel", what, p.variant);
+            }
+            const kb_mlp_plan h = plan_ok("h100", req(M, H, N, dt, KB_MLP_AUTO));
+            if (h.variant != KB_MLP_WGMMA || HAS(h, KB_MLP_ROW_CUBLAS_MID_FAST))
+                fail_msg("h100 dtype %d %dx%dx%d: variant %d rows 0x%x, expected the wgmma kernel", dt, M, H, N,
+                         h.variant, h.rows);
+        }
+    /* rows 16 bytes past a sector never run the swapped kernel: not the row's */
+    assert_false(HAS(plan_ok("h200", req(400, 4104, 11000, 2, KB_MLP_AUTO)), KB_MLP_ROW_CUBLAS_MID_FAST));
+}
+
 static void test_rows(void **state)
 {
     (void)state;
@@ -1250,6 +1304,7 @@ static void test_rows(void **state)
                 seen |= plan_ok(devs[d], req(toks[t], 4096, 11008, dt, KB_MLP_AUTO)).rows;
                 seen |= plan_ok(devs[d], req(toks[t], 4104, 11000, dt, KB_MLP_AUTO)).rows;
             }
+    seen |= plan_ok("h200", req(400, 4096, 11008, 2, KB_MLP_AUTO)).rows; /* CUBLAS_MID_FAST */
     kb_mlp_plan p;
     char why[128];
     kb_mlp_req r = req(2048, 1024, 11008, 2, KB_MLP_AUTO);
@@ -1273,6 +1328,7 @@ int main(void)
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_down_lt),
         cmocka_unit_test(test_down_lt_fast),
+        cmocka_unit_test(test_mid_fast),
         cmocka_unit_test(test_sector),
         cmocka_unit_test(test_rows),
     };

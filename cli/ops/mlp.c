@@ -451,7 +451,8 @@ static const kb_impl impls[] = {
              "cublas_cat's path in the boxes of tokens x hidden x inter where cuBLAS was measured ahead (mid-size token counts "
              "from hidden 4096, tensor-parallel shards at 65-128 tokens; kernels/mlp/plan.c's CUBLAS_MID row), and on rows 16 "
              "bytes past a 32-byte sector (hidden % 16 == 8) at some token counts (the SECTOR row; SECTOR_FAST on devices "
-             "of 4 TB/s or more); the kernel column says so"},
+             "of 4 TB/s or more), and on devices of 4 TB/s or more at 385-432 tokens where cuBLAS was measured ahead "
+             "of the swapped kernel (CUBLAS_MID_FAST); the kernel column says so"},
 };
 
 /* ---- the tensors external implementations (plugins) see ----------------

@@ -243,6 +243,25 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "6144 x 14336 x 400 (mixed: bf16 0.3608 / 0.3588 vs 0.3776 / 0.3556, fp16 0.3959 / 0.3949 vs 0.3902 / 0.3887). Given up: "
         "bf16 257 x 4096 x 11008 (0.1244 / 0.1238 vs 0.1282 / 0.1289; cuBLAS's down still 1.008x the better cuBLAS path, "
         "0.1299 / 0.1293). The H100 keeps DOWN_LT (its row's text)"},
+    [KB_MLP_ROW_CUBLAS_MID_FAST] = {
+        "fused on Hopper with no tunable fixed, on devices of 4 TB/s or more (kb_devattr.dram_gbps >= 4000; the "
+        "H200's 4.8), where the planner chose the swapped kernel: at 385-432 tokens (416 apart) and inter "
+        "10240-11264 from hidden 3072 to 8192, at 385-432 tokens and inter 4864-5504 from hidden 3584 to 8192, and "
+        "at 401-432 tokens (416 apart) and inter 5505-6144 at hidden 4096-6144: cublas_cat's path (the kernel "
+        "column says so)",
+        "H200, 2026-11-29, session 74 calls 1-4, events, in turns, two runs in one call each, cublas_cat vs the "
+        "swapped kernel (fused), ms; results/curated/2026-11-29-h200-s74: x 4096 x 11008 bf16 385 0.1736 / 0.1740 vs "
+        "0.1799 / 0.1798, 408 0.1772 / 0.1784 vs 0.1843 / 0.1847, 432 0.1939 / 0.1947 vs 0.1971 / 0.1963 (fp16 392 "
+        "0.1905 / 0.1904 vs 0.1983 / 0.1987); x 6144 x 11008 bf16 401 0.2581 / 0.2613 vs 0.2724 / 0.2744; x 8192 x "
+        "11008 bf16 408 0.3358 / 0.3370 vs 0.3602 / 0.3608; x 3072 x 11008 fp16 385 0.1421 / 0.1411 vs 0.1445 / "
+        "0.1446; x 6144 x 10240 bf16 385 0.2372 / 0.2380 vs 0.2506 / 0.2509; x 4096 x 11264 bf16 385 0.1714 / 0.1717 "
+        "vs 0.1773 / 0.1778; x 6144 x 5504 bf16 385 0.1287 / 0.1298 vs 0.1388 / 0.1386; x 8192 x 5504 fp16 385 "
+        "0.1739 / 0.1752 vs 0.1904 / 0.1902; x 6144 x 6144 fp16 404 0.1569 / 0.1601 vs 0.1740 / 0.1746. The "
+        "swapped kernel kept: 384 (x 6144 x 5504 bf16 0.1145 / 0.1148 vs 0.1203 / 0.1208), 440 (x 8192 x 11008 "
+        "fp16 0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.2000 / "
+        "0.2037), inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs "
+        "0.1874 / 0.1884), 400 x 4096 x 6144 (bn 80, bf16 0.0996 / 0.0998 vs 0.1017 / 0.1032), hidden 3072 at "
+        "inter 5504 (bf16 408 0.0741 / 0.0740 vs 0.0750 / 0.0749). The H100 not measured there"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -487,6 +506,24 @@ static int fast_memory(const kb_devattr *d)
     return d->dram_gbps >= 4000;
 }
 
+/* KB_MLP_ROW_CUBLAS_MID_FAST: on devices of 4 TB/s or more, where the
+ * swapped kernel was planned and measured behind cuBLAS's stacked GEMM (the
+ * H200, session 74; each end a measured point): 385-432 tokens (384 and 440:
+ * the swapped kernel ahead or level) at inter 10240-11264 (9728 and 11776:
+ * it leads by 1-13%) from hidden 3072 to 8192, but not 416 tokens, where
+ * cuBLAS's GEMM is 2-5% slower than at 415 and 417; at inter 4864-5504
+ * from hidden 3584 (3072 mixed) to 8192; and at 5505-6144 from 401 tokens
+ * (385 and 400 run bn 80, level or ahead; from 401 bn 96, 6-10% behind),
+ * hidden 4096-6144, 416 apart (mixed). */
+static int mid_fast(const kb_mlp_req *r, const kb_devattr *d, const kb_mlp_plan *p)
+{
+    static const shape_box boxes[] = {{385, 415, 10240, 11264, 3072, 8192}, {417, 432, 10240, 11264, 3072, 8192},
+                                      {385, 432, 4864, 5504, 3584, 8192},   {401, 415, 5505, 6144, 4096, 6144},
+                                      {417, 432, 5505, 6144, 4096, 6144}};
+    return p->variant == KB_MLP_WGMMA && p->swap && fast_memory(d) &&
+           in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
+}
+
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes (any inter), each end of tokens a
  * measured point (x 4104 x 11000, x 2056 x 5504 and x 1000 x 3000); on
  * devices of 4 TB/s or more, KB_MLP_ROW_SECTOR_FAST's (measured on the H200).
@@ -639,7 +676,9 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
-            const int cat = cublas_mid(r) ? KB_MLP_ROW_CUBLAS_MID : sector_cat(r, d); /* the row, or -1 */
+            const int cat = cublas_mid(r)                   ? KB_MLP_ROW_CUBLAS_MID
+                            : rc == 0 && mid_fast(r, d, p) ? KB_MLP_ROW_CUBLAS_MID_FAST
+                                                           : sector_cat(r, d); /* the row, or -1 */
             if (rc == 0 && !forced && cat >= 0) {
                 memset(p, 0, sizeof *p);
                 p->variant = KB_MLP_CUBLAS_CAT;

@@ -105,6 +105,8 @@ typedef enum {
                              * tokens (any hidden), 576-640, 641-768 (hidden <= 1024); the tile at 1000-1536 */
     KB_MLP_ROW_DOWN_LT_FAST, /* DOWN_LT's swapped box on devices of 4 TB/s or more (H200): cuBLASLt's split-K 2 down
                               * from inter 14336 only, else cuBLAS's */
+    KB_MLP_ROW_CUBLAS_MID_FAST, /* fused on devices of 4 TB/s or more (H200), where the swapped kernel was measured
+                                 * behind cuBLAS at 385-432 tokens (plan.c: mid_fast) -> cublas_cat's path */
     KB_MLP_NROWS
 } kb_mlp_row_id;
 
