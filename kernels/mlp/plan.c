@@ -258,8 +258,8 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "vs 0.1773 / 0.1778; x 6144 x 5504 bf16 385 0.1287 / 0.1298 vs 0.1388 / 0.1386; x 8192 x 5504 fp16 385 "
         "0.1739 / 0.1752 vs 0.1904 / 0.1902; x 6144 x 6144 fp16 404 0.1569 / 0.1601 vs 0.1740 / 0.1746. The "
         "swapped kernel kept: 384 (x 6144 x 5504 bf16 0.1145 / 0.1148 vs 0.1203 / 0.1208), 440 (x 8192 x 11008 "
-        "fp16 0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.2000 / "
-        "0.2037), inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs "
+        "fp16 0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.1999 / "
+        "0.2037; mixed at 10240), inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs "
         "0.1874 / 0.1884), 400 x 4096 x 6144 (bn 80, bf16 0.0996 / 0.0998 vs 0.1017 / 0.1032), hidden 3072 at "
         "inter 5504 (bf16 408 0.0741 / 0.0740 vs 0.0750 / 0.0749). The H100 not measured there"},
 };
@@ -511,7 +511,8 @@ static int fast_memory(const kb_devattr *d)
  * H200, session 74; each end a measured point): 385-432 tokens (384 and 440:
  * the swapped kernel ahead or level) at inter 10240-11264 (9728 and 11776:
  * it leads by 1-13%) from hidden 3072 to 8192, but not 416 tokens, where
- * cuBLAS's GEMM is 2-5% slower than at 415 and 417; at inter 4864-5504
+ * cuBLAS's GEMM is 3-10% slower than at 415 and 417 and the swapped kernel
+ * 2-5% ahead of it at inter 11008 (mixed at 10240); at inter 4864-5504
  * from hidden 3584 (3072 mixed) to 8192; and at 5505-6144 from 401 tokens
  * (385 and 400 run bn 80, level or ahead; from 401 bn 96, 6-10% behind),
  * hidden 4096-6144, 416 apart (mixed). */
