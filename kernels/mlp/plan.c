@@ -246,9 +246,9 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
     [KB_MLP_ROW_CUBLAS_MID_FAST] = {
         "fused on Hopper with no tunable fixed, on devices of 4 TB/s or more (kb_devattr.dram_gbps >= 4000; the "
         "H200's 4.8), where the planner chose the swapped kernel: at 385-432 tokens (416 apart) and inter "
-        "10240-11264 from hidden 3072 to 8192, at 385-432 tokens and inter 4864-5504 from hidden 3584 to 8192, and "
-        "at 401-432 tokens (416 apart) and inter 5505-6144 at hidden 4096-6144: cublas_cat's path (the kernel "
-        "column says so)",
+        "10240-11264 from hidden 3072 to 8192, at 385-432 tokens and inter 5120-5504 from hidden 4096 to 8192, and "
+        "at 401-432 tokens (416 apart) and inter 5505-6144, or 408-432 (416 apart) and 4864-5119, at hidden "
+        "4096-6144: cublas_cat's path (the kernel column says so)",
         "H200, 2026-11-29, session 74 calls 1-4, events, in turns, two runs in one call each, cublas_cat vs the "
         "swapped kernel (fused), ms; results/curated/2026-11-29-h200-s74: x 4096 x 11008 bf16 385 0.1736 / 0.1740 vs "
         "0.1799 / 0.1798, 408 0.1772 / 0.1784 vs 0.1843 / 0.1847, 432 0.1939 / 0.1947 vs 0.1971 / 0.1963 (fp16 392 "
@@ -256,12 +256,14 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "11008 bf16 408 0.3358 / 0.3370 vs 0.3602 / 0.3608; x 3072 x 11008 fp16 385 0.1421 / 0.1411 vs 0.1445 / "
         "0.1446; x 6144 x 10240 bf16 385 0.2372 / 0.2380 vs 0.2506 / 0.2509; x 4096 x 11264 bf16 385 0.1714 / 0.1717 "
         "vs 0.1773 / 0.1778; x 6144 x 5504 bf16 385 0.1287 / 0.1298 vs 0.1388 / 0.1386; x 8192 x 5504 fp16 385 "
-        "0.1739 / 0.1752 vs 0.1904 / 0.1902; x 6144 x 6144 fp16 404 0.1569 / 0.1601 vs 0.1740 / 0.1746. The "
-        "swapped kernel kept: 384 (x 6144 x 5504 bf16 0.1145 / 0.1148 vs 0.1203 / 0.1208), 440 (x 8192 x 11008 "
-        "fp16 0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.1999 / "
-        "0.2037; mixed at 10240), inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs "
-        "0.1874 / 0.1884), 400 x 4096 x 6144 (bn 80, bf16 0.0996 / 0.0998 vs 0.1017 / 0.1032), hidden 3072 at "
-        "inter 5504 (bf16 408 0.0741 / 0.0740 vs 0.0750 / 0.0749). The H100 not measured there"},
+        "0.1739 / 0.1752 vs 0.1904 / 0.1902; x 6144 x 6144 fp16 404 0.1569 / 0.1601 vs 0.1740 / 0.1746. Call 7, 24 "
+        "random points in the boxes: cublas_cat ahead at 44 of 48 cases (the old boxes: 386 x 3584 x 4928 the "
+        "swapped kernel 6-7% ahead, now outside; bf16 417 x 3072 x 11264 0.8% ahead). The swapped kernel kept "
+        "(its time first): 384 (x 6144 x 5504 bf16 0.1145 / 0.1148 vs 0.1203 / 0.1208), 440 (x 8192 x 11008 fp16 "
+        "0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.1999 / 0.2037), "
+        "inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs 0.1874 / "
+        "0.1884), 400 x 4096 x 6144 (bn 80, bf16 0.0996 / 0.0998 vs 0.1017 / 0.1032), 385 x 4096 x 4864 (fp16 "
+        "0.0890 / 0.0891 vs 0.0937 / 0.0924). The H100 not measured there"},
 };
 
 /* KB_MLP_ROW_DOWN: down_splitk's grid, 64-row blocks of D times K ranges of
@@ -510,17 +512,20 @@ static int fast_memory(const kb_devattr *d)
  * swapped kernel was planned and measured behind cuBLAS's stacked GEMM (the
  * H200, session 74; each end a measured point): 385-432 tokens (384 and 440:
  * the swapped kernel ahead or level) at inter 10240-11264 (9728 and 11776:
- * it leads by 1-13%) from hidden 3072 to 8192, but not 416 tokens, where
- * cuBLAS's GEMM is 3-10% slower than at 415 and 417 and the swapped kernel
- * 2-5% ahead of it at inter 11008 (mixed at 10240); at inter 4864-5504
- * from hidden 3584 (3072 mixed) to 8192; and at 5505-6144 from 401 tokens
- * (385 and 400 run bn 80, level or ahead; from 401 bn 96, 6-10% behind),
- * hidden 4096-6144, 416 apart (mixed). */
+ * it is level or up to 14% ahead) from hidden 3072 to 8192, but not 416
+ * tokens, where cuBLAS's GEMM is 3-11% slower than at 415 and 417 and the
+ * swapped kernel 2-5% ahead of it at inter 11008; at inter 5120-5504 from
+ * hidden 4096 to 8192 (at 3584 and 3072 mixed, and 386 x 3584 x 4928 6-7%
+ * ahead for the swapped kernel); at 5505-6144 from 401 tokens (385 and
+ * 400 run bn 80 there, level or ahead; from 401 bn 96, 5-11% behind) and at
+ * 4864-5119 from 408 (385 x 4096 x 4864 mixed), at hidden 4096-6144, 416
+ * apart as above (the swapped kernel ahead at 4096 x 6144 in bf16; cuBLAS
+ * 3-6% ahead at 6144 x 6144 and 6144 x 10240, not taken). */
 static int mid_fast(const kb_mlp_req *r, const kb_devattr *d, const kb_mlp_plan *p)
 {
     static const shape_box boxes[] = {{385, 415, 10240, 11264, 3072, 8192}, {417, 432, 10240, 11264, 3072, 8192},
-                                      {385, 432, 4864, 5504, 3584, 8192},   {401, 415, 5505, 6144, 4096, 6144},
-                                      {417, 432, 5505, 6144, 4096, 6144}};
+                                      {385, 432, 5120, 5504, 4096, 8192},   {401, 415, 5505, 6144, 4096, 6144},
+                                      {408, 415, 4864, 5119, 4096, 6144},   {417, 432, 4864, 6144, 4096, 6144}};
     return p->variant == KB_MLP_WGMMA && p->swap && fast_memory(d) &&
            in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
