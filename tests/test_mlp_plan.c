@@ -1228,7 +1228,7 @@ static void test_down_lt_fast(void **state)
 
 /* KB_MLP_ROW_CUBLAS_MID_FAST: on devices of 4 TB/s or more (the H200)
  * cublas_cat's path where the planned swapped kernel was measured behind at
- * 385-432 tokens; each box's ends as measured, on both sides; the H100, a
+ * 385-432 tokens; each box's sides, inside and out; the H100, a
  * tunable fixed, fused_wgmma by name and sector rows keep the kernels */
 static void test_mid_fast(void **state)
 {

@@ -258,7 +258,7 @@ const kb_mlp_plan_row kb_mlp_plan_rows[KB_MLP_NROWS] = {
         "vs 0.1773 / 0.1778; x 6144 x 5504 bf16 385 0.1287 / 0.1298 vs 0.1388 / 0.1386; x 8192 x 5504 fp16 385 "
         "0.1739 / 0.1752 vs 0.1904 / 0.1902; x 6144 x 6144 fp16 404 0.1569 / 0.1601 vs 0.1740 / 0.1746. Call 7, 24 "
         "random points in the boxes: cublas_cat ahead at 44 of 48 cases (the old boxes: 386 x 3584 x 4928 the "
-        "swapped kernel 6-7% ahead, now outside; bf16 417 x 3072 x 11264 0.8% ahead). The swapped kernel kept "
+        "swapped kernel 7-8% ahead, now outside; bf16 417 x 3072 x 11264 0.8% ahead). The swapped kernel kept "
         "(its time first): 384 (x 6144 x 5504 bf16 0.1145 / 0.1148 vs 0.1203 / 0.1208), 440 (x 8192 x 11008 fp16 "
         "0.3996 / 0.4028 vs 0.3979 / 0.3994, level), 416 (x 4096 x 11008 bf16 0.1936 / 0.1942 vs 0.1999 / 0.2037), "
         "inter 9728 (x 4096 bf16 385 0.1483 / 0.1495 vs 0.1652 / 0.1679) and 11776 (0.1778 / 0.1781 vs 0.1874 / "
@@ -510,17 +510,20 @@ static int fast_memory(const kb_devattr *d)
 
 /* KB_MLP_ROW_CUBLAS_MID_FAST: on devices of 4 TB/s or more, where the
  * swapped kernel was planned and measured behind cuBLAS's stacked GEMM (the
- * H200, session 74; each end a measured point): 385-432 tokens (384 and 440:
+ * H200, session 74; the ends measured unless said): 385-432 tokens (384 and 440:
  * the swapped kernel ahead or level) at inter 10240-11264 (9728 and 11776:
  * it is level or up to 14% ahead) from hidden 3072 to 8192, but not 416
  * tokens, where cuBLAS's GEMM is 3-11% slower than at 415 and 417 and the
  * swapped kernel 2-5% ahead of it at inter 11008; at inter 5120-5504 from
- * hidden 4096 to 8192 (at 3584 and 3072 mixed, and 386 x 3584 x 4928 6-7%
+ * hidden 4096 to 8192 (at 3584 and 3072 mixed, and 386 x 3584 x 4928 7-8%
  * ahead for the swapped kernel); at 5505-6144 from 401 tokens (385 and
  * 400 run bn 80 there, level or ahead; from 401 bn 96, 5-11% behind) and at
  * 4864-5119 from 408 (385 x 4096 x 4864 mixed), at hidden 4096-6144, 416
  * apart as above (the swapped kernel ahead at 4096 x 6144 in bf16; cuBLAS
- * 3-6% ahead at 6144 x 6144 and 6144 x 10240, not taken). */
+ * 3-7% ahead at 6144 x 6144 and 6144 x 10240, not taken). Not measured
+ * there: 415-417 tokens and inter 5119-5120 at 4864-6144, which follow
+ * the boxes beside them; 386-407 at 4864-5119 (391 x 5120 x 4992: cuBLAS
+ * 2-3% ahead, left to the swapped kernel). */
 static int mid_fast(const kb_mlp_req *r, const kb_devattr *d, const kb_mlp_plan *p)
 {
     static const shape_box boxes[] = {{385, 415, 10240, 11264, 3072, 8192}, {417, 432, 10240, 11264, 3072, 8192},
