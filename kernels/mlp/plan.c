@@ -502,6 +502,12 @@ static int cublas_mid(const kb_mlp_req *r)
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
+/* The plan runs the swapped wgmma kernel (KB_MLP_ROW_SWAP) */
+static int swapped(const kb_mlp_plan *p)
+{
+    return p->variant == KB_MLP_WGMMA && p->swap;
+}
+
 /* Devices of 4 TB/s or more (the H200's 4.8), where the _FAST rows decide */
 static int fast_memory(const kb_devattr *d)
 {
@@ -529,8 +535,7 @@ static int mid_fast(const kb_mlp_req *r, const kb_devattr *d, const kb_mlp_plan 
     static const shape_box boxes[] = {{385, 415, 10240, 11264, 3072, 8192}, {417, 432, 10240, 11264, 3072, 8192},
                                       {385, 432, 5120, 5504, 4096, 8192},   {401, 415, 5505, 6144, 4096, 6144},
                                       {408, 415, 4864, 5119, 4096, 6144},   {417, 432, 4864, 6144, 4096, 6144}};
-    return p->variant == KB_MLP_WGMMA && p->swap && fast_memory(d) &&
-           in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
+    return swapped(p) && fast_memory(d) && in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r);
 }
 
 /* KB_MLP_ROW_SECTOR's cublas_cat boxes (any inter), each end of tokens a
@@ -549,6 +554,14 @@ static int sector_cat(const kb_mlp_req *r, const kb_devattr *d)
     if (fast_memory(d))
         return in_boxes(fast, (int)(sizeof fast / sizeof fast[0]), r) ? KB_MLP_ROW_SECTOR_FAST : -1;
     return in_boxes(boxes, (int)(sizeof boxes / sizeof boxes[0]), r) ? KB_MLP_ROW_SECTOR : -1;
+}
+
+/* The row that sends fused from the wgmma plan p to cublas_cat's path, or -1 */
+static int cat_row(const kb_mlp_req *r, const kb_devattr *d, const kb_mlp_plan *p)
+{
+    if (cublas_mid(r)) return KB_MLP_ROW_CUBLAS_MID;
+    if (mid_fast(r, d, p)) return KB_MLP_ROW_CUBLAS_MID_FAST;
+    return sector_cat(r, d);
 }
 
 /* KB_MLP_ROW_SWAP: the swapped kernel where its rounds' work a CTA is no
@@ -685,10 +698,8 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
         if (hopper && pitch) {
             const unsigned rows = p->rows;
             int rc = plan_wgmma(r, d, occ, ctx, p, why, n);
-            const int cat = cublas_mid(r)                   ? KB_MLP_ROW_CUBLAS_MID
-                            : rc == 0 && mid_fast(r, d, p) ? KB_MLP_ROW_CUBLAS_MID_FAST
-                                                           : sector_cat(r, d); /* the row, or -1 */
-            if (rc == 0 && !forced && cat >= 0) {
+            const int cat = rc == 0 && !forced ? cat_row(r, d, p) : -1;
+            if (cat >= 0) {
                 memset(p, 0, sizeof *p);
                 p->variant = KB_MLP_CUBLAS_CAT;
                 p->rows = rows | 1u << cat;
@@ -714,8 +725,8 @@ static int plan_gate_up(const kb_mlp_req *r, const kb_devattr *d, kb_mlp_occupan
  * KB_MLP_ROW_DOWN_LT_FAST decides on devices of 4 TB/s or more */
 static int lt_swapped(const kb_mlp_req *r, const kb_mlp_plan *p)
 {
-    return p->variant == KB_MLP_WGMMA && p->swap && r->hidden >= 4096 && r->hidden < 8192 && r->tokens >= 257 &&
-           r->tokens <= 400 && r->inter > 8192;
+    return swapped(p) && r->hidden >= 4096 && r->hidden < 8192 && r->tokens >= 257 && r->tokens <= 400 &&
+           r->inter > 8192;
 }
 
 /* KB_MLP_ROW_DOWN_LT: where cuBLAS's own pick for the down GEMM was measured
